@@ -1,0 +1,216 @@
+/* lizard-bridge: command line and the stdio daemon. */
+#include "desktop.h"
+#include "session.h"
+#include "tools.h"
+#include "../mcp/server.h"
+#include "../mcp/stdio.h"
+#include "../util/log.h"
+#include "../vnc/conn.h"
+#include "../vnc/target.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef LIZARD_VERSION
+#define LIZARD_VERSION "0.0.0"
+#endif
+
+#define DEFAULT_WIDTH 1280
+#define DEFAULT_HEIGHT 800
+#define WORKER_THREADS 4
+
+static const char usage[] =
+	"usage: lizard-bridge stdio [--vnc URL] [--size WxH]\n"
+	"       lizard-bridge --help | --version\n"
+	"\n"
+	"stdio   serve MCP on stdin/stdout. Without --vnc it starts a local desktop\n"
+	"        (Xvnc + openbox, --size, default 1280x800) that lives as long as the\n"
+	"        bridge; with --vnc it drives an existing VNC server:\n"
+	"          vnc://[:PASSWORD@]HOST[:PORT]   (port 5900 by default)\n"
+	"          unix:///path/to/socket\n"
+	"        The password may come from LIZARD_VNC_PASSWORD instead.\n"
+	"\n"
+	"Logs go to stderr; LIZARD_LOG=error|warn|info|debug sets how much.\n";
+
+static const char instructions[] =
+	"These tools drive a graphical desktop. Take a screenshot to see it; use the "
+	"pixel coordinates from the screenshot for click, move_mouse and scroll; type "
+	"enters text into the focused window and press sends keys and shortcuts.";
+
+static int stop_pipe[2] = { -1, -1 };
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	if (write(stop_pipe[1], "x", 1) < 0) {
+		/* The pipe is full: a stop is already pending. */
+	}
+	errno = saved;
+}
+
+static bool install_stop_signals(void)
+{
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return false;
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGTERM, &sa, NULL) == 0 && sigaction(SIGINT, &sa, NULL) == 0 &&
+	       sigaction(SIGHUP, &sa, NULL) == 0;
+}
+
+static bool parse_size(const char *text, int *width, int *height)
+{
+	char *end;
+	long w = strtol(text, &end, 10);
+	if (end == text || (*end != 'x' && *end != 'X'))
+		return false;
+	const char *h_start = end + 1;
+	long h = strtol(h_start, &end, 10);
+	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
+		return false;
+	*width = (int)w;
+	*height = (int)h;
+	return true;
+}
+
+static bool lane_of_call(const char *tool, const cJSON *args, char *lane, size_t size,
+			 void *userdata)
+{
+	(void)tool, (void)userdata;
+	const cJSON *session = cJSON_GetObjectItemCaseSensitive(args, "session");
+	snprintf(lane, size, "session:%s", cJSON_IsString(session) ? session->valuestring : "");
+	return true;
+}
+
+struct stdio_options {
+	const char *vnc_url;
+	int width, height;
+};
+
+static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
+{
+	o->width = DEFAULT_WIDTH;
+	o->height = DEFAULT_HEIGHT;
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(arg, "--vnc") == 0 && value) {
+			o->vnc_url = value;
+			i++;
+		} else if (strcmp(arg, "--size") == 0 && value) {
+			if (!parse_size(value, &o->width, &o->height)) {
+				fprintf(stderr,
+					"lizard-bridge: --size '%s' is not WxH with each side "
+					"64..8192, e.g. 1280x800\n",
+					value);
+				return 2;
+			}
+			i++;
+		} else {
+			fprintf(stderr, "lizard-bridge: unknown or incomplete option '%s'\n\n%s", arg,
+				usage);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static struct bridge_session *start_default_session(const struct stdio_options *o)
+{
+	char err[512];
+	struct bridge_session *session;
+	if (o->vnc_url) {
+		struct vnc_target target;
+		if (!vnc_target_parse(o->vnc_url, &target, err, sizeof(err))) {
+			log_error("%s", err);
+			return NULL;
+		}
+		const char *password = getenv("LIZARD_VNC_PASSWORD");
+		if (password && *password && !vnc_target_set_password(&target, password)) {
+			vnc_target_finish(&target);
+			return NULL;
+		}
+		session = bridge_session_attach("default", &target, err, sizeof(err));
+		vnc_target_finish(&target);
+	} else {
+		struct bridge_session_local_options local = {
+			.width = o->width, .height = o->height, .window_manager = true,
+		};
+		session = bridge_session_start_local("default", &local, err, sizeof(err));
+	}
+	if (!session)
+		log_error("%s", err);
+	return session;
+}
+
+static int run_stdio(int argc, char **argv)
+{
+	struct stdio_options options = { 0 };
+	int rc = parse_stdio_options(argc, argv, &options);
+	if (rc != 0)
+		return rc;
+	if (!install_stop_signals()) {
+		log_error("cannot install signal handlers: %s", strerror(errno));
+		return 1;
+	}
+
+	struct bridge_context context = { .session_count = 0 };
+	pthread_mutex_init(&context.lock, NULL);
+	struct bridge_session *session = start_default_session(&options);
+	/* The password has been read; keep it out of anything started later. */
+	unsetenv("LIZARD_VNC_PASSWORD");
+	if (!session)
+		return 1;
+	context.sessions[context.session_count++] = session;
+
+	struct mcp_server *server =
+		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, WORKER_THREADS);
+	if (!server || !bridge_tools_register(server, &context)) {
+		log_error("cannot set up the MCP server");
+		mcp_server_destroy(server);
+		bridge_session_destroy(session);
+		return 1;
+	}
+	mcp_server_set_lane_function(server, lane_of_call, NULL);
+	log_info("serving MCP on stdio");
+
+	enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,
+						 stop_pipe[0], MCP_STDIO_MAX_MESSAGE);
+	log_info("%s; shutting down",
+		 end == MCP_STDIO_EOF ? "stdin closed" : end == MCP_STDIO_STOPPED ? "signal received"
+										    : "stdio failed");
+
+	/* Wake calls waiting on the desktop, let the workers finish, then
+	 * take the desktop down. */
+	bridge_session_shutdown(session);
+	mcp_server_destroy(server);
+	bridge_session_destroy(session);
+	pthread_mutex_destroy(&context.lock);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	log_init_from_env();
+	vnc_conn_global_init();
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("lizard-bridge %s\n", LIZARD_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "stdio") == 0)
+		return run_stdio(argc - 2, argv + 2);
+	fprintf(stderr, "lizard-bridge: unknown command '%s'\n\n%s", argv[1], usage);
+	return 2;
+}

@@ -1,0 +1,33 @@
+/* Child processes of a desktop: each in its own process group, killed with
+ * the daemon (PR_SET_PDEATHSIG), reaped when stopped. */
+#ifndef LIZARD_BRIDGE_PROCESS_H
+#define LIZARD_BRIDGE_PROCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct bridge_process {
+	pid_t pid; /* 0 when not running; also the process group id */
+	char name[32];
+};
+
+struct bridge_spawn {
+	const char *name;         /* for logs */
+	char *const *argv;        /* argv[0] is looked up in PATH */
+	char *const *envp;        /* the whole environment: nothing is inherited */
+	const char *cwd;          /* may be NULL */
+	const char *log_path;     /* stdout and stderr go here (appended); NULL: /dev/null */
+	int pass_fd;              /* kept open in the child as fd 3, or -1 */
+};
+
+/* Call from a thread that lives as long as the process should: the kernel
+ * sends the death signal when the forking thread exits. */
+bool bridge_process_spawn(struct bridge_process *process, const struct bridge_spawn *spawn,
+			  char *err, size_t err_size);
+/* True while it runs; reaps it when it has exited. */
+bool bridge_process_running(struct bridge_process *process);
+/* SIGTERM to the whole group, SIGKILL after grace_ms, then reaped. */
+void bridge_process_stop(struct bridge_process *process, int grace_ms);
+
+#endif

@@ -1,0 +1,137 @@
+#include "session.h"
+
+#include "desktop.h"
+#include "../util/log.h"
+#include "../vnc/conn.h"
+#include "../vnc/framebuffer.h"
+#include "../vnc/target.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONNECT_TIMEOUT_S 10
+
+struct bridge_session {
+	char id[64];
+	struct bridge_desktop *desktop;
+	struct vnc_framebuffer *fb;
+	struct vnc_conn *conn;
+	pthread_mutex_t lock;
+	bool ended;
+};
+
+static struct bridge_session *session_new(const char *id)
+{
+	struct bridge_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	pthread_mutex_init(&s->lock, NULL);
+	s->fb = vnc_framebuffer_create();
+	if (!s->fb) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct bridge_session *bridge_session_start_local(const char *id,
+						  const struct bridge_session_local_options *o,
+						  char *err, size_t err_size)
+{
+	struct bridge_session *s = session_new(id);
+	if (!s) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	struct bridge_desktop_options desktop_options = {
+		.width = o->width, .height = o->height, .window_manager = o->window_manager,
+	};
+	s->desktop = bridge_desktop_start(&desktop_options, err, err_size);
+	if (!s->desktop)
+		goto fail;
+
+	struct vnc_target target = { .host = (char *)bridge_desktop_vnc_socket(s->desktop),
+				     .is_unix = true };
+	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
+	if (!s->conn)
+		goto fail;
+	return s;
+
+fail:
+	bridge_session_destroy(s);
+	return NULL;
+}
+
+struct bridge_session *bridge_session_attach(const char *id, const struct vnc_target *target,
+					     char *err, size_t err_size)
+{
+	struct bridge_session *s = session_new(id);
+	if (!s) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	s->conn = vnc_conn_open(target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
+	if (!s->conn) {
+		bridge_session_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+void bridge_session_shutdown(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->ended = true;
+	pthread_mutex_unlock(&s->lock);
+	vnc_framebuffer_close(s->fb);
+}
+
+void bridge_session_destroy(struct bridge_session *s)
+{
+	if (!s)
+		return;
+	vnc_conn_destroy(s->conn);
+	bridge_desktop_destroy(s->desktop);
+	vnc_framebuffer_destroy(s->fb);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+const char *bridge_session_id(const struct bridge_session *s)
+{
+	return s->id;
+}
+
+struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *s)
+{
+	return s->fb;
+}
+
+struct bridge_desktop *bridge_session_desktop(struct bridge_session *s)
+{
+	return s->desktop;
+}
+
+bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
+{
+	pthread_mutex_lock(&s->lock);
+	bool ended = s->ended;
+	pthread_mutex_unlock(&s->lock);
+	if (ended) {
+		snprintf(err, err_size, "session %s has ended", s->id);
+		return false;
+	}
+	return vnc_conn_alive(s->conn, err, err_size);
+}
+
+bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
+			       size_t count, char *err, size_t err_size)
+{
+	if (!bridge_session_usable(s, err, err_size))
+		return false;
+	return vnc_conn_send_input(s->conn, events, count, err, err_size);
+}

@@ -1,0 +1,448 @@
+#include "server.h"
+
+#include "jsonrpc.h"
+#include "schema.h"
+#include "workers.h"
+#include "../util/base64.h"
+#include "../util/log.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const supported_versions[] = {
+	"2025-11-25",
+	"2025-06-18",
+	"2025-03-26",
+	"2024-11-05",
+};
+
+struct registered_tool {
+	struct mcp_tool tool;
+	cJSON *schema;
+	void *userdata;
+};
+
+struct mcp_server {
+	char *name, *version, *instructions;
+	struct registered_tool *tools;
+	size_t tool_count;
+	cJSON *tool_list; /* the tools/list "tools" array, built as tools come */
+	mcp_lane_fn lane_fn;
+	void *lane_userdata;
+	struct mcp_workers *workers;
+};
+
+struct mcp_peer {
+	struct mcp_server *server;
+	mcp_send_fn send;
+	void *context;
+	pthread_mutex_t lock;
+	int refs;
+	bool closed;
+};
+
+struct mcp_call {
+	struct mcp_peer *peer;
+	const struct registered_tool *tool;
+	cJSON *id;
+	cJSON *arguments;
+	cJSON *content;
+	bool is_error;
+};
+
+struct mcp_server *mcp_server_create(const char *name, const char *version,
+				     const char *instructions, int worker_threads)
+{
+	struct mcp_server *server = calloc(1, sizeof(*server));
+	if (!server)
+		return NULL;
+	server->name = strdup(name);
+	server->version = strdup(version);
+	server->instructions = instructions ? strdup(instructions) : NULL;
+	server->tool_list = cJSON_CreateArray();
+	server->workers = mcp_workers_create(worker_threads);
+	if (!server->name || !server->version || (instructions && !server->instructions) ||
+	    !server->tool_list || !server->workers) {
+		mcp_server_destroy(server);
+		return NULL;
+	}
+	return server;
+}
+
+void mcp_server_destroy(struct mcp_server *server)
+{
+	if (!server)
+		return;
+	mcp_workers_destroy(server->workers);
+	for (size_t i = 0; i < server->tool_count; i++)
+		cJSON_Delete(server->tools[i].schema);
+	free(server->tools);
+	cJSON_Delete(server->tool_list);
+	free(server->name);
+	free(server->version);
+	free(server->instructions);
+	free(server);
+}
+
+bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata)
+{
+	cJSON *schema = cJSON_Parse(tool->input_schema);
+	if (!cJSON_IsObject(schema)) {
+		log_error("tool %s: input schema is not a JSON object", tool->name);
+		cJSON_Delete(schema);
+		return false;
+	}
+	struct registered_tool *grown =
+		realloc(server->tools, (server->tool_count + 1) * sizeof(*server->tools));
+	if (!grown) {
+		cJSON_Delete(schema);
+		return false;
+	}
+	server->tools = grown;
+
+	cJSON *entry = cJSON_CreateObject();
+	if (!entry) {
+		cJSON_Delete(schema);
+		return false;
+	}
+	cJSON_AddStringToObject(entry, "name", tool->name);
+	if (tool->title)
+		cJSON_AddStringToObject(entry, "title", tool->title);
+	cJSON_AddStringToObject(entry, "description", tool->description);
+	cJSON_AddItemToObject(entry, "inputSchema", cJSON_Duplicate(schema, true));
+	cJSON *annotations = cJSON_AddObjectToObject(entry, "annotations");
+	if (tool->title)
+		cJSON_AddStringToObject(annotations, "title", tool->title);
+	cJSON_AddBoolToObject(annotations, "readOnlyHint", tool->read_only);
+	cJSON_AddBoolToObject(annotations, "openWorldHint", false);
+	cJSON_AddItemToArray(server->tool_list, entry);
+
+	server->tools[server->tool_count++] =
+		(struct registered_tool){ .tool = *tool, .schema = schema, .userdata = userdata };
+	return true;
+}
+
+void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata)
+{
+	server->lane_fn = fn;
+	server->lane_userdata = userdata;
+}
+
+static const struct registered_tool *find_tool(const struct mcp_server *server, const char *name)
+{
+	for (size_t i = 0; i < server->tool_count; i++)
+		if (strcmp(server->tools[i].tool.name, name) == 0)
+			return &server->tools[i];
+	return NULL;
+}
+
+/* Peers */
+
+struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, void *context)
+{
+	struct mcp_peer *peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	peer->server = server;
+	peer->send = send;
+	peer->context = context;
+	peer->refs = 1;
+	pthread_mutex_init(&peer->lock, NULL);
+	return peer;
+}
+
+static void peer_unref(struct mcp_peer *peer)
+{
+	pthread_mutex_lock(&peer->lock);
+	bool last = --peer->refs == 0;
+	pthread_mutex_unlock(&peer->lock);
+	if (last) {
+		pthread_mutex_destroy(&peer->lock);
+		free(peer);
+	}
+}
+
+void mcp_peer_close(struct mcp_peer *peer)
+{
+	if (!peer)
+		return;
+	pthread_mutex_lock(&peer->lock);
+	peer->closed = true;
+	pthread_mutex_unlock(&peer->lock);
+	peer_unref(peer);
+}
+
+/* Sends and frees text. Holding the lock across send lets close wait for a
+ * send in progress. */
+static void peer_send(struct mcp_peer *peer, char *text)
+{
+	if (!text) {
+		log_error("out of memory building a reply");
+		return;
+	}
+	pthread_mutex_lock(&peer->lock);
+	if (!peer->closed)
+		peer->send(peer->context, text, strlen(text));
+	pthread_mutex_unlock(&peer->lock);
+	free(text);
+}
+
+/* Lifecycle */
+
+static cJSON *initialize_result(struct mcp_server *server, const char *requested)
+{
+	const char *chosen = MCP_LATEST_PROTOCOL_VERSION;
+	for (size_t i = 0; i < sizeof(supported_versions) / sizeof(supported_versions[0]); i++)
+		if (strcmp(requested, supported_versions[i]) == 0)
+			chosen = supported_versions[i];
+
+	cJSON *result = cJSON_CreateObject();
+	cJSON_AddStringToObject(result, "protocolVersion", chosen);
+	cJSON *capabilities = cJSON_AddObjectToObject(result, "capabilities");
+	cJSON *tools = cJSON_AddObjectToObject(capabilities, "tools");
+	cJSON_AddBoolToObject(tools, "listChanged", false);
+	cJSON *info = cJSON_AddObjectToObject(result, "serverInfo");
+	cJSON_AddStringToObject(info, "name", server->name);
+	cJSON_AddStringToObject(info, "version", server->version);
+	if (server->instructions)
+		cJSON_AddStringToObject(result, "instructions", server->instructions);
+	return result;
+}
+
+static void handle_initialize(struct mcp_peer *peer, const struct jsonrpc_message *msg)
+{
+	const cJSON *version =
+		cJSON_GetObjectItemCaseSensitive(msg->params, "protocolVersion");
+	if (!cJSON_IsString(version)) {
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+					      "initialize needs params.protocolVersion, a string "
+					      "such as \"" MCP_LATEST_PROTOCOL_VERSION "\""));
+		return;
+	}
+	cJSON *result = initialize_result(peer->server, version->valuestring);
+	log_info("MCP client initialized (asked %s, using %s)", version->valuestring,
+		 cJSON_GetObjectItemCaseSensitive(result, "protocolVersion")->valuestring);
+	peer_send(peer, jsonrpc_result(msg->id, result));
+}
+
+/* Tool calls */
+
+static void call_free(struct mcp_call *call)
+{
+	cJSON_Delete(call->id);
+	cJSON_Delete(call->arguments);
+	cJSON_Delete(call->content);
+	free(call);
+}
+
+static void finish_call(struct mcp_call *call)
+{
+	cJSON *result = cJSON_CreateObject();
+	if (result) {
+		cJSON_AddItemToObject(result, "content", call->content);
+		call->content = NULL;
+		cJSON_AddBoolToObject(result, "isError", call->is_error);
+	}
+	peer_send(call->peer, jsonrpc_result(call->id, result));
+}
+
+static void run_call(void *arg)
+{
+	struct mcp_call *call = arg;
+	char err[512];
+	if (!mcp_schema_check_arguments(call->tool->schema, call->arguments, call->tool->tool.name,
+					err, sizeof(err)))
+		mcp_call_fail(call, "%s", err);
+	else
+		call->tool->tool.handler(call, call->arguments, call->tool->userdata);
+	if (call->is_error) {
+		const cJSON *text = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetArrayItem(call->content, 0), "text");
+		log_info("tool %s failed: %s", call->tool->tool.name,
+			 cJSON_IsString(text) ? text->valuestring : "");
+	}
+	finish_call(call);
+	struct mcp_peer *peer = call->peer;
+	call_free(call);
+	peer_unref(peer);
+}
+
+static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_message *msg)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(msg->params, "name");
+	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(msg->params, "arguments");
+	if (!cJSON_IsString(name)) {
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+					      "tools/call needs params.name, a string"));
+		return;
+	}
+	const struct registered_tool *tool = find_tool(peer->server, name->valuestring);
+	if (!tool) {
+		char message[200];
+		snprintf(message, sizeof(message), "Unknown tool: %.64s (tools/list names them)",
+			 name->valuestring);
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS, message));
+		return;
+	}
+	if (arguments && !cJSON_IsObject(arguments)) {
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+					      "params.arguments must be a JSON object"));
+		return;
+	}
+
+	struct mcp_call *call = calloc(1, sizeof(*call));
+	if (!call)
+		goto oom;
+	call->peer = peer;
+	call->tool = tool;
+	call->id = cJSON_Duplicate(msg->id, false);
+	call->arguments = arguments ? cJSON_Duplicate(arguments, true) : cJSON_CreateObject();
+	call->content = cJSON_CreateArray();
+	if (!call->id || !call->arguments || !call->content)
+		goto oom_call;
+
+	char lane[128];
+	bool has_lane = !tool->tool.read_only && peer->server->lane_fn &&
+			peer->server->lane_fn(tool->tool.name, call->arguments, lane, sizeof(lane),
+					      peer->server->lane_userdata);
+	pthread_mutex_lock(&peer->lock);
+	peer->refs++;
+	pthread_mutex_unlock(&peer->lock);
+	if (!mcp_workers_submit(peer->server->workers, has_lane ? lane : NULL, run_call, call)) {
+		peer_unref(peer);
+		goto oom_call;
+	}
+	return;
+
+oom_call:
+	call_free(call);
+oom:
+	peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INTERNAL_ERROR,
+				      "the bridge is out of memory or shutting down"));
+}
+
+static void handle_request(struct mcp_peer *peer, const struct jsonrpc_message *msg)
+{
+	if (strcmp(msg->method, "initialize") == 0) {
+		handle_initialize(peer, msg);
+	} else if (strcmp(msg->method, "ping") == 0) {
+		peer_send(peer, jsonrpc_result(msg->id, cJSON_CreateObject()));
+	} else if (strcmp(msg->method, "tools/list") == 0) {
+		cJSON *result = cJSON_CreateObject();
+		cJSON_AddItemToObject(result, "tools", cJSON_Duplicate(peer->server->tool_list, true));
+		peer_send(peer, jsonrpc_result(msg->id, result));
+	} else if (strcmp(msg->method, "tools/call") == 0) {
+		handle_tools_call(peer, msg);
+	} else {
+		char message[160];
+		snprintf(message, sizeof(message), "Method not found: %.64s", msg->method);
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_METHOD_NOT_FOUND, message));
+	}
+}
+
+void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len)
+{
+	struct jsonrpc_message msg;
+	jsonrpc_parse(data, len, &msg);
+	switch (msg.kind) {
+	case JSONRPC_INVALID:
+		log_info("refused a message: %s", msg.error_message);
+		peer_send(peer, jsonrpc_error(msg.id, msg.error_code, msg.error_message));
+		break;
+	case JSONRPC_REQUEST:
+		handle_request(peer, &msg);
+		break;
+	case JSONRPC_NOTIFICATION:
+		/* initialized, cancelled, ...: nothing to answer. */
+		log_debug("notification %s", msg.method);
+		break;
+	case JSONRPC_RESPONSE:
+		log_debug("ignoring a response from the client; we send no requests");
+		break;
+	}
+	jsonrpc_message_finish(&msg);
+}
+
+void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit)
+{
+	char message[160];
+	snprintf(message, sizeof(message),
+		 "Invalid Request: message exceeds the %zu byte limit and was discarded", limit);
+	log_warn("%s", message);
+	peer_send(peer, jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST, message));
+}
+
+/* Results */
+
+static void add_text(struct mcp_call *call, const char *fmt, va_list ap)
+{
+	char stack[1024];
+	va_list copy;
+	va_copy(copy, ap);
+	int n = vsnprintf(stack, sizeof(stack), fmt, copy);
+	va_end(copy);
+	char *text = stack;
+	if (n >= (int)sizeof(stack)) {
+		text = malloc((size_t)n + 1);
+		if (!text)
+			return;
+		vsnprintf(text, (size_t)n + 1, fmt, ap);
+	}
+	cJSON *item = cJSON_CreateObject();
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", text);
+	cJSON_AddItemToArray(call->content, item);
+	if (text != stack)
+		free(text);
+}
+
+void mcp_call_text(struct mcp_call *call, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_text(call, fmt, ap);
+	va_end(ap);
+}
+
+void mcp_call_fail(struct mcp_call *call, const char *fmt, ...)
+{
+	/* An error result carries only the message, not partial output. */
+	cJSON_Delete(call->content);
+	call->content = cJSON_CreateArray();
+	call->is_error = true;
+	va_list ap;
+	va_start(ap, fmt);
+	add_text(call, fmt, ap);
+	va_end(ap);
+}
+
+bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type)
+{
+	char *encoded = base64_encode(data, len);
+	if (!encoded)
+		return false;
+	cJSON *item = cJSON_CreateObject();
+	cJSON_AddStringToObject(item, "type", "image");
+	cJSON_AddItemToObject(item, "data", cJSON_CreateStringReference(encoded));
+	cJSON_AddStringToObject(item, "mimeType", mime_type);
+	/* The reference must stay valid until printing: hand ownership over by
+	 * turning it into an owned string. */
+	cJSON *data_item = cJSON_GetObjectItemCaseSensitive(item, "data");
+	data_item->type &= ~cJSON_IsReference;
+	cJSON_AddItemToArray(call->content, item);
+	return true;
+}
+
+bool mcp_call_failed(const struct mcp_call *call)
+{
+	return call->is_error;
+}
+
+const char *mcp_call_tool_name(const struct mcp_call *call)
+{
+	return call->tool->tool.name;
+}

@@ -1,0 +1,68 @@
+/* The MCP protocol engine, independent of transports and of what the tools
+ * do: lifecycle (initialize, version negotiation, ping), the tool registry
+ * with argument checking, and dispatch of tools/call to a worker pool.
+ *
+ * A transport creates one mcp_peer per client connection, feeds it framed
+ * messages and receives replies through its send function, which may be
+ * called from worker threads. */
+#ifndef LIZARD_MCP_SERVER_H
+#define LIZARD_MCP_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+struct mcp_server;
+struct mcp_peer;
+struct mcp_call;
+
+/* Runs on a worker thread. args has been checked against the schema. */
+typedef void (*mcp_tool_fn)(struct mcp_call *call, const struct cJSON *args, void *userdata);
+
+struct mcp_tool {
+	const char *name;
+	const char *title;
+	const char *description;   /* written for a model */
+	const char *input_schema;  /* JSON Schema text, type object */
+	mcp_tool_fn handler;
+	bool read_only;            /* runs outside lanes, may overtake input */
+};
+
+/* Picks the lane a call runs in (e.g. its desktop). Returns false for none. */
+typedef bool (*mcp_lane_fn)(const char *tool, const struct cJSON *args, char *lane,
+			    size_t lane_size, void *userdata);
+
+typedef void (*mcp_send_fn)(void *context, const char *json, size_t len);
+
+#define MCP_LATEST_PROTOCOL_VERSION "2025-11-25"
+
+struct mcp_server *mcp_server_create(const char *name, const char *version,
+				     const char *instructions, int worker_threads);
+/* Finishes queued calls, then frees. NULL is fine. */
+void mcp_server_destroy(struct mcp_server *server);
+/* The tool's strings must outlive the server. False when the schema text is
+ * not a JSON object or memory runs out. */
+bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata);
+void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata);
+
+struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, void *context);
+/* Handles one complete message (not NUL-terminated). */
+void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len);
+/* Replies to an oversize message the transport refused to read. */
+void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit);
+/* After this no reply is sent; the peer is freed once its calls finish. */
+void mcp_peer_close(struct mcp_peer *peer);
+
+/* Result building inside a tool handler. */
+__attribute__((format(printf, 2, 3)))
+void mcp_call_text(struct mcp_call *call, const char *fmt, ...);
+bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type);
+/* Marks the result isError and adds the message: for bad arguments and
+ * failed actions, phrased so a model can correct itself. */
+__attribute__((format(printf, 2, 3)))
+void mcp_call_fail(struct mcp_call *call, const char *fmt, ...);
+bool mcp_call_failed(const struct mcp_call *call);
+const char *mcp_call_tool_name(const struct mcp_call *call);
+
+#endif

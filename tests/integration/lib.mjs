@@ -1,0 +1,286 @@
+// Shared helpers for the integration tests: real X servers, real X clients,
+// and lizard-bridge driven through the official MCP TypeScript SDK.
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PNG } from 'pngjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const bridgeBin =
+  process.env.LIZARD_BRIDGE_BIN || path.resolve(here, '../../build/lizard-bridge');
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Polls an observable condition until it holds or the deadline passes; the
+// last value is returned either way so the assertion can show it.
+export async function waitFor(probe, { timeout = 10000, interval = 50 } = {}) {
+  const deadline = Date.now() + timeout;
+  let value;
+  for (;;) {
+    value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) return value;
+    await sleep(interval);
+  }
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// An Xauthority file with one FamilyWild entry that fits any display.
+export function writeXauthority(file) {
+  const name = Buffer.from('MIT-MAGIC-COOKIE-1');
+  const cookie = randomBytes(16);
+  const u16 = (n) => Buffer.from([n >> 8, n & 255]);
+  fs.writeFileSync(
+    file,
+    Buffer.concat([u16(0xffff), u16(0), u16(0), u16(name.length), name, u16(16), cookie]),
+    { mode: 0o600 },
+  );
+}
+
+function readDisplayFd(child, what) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start`)), 15000);
+    child.stdio[3].on('data', (chunk) => {
+      text += chunk;
+      if (text.includes('\n')) {
+        clearTimeout(timer);
+        resolve(Number.parseInt(text, 10));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
+  });
+}
+
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {}
+  }
+});
+
+// Starts a process in its own group so stop() takes its children too.
+export function startProcess(command, args, options = {}) {
+  const child = spawn(command, args, { detached: true, stdio: 'ignore', ...options });
+  children.add(child);
+  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.exited.then(() => children.delete(child));
+  child.stop = async () => {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+    const done = await Promise.race([child.exited, sleep(3000).then(() => null)]);
+    if (!done) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+      await child.exited;
+    }
+  };
+  return child;
+}
+
+// A real TigerVNC Xvnc listening on a private UNIX socket (and optionally
+// TCP), with its own X cookie. Returns what X clients need.
+export async function startXvnc({ width = 1024, height = 768, extra = [] } = {}) {
+  const dir = tempDir('lizard-test-xvnc-');
+  const socket = path.join(dir, 'vnc.sock');
+  const xauthority = path.join(dir, 'Xauthority');
+  writeXauthority(xauthority);
+  const child = startProcess(
+    'Xvnc',
+    ['-displayfd', '3', '-geometry', `${width}x${height}`, '-depth', '24', '-rfbport', '-1',
+      '-rfbunixpath', socket, '-rfbunixmode', '0600', '-SecurityTypes', 'None',
+      '-auth', xauthority, '-nolisten', 'tcp', '-AlwaysShared', ...extra],
+    { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] },
+  );
+  const display = await readDisplayFd(child, 'Xvnc');
+  await waitFor(() => fs.existsSync(socket), { timeout: 5000 });
+  const env = { ...process.env, DISPLAY: `:${display}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' };
+  return {
+    display, socket, xauthority, env, dir, process: child,
+    url: `unix://${socket}`,
+    async stop() {
+      await child.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Xvfb + x11vnc protected by a VNC password, on a loopback TCP port.
+export async function startX11vnc({ width = 800, height = 600, password = 'sekrit42' } = {}) {
+  const dir = tempDir('lizard-test-x11vnc-');
+  const xauthority = path.join(dir, 'Xauthority');
+  writeXauthority(xauthority);
+  const xvfb = startProcess(
+    'Xvfb',
+    ['-displayfd', '3', '-screen', '0', `${width}x${height}x24`, '-auth', xauthority, '-nolisten', 'tcp'],
+    { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] },
+  );
+  const display = await readDisplayFd(xvfb, 'Xvfb');
+  const env = { ...process.env, DISPLAY: `:${display}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' };
+  const passwdFile = path.join(dir, 'passwd');
+  execFileSync('x11vnc', ['-storepasswd', password, passwdFile], { stdio: 'ignore' });
+  const port = 15900 + Math.floor(Math.random() * 2000);
+  const x11vnc = startProcess(
+    'x11vnc',
+    ['-display', `:${display}`, '-auth', xauthority, '-rfbauth', passwdFile, '-rfbport', String(port),
+      '-localhost', '-forever', '-shared', '-nopw', '-noxdamage', '-quiet'],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let log = '';
+  x11vnc.stderr.on('data', (d) => (log += d));
+  const listening = await waitFor(() => {
+    try {
+      return execFileSync('ss', ['-ltn', `sport = :${port}`]).toString().includes(`:${port}`);
+    } catch {
+      return false;
+    }
+  }, { timeout: 15000 });
+  if (!listening) throw new Error(`x11vnc did not listen on ${port}: ${log}`);
+  return {
+    display, env, port, password, dir,
+    url: `vnc://127.0.0.1:${port}`,
+    async stop() {
+      await x11vnc.stop();
+      await xvfb.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// The X server's own picture of the root window, as raw RGB bytes.
+export function captureRootRgb(env) {
+  const xwd = execFileSync('xwd', ['-root', '-silent'], { env, maxBuffer: 64 << 20 });
+  return execFileSync('convert', ['xwd:-', '-depth', '8', 'rgb:-'], { input: xwd, maxBuffer: 64 << 20 });
+}
+
+export function decodePng(base64) {
+  return PNG.sync.read(Buffer.from(base64, 'base64'));
+}
+
+// RGBA (pngjs) to packed RGB, for comparison with captureRootRgb.
+export function rgbaToRgb(png) {
+  const out = Buffer.alloc(png.width * png.height * 3);
+  for (let i = 0, o = 0; i < png.data.length; i += 4, o += 3) {
+    out[o] = png.data[i];
+    out[o + 1] = png.data[i + 1];
+    out[o + 2] = png.data[i + 2];
+  }
+  return out;
+}
+
+export function countDifferentPixels(a, b) {
+  let differing = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i += 3) {
+    if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2]) differing++;
+  }
+  return differing + Math.abs(a.length - b.length) / 3;
+}
+
+// lizard-bridge stdio as an MCP server, with the official SDK client.
+export async function connectBridge(args = [], { env = {} } = {}) {
+  const transport = new StdioClientTransport({
+    command: bridgeBin,
+    args: ['stdio', ...args],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LIZARD_LOG: process.env.LIZARD_LOG || 'info', ...env },
+    stderr: 'pipe',
+  });
+  let log = '';
+  transport.stderr.on('data', (d) => {
+    log += d;
+    if (process.env.LIZARD_TEST_VERBOSE) process.stderr.write(d);
+  });
+  const client = new Client({ name: 'lizard-bridge-tests', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    get log() {
+      return log;
+    },
+    pid: transport.pid,
+    call: (name, args = {}) => client.callTool({ name, arguments: args }),
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+// The text of a tool result's first text block.
+export function textOf(result) {
+  const block = result.content.find((c) => c.type === 'text');
+  return block ? block.text : '';
+}
+
+export function imageOf(result) {
+  return result.content.find((c) => c.type === 'image');
+}
+
+// The local desktop the bridge started, as its log line describes it.
+export function desktopFromLog(log) {
+  const m = /local desktop on display :(\d+) .*files in (\S+)/.exec(log);
+  if (!m) return null;
+  const xauthority = path.join(m[2], 'Xauthority');
+  return {
+    display: Number(m[1]),
+    dir: m[2],
+    env: { ...process.env, DISPLAY: `:${m[1]}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
+  };
+}
+
+export function pidsMatching(pattern) {
+  try {
+    return execFileSync('pgrep', ['-f', pattern]).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+export function pointerLocation(env) {
+  const out = execFileSync('xdotool', ['getmouselocation', '--shell'], { env }).toString();
+  const x = Number(/X=(\d+)/.exec(out)[1]);
+  const y = Number(/Y=(\d+)/.exec(out)[1]);
+  return { x, y };
+}
+
+// An xterm whose shell copies everything typed into file (UTF-8 locale).
+export function startTypingTarget(env, file, geometry = '80x10+0+0') {
+  return startProcess(
+    'xterm',
+    ['-geometry', geometry, '-u8', '-e', 'sh', '-c', `stty -echo -icanon; exec cat > ${file}`],
+    { env },
+  );
+}
+
+// xev on its own window, logging events to a growing string.
+export function startXev(env, geometry = '400x300+100+100') {
+  const [size, x, y] = [geometry.split('+')[0], ...geometry.split('+').slice(1)];
+  const child = startProcess('stdbuf', ['-oL', 'xev', '-geometry', geometry, '-event', 'keyboard', '-event', 'button', '-event', 'pointer'], {
+    env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  child.output = '';
+  child.stdout.on('data', (d) => (child.output += d));
+  child.origin = { x: Number(x), y: Number(y), size };
+  return child;
+}
+
+// Window geometry as xwininfo reports it, found by name.
+export function windowReady(env, name) {
+  try {
+    return execFileSync('xdotool', ['search', '--onlyvisible', '--name', name], { env }).toString().trim() !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,60 @@
+/* Minimal assertions that print both sides, in the spirit of libuv's
+ * task.h. A test file defines test functions and lists them in main with
+ * RUN_TEST. */
+#ifndef LIZARD_TEST_H
+#define LIZARD_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_failures;
+
+#define FAIL_AT(...)                                                                  \
+	do {                                                                          \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                      \
+		fprintf(stderr, __VA_ARGS__);                                         \
+		fputc('\n', stderr);                                                  \
+		test_failures++;                                                      \
+		return;                                                               \
+	} while (0)
+
+#define ASSERT(cond)                                                                  \
+	do {                                                                          \
+		if (!(cond))                                                          \
+			FAIL_AT("assertion failed: %s", #cond);                        \
+	} while (0)
+
+#define ASSERT_EQ(a, b)                                                               \
+	do {                                                                          \
+		long long a_ = (long long)(a), b_ = (long long)(b);                  \
+		if (a_ != b_)                                                         \
+			FAIL_AT("%s == %s: %lld != %lld", #a, #b, a_, b_);             \
+	} while (0)
+
+#define ASSERT_STR_EQ(a, b)                                                           \
+	do {                                                                          \
+		const char *a_ = (a), *b_ = (b);                                      \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0)                                \
+			FAIL_AT("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)", \
+				b_ ? b_ : "(null)");                                  \
+	} while (0)
+
+#define ASSERT_CONTAINS(haystack, needle)                                             \
+	do {                                                                          \
+		const char *h_ = (haystack);                                          \
+		if (!h_ || !strstr(h_, (needle)))                                     \
+			FAIL_AT("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)",     \
+				(needle));                                            \
+	} while (0)
+
+#define RUN_TEST(fn)                                                                  \
+	do {                                                                          \
+		int before_ = test_failures;                                          \
+		fn();                                                                 \
+		fprintf(stderr, "%s %s\n", test_failures == before_ ? "ok" : "FAIL", #fn); \
+	} while (0)
+
+#define TEST_EXIT() return test_failures ? EXIT_FAILURE : EXIT_SUCCESS
+
+#endif

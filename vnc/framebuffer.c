@@ -1,0 +1,326 @@
+#include "framebuffer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct vnc_framebuffer {
+	pthread_mutex_t lock;
+	pthread_cond_t changed; /* CLOCK_MONOTONIC */
+
+	uint8_t *pixels;
+	int width, height;
+
+	uint64_t sequence;
+	int64_t last_change_ms;
+	bool pending_damage;
+	bool closed;
+
+	uint8_t *cursor_rgba;
+	bool cursor_shape_known; /* false until the server sends a shape */
+	int cursor_width, cursor_height, cursor_hot_x, cursor_hot_y;
+	int cursor_x, cursor_y;
+};
+
+int64_t vnc_monotonic_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static struct timespec deadline_after_ms(int64_t ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+struct vnc_framebuffer *vnc_framebuffer_create(void)
+{
+	struct vnc_framebuffer *fb = calloc(1, sizeof(*fb));
+	if (!fb)
+		return NULL;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&fb->changed, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_mutex_init(&fb->lock, NULL);
+	fb->last_change_ms = vnc_monotonic_ms();
+	return fb;
+}
+
+void vnc_framebuffer_destroy(struct vnc_framebuffer *fb)
+{
+	if (!fb)
+		return;
+	pthread_cond_destroy(&fb->changed);
+	pthread_mutex_destroy(&fb->lock);
+	free(fb->pixels);
+	free(fb->cursor_rgba);
+	free(fb);
+}
+
+bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
+{
+	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+		return false;
+	uint8_t *pixels = calloc((size_t)width * height, 4);
+	if (!pixels)
+		return false;
+	pthread_mutex_lock(&fb->lock);
+	free(fb->pixels);
+	fb->pixels = pixels;
+	fb->width = width;
+	fb->height = height;
+	fb->pending_damage = true;
+	pthread_mutex_unlock(&fb->lock);
+	return true;
+}
+
+void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
+				int src_stride, int x, int y, int width, int height)
+{
+	pthread_mutex_lock(&fb->lock);
+	/* The server is outside our trust boundary: clip what it claims. */
+	if (x < 0 || y < 0 || width <= 0 || height <= 0 || x >= fb->width ||
+	    y >= fb->height) {
+		pthread_mutex_unlock(&fb->lock);
+		return;
+	}
+	if (width > fb->width - x)
+		width = fb->width - x;
+	if (height > fb->height - y)
+		height = fb->height - y;
+	size_t stride = (size_t)fb->width * 4;
+	for (int row = 0; row < height; row++)
+		memcpy(fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4,
+		       src + (size_t)(y + row) * src_stride + (size_t)x * 4, (size_t)width * 4);
+	fb->pending_damage = true;
+	pthread_mutex_unlock(&fb->lock);
+}
+
+static void note_change_locked(struct vnc_framebuffer *fb)
+{
+	fb->sequence++;
+	fb->last_change_ms = vnc_monotonic_ms();
+	pthread_cond_broadcast(&fb->changed);
+}
+
+void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
+{
+	pthread_mutex_lock(&fb->lock);
+	if (fb->pending_damage) {
+		fb->pending_damage = false;
+		note_change_locked(fb);
+	}
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba,
+				      int width, int height, int hot_x, int hot_y)
+{
+	uint8_t *copy = NULL;
+	if (width > 0 && height > 0 && width <= 256 && height <= 256) {
+		copy = malloc((size_t)width * height * 4);
+		if (copy)
+			memcpy(copy, rgba, (size_t)width * height * 4);
+	}
+	pthread_mutex_lock(&fb->lock);
+	free(fb->cursor_rgba);
+	fb->cursor_rgba = copy;
+	fb->cursor_width = copy ? width : 0;
+	fb->cursor_height = copy ? height : 0;
+	fb->cursor_hot_x = hot_x;
+	fb->cursor_hot_y = hot_y;
+	fb->cursor_shape_known = true;
+	note_change_locked(fb);
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_set_cursor_position(struct vnc_framebuffer *fb, int x, int y)
+{
+	pthread_mutex_lock(&fb->lock);
+	if (x != fb->cursor_x || y != fb->cursor_y) {
+		fb->cursor_x = x;
+		fb->cursor_y = y;
+		note_change_locked(fb);
+	}
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_close(struct vnc_framebuffer *fb)
+{
+	pthread_mutex_lock(&fb->lock);
+	fb->closed = true;
+	pthread_cond_broadcast(&fb->changed);
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_reopen(struct vnc_framebuffer *fb)
+{
+	pthread_mutex_lock(&fb->lock);
+	fb->closed = false;
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_size(struct vnc_framebuffer *fb, int *width, int *height)
+{
+	pthread_mutex_lock(&fb->lock);
+	*width = fb->width;
+	*height = fb->height;
+	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_cursor_position(struct vnc_framebuffer *fb, int *x, int *y)
+{
+	pthread_mutex_lock(&fb->lock);
+	*x = fb->cursor_x;
+	*y = fb->cursor_y;
+	pthread_mutex_unlock(&fb->lock);
+}
+
+uint64_t vnc_framebuffer_sequence(struct vnc_framebuffer *fb)
+{
+	pthread_mutex_lock(&fb->lock);
+	uint64_t sequence = fb->sequence;
+	pthread_mutex_unlock(&fb->lock);
+	return sequence;
+}
+
+/* Servers send the pointer shape only when it changes, so until the first
+ * change we draw a plain arrow: a screenshot without any pointer would
+ * hide where the next click lands. '#' is black, '-' white. */
+static const char *const default_arrow[] = {
+	"#           ", "##          ", "#-#         ", "#--#        ", "#---#       ",
+	"#----#      ", "#-----#     ", "#------#    ", "#-------#   ", "#--------#  ",
+	"#---------# ", "#------#####", "#---#--#    ", "#--# #--#   ", "#-#  #--#   ",
+	"##    #--#  ", "#     #--#  ", "       ##   ",
+};
+
+static void put_pixel(const struct vnc_rect *r, struct vnc_image *out, int x, int y,
+		      const uint8_t rgb[3])
+{
+	x -= r->x;
+	y -= r->y;
+	if (x < 0 || y < 0 || x >= r->width || y >= r->height)
+		return;
+	memcpy(out->pixels + ((size_t)y * r->width + x) * 4, rgb, 3);
+}
+
+static void draw_cursor_locked(struct vnc_framebuffer *fb, const struct vnc_rect *r,
+			       struct vnc_image *out)
+{
+	if (!fb->cursor_shape_known) {
+		static const uint8_t black[3] = { 0, 0, 0 }, white[3] = { 255, 255, 255 };
+		for (size_t cy = 0; cy < sizeof(default_arrow) / sizeof(default_arrow[0]); cy++)
+			for (int cx = 0; default_arrow[cy][cx]; cx++)
+				if (default_arrow[cy][cx] != ' ')
+					put_pixel(r, out, fb->cursor_x + cx, fb->cursor_y + (int)cy,
+						  default_arrow[cy][cx] == '#' ? black : white);
+		return;
+	}
+	int left = fb->cursor_x - fb->cursor_hot_x;
+	int top = fb->cursor_y - fb->cursor_hot_y;
+	for (int cy = 0; cy < fb->cursor_height; cy++) {
+		for (int cx = 0; cx < fb->cursor_width; cx++) {
+			const uint8_t *src = fb->cursor_rgba + ((size_t)cy * fb->cursor_width + cx) * 4;
+			if (src[3] != 0)
+				put_pixel(r, out, left + cx, top + cy, src);
+		}
+	}
+}
+
+bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect *region,
+			      bool with_cursor, struct vnc_image *out, uint64_t *sequence)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&fb->lock);
+	struct vnc_rect r = { 0, 0, fb->width, fb->height };
+	if (region)
+		r = *region;
+	if (fb->width <= 0 || r.x < 0 || r.y < 0 || r.width <= 0 || r.height <= 0 ||
+	    r.x + r.width > fb->width || r.y + r.height > fb->height)
+		goto refuse;
+	out->pixels = malloc((size_t)r.width * r.height * 4);
+	if (!out->pixels)
+		goto refuse;
+	out->width = r.width;
+	out->height = r.height;
+	size_t stride = (size_t)fb->width * 4;
+	for (int row = 0; row < r.height; row++)
+		memcpy(out->pixels + (size_t)row * r.width * 4,
+		       fb->pixels + (size_t)(r.y + row) * stride + (size_t)r.x * 4,
+		       (size_t)r.width * 4);
+	if (with_cursor)
+		draw_cursor_locked(fb, &r, out);
+	if (sequence)
+		*sequence = fb->sequence;
+	pthread_mutex_unlock(&fb->lock);
+	return true;
+
+refuse:
+	pthread_mutex_unlock(&fb->lock);
+	return false;
+}
+
+void vnc_image_finish(struct vnc_image *image)
+{
+	free(image->pixels);
+	image->pixels = NULL;
+	image->width = image->height = 0;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
+						      uint64_t sequence, int timeout_ms)
+{
+	struct timespec deadline = deadline_after_ms(timeout_ms);
+	enum vnc_wait_result result = VNC_WAIT_OK;
+	pthread_mutex_lock(&fb->lock);
+	while (fb->sequence <= sequence && !fb->closed) {
+		if (pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline) == ETIMEDOUT) {
+			result = VNC_WAIT_TIMEOUT;
+			break;
+		}
+	}
+	if (fb->sequence <= sequence && fb->closed)
+		result = VNC_WAIT_CLOSED;
+	pthread_mutex_unlock(&fb->lock);
+	return result;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int quiet_ms,
+						  int timeout_ms)
+{
+	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	enum vnc_wait_result result = VNC_WAIT_OK;
+	pthread_mutex_lock(&fb->lock);
+	for (;;) {
+		if (fb->closed) {
+			result = VNC_WAIT_CLOSED;
+			break;
+		}
+		int64_t now = vnc_monotonic_ms();
+		int64_t quiet_until = fb->last_change_ms + quiet_ms;
+		if (now >= quiet_until)
+			break;
+		if (now >= give_up) {
+			result = VNC_WAIT_TIMEOUT;
+			break;
+		}
+		int64_t wake = quiet_until < give_up ? quiet_until : give_up;
+		struct timespec deadline = deadline_after_ms(wake - now);
+		pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline);
+	}
+	pthread_mutex_unlock(&fb->lock);
+	return result;
+}

@@ -1,0 +1,72 @@
+/* The live picture of one desktop, shared between the VNC connection thread
+ * (the only writer) and any number of readers (screenshots, waits).
+ *
+ * Pixels are 4 bytes each in memory order R, G, B, X. Every change bumps a
+ * frame counter and records the time, under one mutex with a condition
+ * variable, so readers can wait for "a frame after N" or "no change for Q ms"
+ * instead of sleeping blindly. */
+#ifndef LIZARD_VNC_FRAMEBUFFER_H
+#define LIZARD_VNC_FRAMEBUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vnc_framebuffer;
+
+/* A copy of (part of) the framebuffer that the caller owns. */
+struct vnc_image {
+	int width, height;
+	uint8_t *pixels; /* RGBX, stride width * 4 */
+};
+
+struct vnc_rect {
+	int x, y, width, height;
+};
+
+enum vnc_wait_result {
+	VNC_WAIT_OK = 0,
+	VNC_WAIT_TIMEOUT,
+	VNC_WAIT_CLOSED,
+};
+
+struct vnc_framebuffer *vnc_framebuffer_create(void);
+void vnc_framebuffer_destroy(struct vnc_framebuffer *fb);
+
+/* Writer side (VNC thread). */
+bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height);
+void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
+				int src_stride, int x, int y, int width, int height);
+/* Publishes the rectangles written since the last commit as one frame. */
+void vnc_framebuffer_commit(struct vnc_framebuffer *fb);
+/* Cursor shape in RGBA (alpha 0 or 255), or width 0 for none. */
+void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba,
+				      int width, int height, int hot_x, int hot_y);
+void vnc_framebuffer_set_cursor_position(struct vnc_framebuffer *fb, int x, int y);
+/* Marks the picture as no longer live; waiters wake with VNC_WAIT_CLOSED.
+ * reopen clears that for a reconnect. */
+void vnc_framebuffer_close(struct vnc_framebuffer *fb);
+void vnc_framebuffer_reopen(struct vnc_framebuffer *fb);
+
+/* Reader side. */
+void vnc_framebuffer_size(struct vnc_framebuffer *fb, int *width, int *height);
+void vnc_framebuffer_cursor_position(struct vnc_framebuffer *fb, int *x, int *y);
+uint64_t vnc_framebuffer_sequence(struct vnc_framebuffer *fb);
+
+/* Copies the region (whole screen when region is NULL) into out, drawing the
+ * cursor in when with_cursor. Returns false when the region lies outside the
+ * screen, the screen has no size yet, or memory runs out. *sequence (if not
+ * NULL) gets the frame counter of the copy. */
+bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect *region,
+			      bool with_cursor, struct vnc_image *out, uint64_t *sequence);
+void vnc_image_finish(struct vnc_image *image);
+
+enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
+						      uint64_t sequence, int timeout_ms);
+/* Waits until no frame has arrived for quiet_ms, at most timeout_ms. */
+enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int quiet_ms,
+						  int timeout_ms);
+
+int64_t vnc_monotonic_ms(void);
+
+#endif

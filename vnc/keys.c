@@ -1,0 +1,176 @@
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <xkbcommon/xkbcommon.h>
+
+struct alias {
+	const char *name;
+	const char *keysym_name;
+};
+
+/* The names agents commonly use that are not X keysym names (or differ
+ * from them only in more than case). */
+static const struct alias aliases[] = {
+	{ "enter", "Return" },	      { "return", "Return" },	  { "esc", "Escape" },
+	{ "escape", "Escape" },	      { "ctrl", "Control_L" },	  { "control", "Control_L" },
+	{ "lctrl", "Control_L" },     { "rctrl", "Control_R" },	  { "alt", "Alt_L" },
+	{ "option", "Alt_L" },	      { "lalt", "Alt_L" },	  { "ralt", "Alt_R" },
+	{ "altgr", "ISO_Level3_Shift" }, { "shift", "Shift_L" },  { "lshift", "Shift_L" },
+	{ "rshift", "Shift_R" },      { "super", "Super_L" },	  { "cmd", "Super_L" },
+	{ "command", "Super_L" },     { "win", "Super_L" },	  { "windows", "Super_L" },
+	{ "meta", "Meta_L" },	      { "pgup", "Prior" },	  { "pageup", "Prior" },
+	{ "pgdn", "Next" },	      { "pagedown", "Next" },	  { "del", "Delete" },
+	{ "delete", "Delete" },	      { "bksp", "BackSpace" },	  { "backspace", "BackSpace" },
+	{ "ins", "Insert" },	      { "insert", "Insert" },	  { "space", "space" },
+	{ "spacebar", "space" },      { "tab", "Tab" },		  { "caps", "Caps_Lock" },
+	{ "capslock", "Caps_Lock" },  { "printscreen", "Print" }, { "prtsc", "Print" },
+	{ "up", "Up" },		      { "down", "Down" },	  { "left", "Left" },
+	{ "right", "Right" },	      { "arrowup", "Up" },	  { "arrowdown", "Down" },
+	{ "arrowleft", "Left" },      { "arrowright", "Right" },  { "home", "Home" },
+	{ "end", "End" },	      { "menu", "Menu" },	  { "plus", "plus" },
+	{ "minus", "minus" },
+};
+
+uint32_t vnc_keysym_for_codepoint(uint32_t codepoint)
+{
+	if ((codepoint >= 0x20 && codepoint <= 0x7e) || (codepoint >= 0xa0 && codepoint <= 0xff))
+		return codepoint;
+	return 0x01000000u + codepoint;
+}
+
+size_t vnc_utf8_decode(const char *s, size_t len, uint32_t *codepoint)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (len == 0)
+		return 0;
+	if (u[0] < 0x80) {
+		*codepoint = u[0];
+		return 1;
+	}
+	size_t need;
+	uint32_t cp, min;
+	if ((u[0] & 0xe0) == 0xc0) {
+		need = 2, cp = u[0] & 0x1f, min = 0x80;
+	} else if ((u[0] & 0xf0) == 0xe0) {
+		need = 3, cp = u[0] & 0x0f, min = 0x800;
+	} else if ((u[0] & 0xf8) == 0xf0) {
+		need = 4, cp = u[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len < need)
+		return 0;
+	for (size_t i = 1; i < need; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (u[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*codepoint = cp;
+	return need;
+}
+
+uint32_t vnc_keysym_from_name(const char *name)
+{
+	if (!name || !*name)
+		return 0;
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strcasecmp(name, aliases[i].name) == 0)
+			return xkb_keysym_from_name(aliases[i].keysym_name, XKB_KEYSYM_NO_FLAGS);
+
+	/* One character stands for itself, case kept: "a" and "A" differ. */
+	uint32_t cp;
+	size_t len = strlen(name);
+	if (vnc_utf8_decode(name, len, &cp) == len)
+		return cp >= 0x20 && cp != 0x7f ? vnc_keysym_for_codepoint(cp) : 0;
+
+	xkb_keysym_t sym = xkb_keysym_from_name(name, XKB_KEYSYM_NO_FLAGS);
+	if (sym == XKB_KEY_NoSymbol)
+		sym = xkb_keysym_from_name(name, XKB_KEYSYM_CASE_INSENSITIVE);
+	return sym;
+}
+
+/* Splits one combo at '+' into keysyms. A '+' that would leave an empty
+ * part is the plus key itself: "ctrl++" and "+" both name it. */
+static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo, char *err,
+			size_t err_size)
+{
+	combo->count = 0;
+	size_t pos = 0;
+	while (pos < len) {
+		size_t end = pos;
+		if (start[end] == '+')
+			end++; /* a part that is just "+" */
+		while (end < len && start[end] != '+')
+			end++;
+		char part[64];
+		size_t part_len = end - pos;
+		if (part_len == 0 || part_len >= sizeof(part)) {
+			snprintf(err, err_size, "key combination '%.*s' has an empty or overlong part",
+				 (int)(len > 64 ? 64 : len), start);
+			return false;
+		}
+		memcpy(part, start + pos, part_len);
+		part[part_len] = '\0';
+		uint32_t sym = vnc_keysym_from_name(part);
+		if (!sym) {
+			snprintf(err, err_size,
+				 "unknown key '%s' in '%.*s'; use X keysym names (Return, Tab, "
+				 "Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
+				 "shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
+				 "right), joined with '+' as in ctrl+shift+t",
+				 part, (int)(len > 64 ? 64 : len), start);
+			return false;
+		}
+		if (combo->count == VNC_MAX_COMBO_KEYS) {
+			snprintf(err, err_size, "key combination '%.*s' has more than %d keys",
+				 (int)(len > 64 ? 64 : len), start, VNC_MAX_COMBO_KEYS);
+			return false;
+		}
+		combo->keysyms[combo->count++] = sym;
+		pos = end;
+		if (pos < len && start[pos] == '+') {
+			pos++;
+			if (pos == len) { /* trailing '+' after a key: "ctrl+" */
+				snprintf(err, err_size,
+					 "key combination '%.*s' ends with '+'; write ctrl+plus "
+					 "or ctrl++ for the plus key",
+					 (int)(len > 64 ? 64 : len), start);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+bool vnc_keys_parse(const char *text, struct vnc_key_combo *combos, size_t max_combos,
+		    size_t *count, char *err, size_t err_size)
+{
+	*count = 0;
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		const char *end = p;
+		while (*end && *end != ' ' && *end != '\t' && *end != '\n')
+			end++;
+		if (*count == max_combos) {
+			snprintf(err, err_size, "too many key combinations (at most %zu)", max_combos);
+			return false;
+		}
+		if (!parse_combo(p, (size_t)(end - p), &combos[*count], err, err_size))
+			return false;
+		(*count)++;
+		p = end;
+	}
+	if (*count == 0) {
+		snprintf(err, err_size, "no keys given; pass names such as \"Return\" or \"ctrl+c\"");
+		return false;
+	}
+	return true;
+}
