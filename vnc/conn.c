@@ -65,16 +65,15 @@ static void format_library_message(char *out, size_t size, const char *format, v
 		out[--len] = '\0';
 }
 
+/* Some failures (a refused password among them) come through the plain
+ * log, so the latest line of either kind is kept. */
 static void library_log(const char *format, ...)
 {
-	if (!log_enabled(LOG_DEBUG))
-		return;
-	char message[512];
 	va_list ap;
 	va_start(ap, format);
-	format_library_message(message, sizeof(message), format, ap);
+	format_library_message(last_library_error, sizeof(last_library_error), format, ap);
 	va_end(ap);
-	log_debug("libvncclient: %s", message);
+	log_debug("libvncclient: %s", last_library_error);
 }
 
 static void library_error(const char *format, ...)
@@ -366,7 +365,8 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 				 "VNC server at %s asks for a password; give it as "
 				 "vnc://:PASSWORD@HOST:PORT or in LIZARD_VNC_PASSWORD",
 				 where);
-		else if (strstr(last_library_error, "uthentication"))
+		else if (conn->password && (strstr(last_library_error, "uthentication") ||
+					    strstr(last_library_error, "assword")))
 			snprintf(err, err_size, "VNC server at %s refused the password (%s)", where,
 				 last_library_error);
 		else

@@ -93,6 +93,37 @@ uint32_t vnc_keysym_from_name(const char *name)
 	return sym;
 }
 
+/* With Shift held, a real keyboard sends the shifted symbol: shift+t is
+ * "T" and shift+1 is "!" (US layout). Servers like Xvnc pick keycodes and
+ * modifiers from the symbol, so sending "t" under Shift makes them toggle
+ * Caps Lock to honour the lower case, and the application never sees the
+ * shortcut it expects. */
+static uint32_t shifted_keysym(uint32_t sym)
+{
+	static const char unshifted[] = "1234567890-=[]\\;',./`";
+	static const char shifted[] = "!@#$%^&*()_+{}|:\"<>?~";
+	if (sym < 0x80) {
+		const char *at = strchr(unshifted, (int)sym);
+		if (at && sym != 0)
+			return (uint32_t)(unsigned char)shifted[at - unshifted];
+	}
+	if (sym == XKB_KEY_Tab)
+		return XKB_KEY_ISO_Left_Tab;
+	return xkb_keysym_to_upper(sym);
+}
+
+static void apply_shift(struct vnc_key_combo *combo)
+{
+	bool shift = false;
+	for (int i = 0; i < combo->count; i++)
+		if (combo->keysyms[i] == XKB_KEY_Shift_L || combo->keysyms[i] == XKB_KEY_Shift_R)
+			shift = true;
+	if (!shift)
+		return;
+	for (int i = 0; i < combo->count; i++)
+		combo->keysyms[i] = shifted_keysym(combo->keysyms[i]);
+}
+
 /* Splits one combo at '+' into keysyms. A '+' that would leave an empty
  * part is the plus key itself: "ctrl++" and "+" both name it. */
 static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo, char *err,
@@ -143,6 +174,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			}
 		}
 	}
+	apply_shift(combo);
 	return true;
 }
 

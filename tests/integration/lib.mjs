@@ -266,7 +266,7 @@ export function startTypingTarget(env, file, geometry = '80x10+0+0') {
 // xev on its own window, logging events to a growing string.
 export function startXev(env, geometry = '400x300+100+100') {
   const [size, x, y] = [geometry.split('+')[0], ...geometry.split('+').slice(1)];
-  const child = startProcess('stdbuf', ['-oL', 'xev', '-geometry', geometry, '-event', 'keyboard', '-event', 'button', '-event', 'pointer'], {
+  const child = startProcess('stdbuf', ['-oL', 'xev', '-geometry', geometry, '-event', 'keyboard', '-event', 'mouse', '-event', 'structure'], {
     env,
     stdio: ['ignore', 'pipe', 'ignore'],
   });

@@ -1,0 +1,139 @@
+// Input reaches real X applications exactly as asked.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  startXvnc, connectBridge, waitFor, windowReady, textOf, pointerLocation,
+  startTypingTarget, startXev,
+} from './lib.mjs';
+
+let x, bridge;
+const apps = [];
+
+before(async () => {
+  x = await startXvnc({ width: 1024, height: 768 });
+  bridge = await connectBridge(['--vnc', x.url]);
+});
+
+after(async () => {
+  await bridge?.close();
+  for (const app of apps) await app.stop();
+  await x?.stop();
+});
+
+// xev's output as a list of { type, ...fields } events.
+function xevEvents(output) {
+  return output.split(/\n\s*\n/).map((block) => {
+    const type = /^(\w+) event/m.exec(block)?.[1];
+    const root = /root:\((-?\d+),(-?\d+)\)/.exec(block);
+    const button = /button (\d+)/.exec(block);
+    const keysym = /keysym 0x[0-9a-f]+, ([^)]+)\)/.exec(block);
+    return {
+      type,
+      x: root ? Number(root[1]) : undefined,
+      y: root ? Number(root[2]) : undefined,
+      button: button ? Number(button[1]) : undefined,
+      keysym: keysym ? keysym[1] : undefined,
+    };
+  }).filter((e) => e.type);
+}
+
+async function withXev(fn) {
+  const xev = startXev(x.env, '400x300+100+100');
+  apps.push(xev);
+  assert.ok(await waitFor(() => windowReady(x.env, 'Event Tester')), 'xev window mapped');
+  // The pointer decides keyboard focus here (no window manager).
+  const moved = await bridge.call('move_mouse', { x: 300, y: 250 });
+  assert.equal(moved.isError, false, textOf(moved));
+  try {
+    await fn(xev);
+  } finally {
+    await xev.stop();
+  }
+}
+
+const presses = (events, type) => events.filter((e) => e.type === type);
+
+test('move_mouse puts the X pointer where asked, and cursor_position reports it', async () => {
+  for (const [px, py] of [[10, 20], [1023, 767], [512, 384]]) {
+    const result = await bridge.call('move_mouse', { x: px, y: py });
+    assert.equal(result.isError, false, textOf(result));
+    const where = await waitFor(() => {
+      const p = pointerLocation(x.env);
+      return p.x === px && p.y === py ? p : null;
+    }, { timeout: 5000 });
+    assert.deepEqual(where, { x: px, y: py });
+    assert.deepEqual(JSON.parse(textOf(await bridge.call('cursor_position'))), { x: px, y: py });
+  }
+});
+
+test('click reaches the window under it with the right button, position and count', async () => {
+  await withXev(async (xev) => {
+    await bridge.call('click', { x: 200, y: 150 });
+    await bridge.call('click', { x: 250, y: 180, button: 'right' });
+    await bridge.call('click', { x: 300, y: 200, button: 'middle', count: 2 });
+    await bridge.call('click', { x: 320, y: 210, count: 3 });
+    const events = await waitFor(() => {
+      const all = presses(xevEvents(xev.output), 'ButtonPress');
+      return all.length >= 7 ? all : null;
+    });
+    assert.ok(events, `xev saw: ${xev.output.slice(-2000)}`);
+    assert.deepEqual(
+      events.map((e) => [e.button, e.x, e.y]),
+      [[1, 200, 150], [3, 250, 180], [2, 300, 200], [2, 300, 200], [1, 320, 210], [1, 320, 210], [1, 320, 210]],
+    );
+    assert.equal(presses(xevEvents(xev.output), 'ButtonRelease').length, 7);
+  });
+});
+
+test('scroll sends wheel buttons 4-7 at the position, amount times', async () => {
+  await withXev(async (xev) => {
+    await bridge.call('scroll', { x: 200, y: 200, direction: 'down', amount: 2 });
+    await bridge.call('scroll', { x: 210, y: 200, direction: 'up', amount: 1 });
+    await bridge.call('scroll', { x: 220, y: 200, direction: 'left', amount: 1 });
+    await bridge.call('scroll', { x: 230, y: 200, direction: 'right', amount: 1 });
+    const events = await waitFor(() => {
+      const all = presses(xevEvents(xev.output), 'ButtonPress');
+      return all.length >= 5 ? all : null;
+    });
+    assert.deepEqual(events.map((e) => [e.button, e.x]), [[5, 200], [5, 200], [4, 210], [6, 220], [7, 230]]);
+  });
+});
+
+test('press sends combos in order and releases them in reverse', async () => {
+  await withXev(async (xev) => {
+    const result = await bridge.call('press', { keys: 'ctrl+shift+t Return esc pgup alt+F4 a shift+Tab ctrl+shift+1' });
+    assert.equal(result.isError, false, textOf(result));
+    const want = ['Control_L', 'Shift_L', 'T', 'Return', 'Escape', 'Prior', 'Alt_L', 'F4', 'a',
+      'Shift_L', 'ISO_Left_Tab', 'Control_L', 'Shift_L', 'exclam'];
+    const events = await waitFor(() => {
+      const keys = xevEvents(xev.output).filter((e) => e.type === 'KeyPress' || e.type === 'KeyRelease');
+      return keys.length >= want.length * 2 ? keys : null;
+    });
+    assert.ok(events, `xev saw: ${xev.output.slice(-3000)}`);
+    assert.deepEqual(presses(events, 'KeyPress').map((e) => e.keysym), want);
+    // The first combo: pressed ctrl, shift, t; released t, shift, ctrl.
+    assert.deepEqual(events.slice(0, 6).map((e) => `${e.type}:${e.keysym}`), [
+      'KeyPress:Control_L', 'KeyPress:Shift_L', 'KeyPress:T',
+      'KeyRelease:T', 'KeyRelease:Shift_L', 'KeyRelease:Control_L',
+    ]);
+  });
+});
+
+test('type delivers ASCII, Latin-1 and other Unicode text exactly into an application', async () => {
+  const file = path.join(x.dir, 'typed.txt');
+  const term = startTypingTarget(x.env, file, '80x10+500+400');
+  apps.push(term);
+  assert.ok(await waitFor(() => fs.existsSync(file)), 'xterm started cat');
+  await bridge.call('move_mouse', { x: 700, y: 450 });
+  const text = 'Hello, wörld — ñ € 漢字 ÅÆØ ß ✓ 🙂\nTab:\there ~!@#$%^&*()_+{}|:"<>? `-=[]\\;\',./\n';
+  const result = await bridge.call('type', { text });
+  assert.equal(result.isError, false, textOf(result));
+  const typed = await waitFor(() => {
+    const content = fs.readFileSync(file, 'utf8');
+    return content.length >= text.length ? content : null;
+  }, { timeout: 15000 });
+  assert.equal(typed ?? fs.readFileSync(file, 'utf8'), text);
+  await term.stop();
+});
