@@ -102,8 +102,9 @@ static char *get_password(rfbClient *client)
 {
 	struct vnc_conn *conn = conn_of(client);
 	if (!conn->password) {
+		/* NULL makes libvncclient give up; an empty string would leak. */
 		conn->password_missing = true;
-		return strdup("");
+		return NULL;
 	}
 	return strdup(conn->password);
 }
@@ -142,6 +143,16 @@ static void finished_update(rfbClient *client)
 	vnc_framebuffer_commit(conn_of(client)->fb);
 }
 
+/* libvncclient 0.9.14 never frees the decoded cursor, neither on the next
+ * shape nor at cleanup. We copy it out, so it can go right away. */
+static void release_cursor_buffers(rfbClient *client)
+{
+	free(client->rcSource);
+	free(client->rcMask);
+	client->rcSource = NULL;
+	client->rcMask = NULL;
+}
+
 static void got_cursor_shape(rfbClient *client, int hot_x, int hot_y, int width, int height,
 			     int bytes_per_pixel)
 {
@@ -150,11 +161,14 @@ static void got_cursor_shape(rfbClient *client, int hot_x, int hot_y, int width,
 	if (bytes_per_pixel != 4 || !client->rcSource || !client->rcMask || width <= 0 ||
 	    height <= 0 || width > 256 || height > 256) {
 		vnc_framebuffer_set_cursor_shape(conn->fb, NULL, 0, 0, 0, 0);
+		release_cursor_buffers(client);
 		return;
 	}
 	uint8_t *rgba = malloc((size_t)width * height * 4);
-	if (!rgba)
+	if (!rgba) {
+		release_cursor_buffers(client);
 		return;
+	}
 	const rfbPixelFormat *f = &client->format;
 	for (int i = 0; i < width * height; i++) {
 		uint32_t p;
@@ -166,6 +180,7 @@ static void got_cursor_shape(rfbClient *client, int hot_x, int hot_y, int width,
 	}
 	vnc_framebuffer_set_cursor_shape(conn->fb, rgba, width, height, hot_x, hot_y);
 	free(rgba);
+	release_cursor_buffers(client);
 }
 
 static rfbBool got_cursor_position(rfbClient *client, int x, int y)
@@ -301,6 +316,7 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	if (!client)
 		return NULL;
 	rfbClientSetClientData(client, &client_tag, conn);
+	free(client->serverHost); /* rfbGetClient put an empty string there */
 	client->serverHost = strdup(target->host);
 	client->serverPort = target->is_unix ? 0 : target->port;
 	client->connectTimeout = (unsigned)connect_timeout_s;

@@ -14,6 +14,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const bridgeBin =
   process.env.LIZARD_BRIDGE_BIN || path.resolve(here, '../../build/lizard-bridge');
 
+// The environment the bridge runs with: nothing of ours but what it needs,
+// plus the sanitizer settings when the suite runs under them.
+export function bridgeEnv(extra = {}) {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, LIZARD_LOG: process.env.LIZARD_LOG || 'info' };
+  for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
+    if (process.env[name]) env[name] = process.env[name];
+  }
+  return { ...env, ...extra };
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Polls an observable condition until it holds or the deadline passes; the
@@ -193,7 +203,7 @@ export async function connectBridge(args = [], { env = {} } = {}) {
   const transport = new StdioClientTransport({
     command: bridgeBin,
     args: ['stdio', ...args],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LIZARD_LOG: process.env.LIZARD_LOG || 'info', ...env },
+    env: bridgeEnv(env),
     stderr: 'pipe',
   });
   let log = '';
@@ -276,10 +286,10 @@ export function startXev(env, geometry = '400x300+100+100') {
   return child;
 }
 
-// Window geometry as xwininfo reports it, found by name.
-export function windowReady(env, name) {
+// Whether a visible window with this name (or WM_CLASS, with by: 'class') exists.
+export function windowReady(env, name, by = 'name') {
   try {
-    return execFileSync('xdotool', ['search', '--onlyvisible', '--name', name], { env }).toString().trim() !== '';
+    return execFileSync('xdotool', ['search', '--onlyvisible', `--${by}`, name], { env }).toString().trim() !== '';
   } catch {
     return false;
   }

@@ -4,11 +4,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { startXvnc, bridgeBin, waitFor } from './lib.mjs';
+import { startXvnc, bridgeBin, bridgeEnv } from './lib.mjs';
 
 class RawClient {
   constructor(args) {
-    this.child = spawn(bridgeBin, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
+    this.child = spawn(bridgeBin, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: bridgeEnv() });
     this.lines = [];
     this.waiters = [];
     this.stderr = '';

@@ -3,10 +3,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
-import { bridgeBin } from './lib.mjs';
+import { bridgeBin, bridgeEnv } from './lib.mjs';
 
 function runBridge(args) {
-  return spawnSync(bridgeBin, args, { input: '', timeout: 30000, env: { PATH: process.env.PATH } });
+  return spawnSync(bridgeBin, args, { input: '', timeout: 30000, env: bridgeEnv() });
 }
 
 async function closedPort() {

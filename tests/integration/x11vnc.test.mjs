@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   startX11vnc, startProcess, connectBridge, waitFor, windowReady, textOf, imageOf,
-  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels, startTypingTarget, bridgeBin,
+  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels, startTypingTarget, bridgeBin, bridgeEnv,
 } from './lib.mjs';
 
 let server;
@@ -26,7 +26,7 @@ after(async () => {
 function runBridge(args, env = {}) {
   // stdin closed at once: the bridge must still have exited for its own reasons.
   return spawnSync(bridgeBin, ['stdio', ...args], {
-    input: '', timeout: 30000, env: { PATH: process.env.PATH, ...env },
+    input: '', timeout: 30000, env: bridgeEnv(env),
   });
 }
 

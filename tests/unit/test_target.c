@@ -1,1 +1,77 @@
-int main(void){return 0;}
+#include "test.h"
+
+#include "../../vnc/target.h"
+
+static void parses_host_and_default_port(void)
+{
+	struct vnc_target t;
+	char err[256];
+	ASSERT(vnc_target_parse("vnc://example.org", &t, err, sizeof(err)));
+	ASSERT_STR_EQ(t.host, "example.org");
+	ASSERT_EQ(t.port, 5900);
+	ASSERT(!t.is_unix);
+	ASSERT(t.password == NULL);
+	vnc_target_finish(&t);
+}
+
+static void parses_password_port_and_ipv6(void)
+{
+	struct vnc_target t;
+	char err[256];
+	ASSERT(vnc_target_parse("vnc://:p%40ss@[::1]:5901", &t, err, sizeof(err)));
+	ASSERT_STR_EQ(t.host, "::1");
+	ASSERT_EQ(t.port, 5901);
+	ASSERT_STR_EQ(t.password, "p@ss");
+	char where[64];
+	vnc_target_describe(&t, where, sizeof(where));
+	ASSERT_STR_EQ(where, "[::1]:5901");
+	vnc_target_finish(&t);
+}
+
+static void parses_unix_sockets(void)
+{
+	struct vnc_target t;
+	char err[256];
+	ASSERT(vnc_target_parse("unix:///run/vnc.sock", &t, err, sizeof(err)));
+	ASSERT(t.is_unix);
+	ASSERT_STR_EQ(t.host, "/run/vnc.sock");
+	vnc_target_finish(&t);
+}
+
+static void refuses_malformed_urls_with_a_reason(void)
+{
+	struct vnc_target t;
+	char err[256];
+	ASSERT(!vnc_target_parse("http://x", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "unsupported VNC URL scheme");
+	ASSERT(!vnc_target_parse("vnc://host:0", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "1 to 65535");
+	ASSERT(!vnc_target_parse("vnc://host:59a", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "1 to 65535");
+	ASSERT(!vnc_target_parse("vnc://user:pw@host", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "password only");
+	ASSERT(!vnc_target_parse("vnc://:pw@", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "no host");
+	ASSERT(!vnc_target_parse("unix://relative/path", &t, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "absolute socket path");
+}
+
+static void description_never_shows_the_password(void)
+{
+	struct vnc_target t;
+	char err[256], where[64];
+	ASSERT(vnc_target_parse("vnc://:topsecret@host:5999", &t, err, sizeof(err)));
+	vnc_target_describe(&t, where, sizeof(where));
+	ASSERT_STR_EQ(where, "host:5999");
+	vnc_target_finish(&t);
+}
+
+int main(void)
+{
+	RUN_TEST(parses_host_and_default_port);
+	RUN_TEST(parses_password_port_and_ipv6);
+	RUN_TEST(parses_unix_sockets);
+	RUN_TEST(refuses_malformed_urls_with_a_reason);
+	RUN_TEST(description_never_shows_the_password);
+	TEST_EXIT();
+}

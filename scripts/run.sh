@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs lizard-bridge as an MCP stdio server on its own
+# local desktop (Xvnc + openbox, 1280x800). Extra arguments go to the bridge,
+# e.g. scripts/run.sh --size 1920x1080 or scripts/run.sh --vnc vnc://host:5901
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+[ -d build ] || meson setup build --buildtype=release >&2
+ninja -C build >&2
+exec build/lizard-bridge stdio "$@"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing lizard-bridge needs on Debian 12,
+# skipping whatever is already there. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libpng-dev
+  libcjson-dev libwebsockets-dev libxkbcommon-dev zlib1g-dev)
+run_packages=(tigervnc-standalone-server openbox)
+test_packages=(x11vnc xvfb xdotool x11-apps x11-utils xterm imagemagick xauth scrot
+  iproute2 procps coreutils)
+
+wanted=("${build_packages[@]}" "${run_packages[@]}")
+if [ "${1:-}" = "--tests" ]; then
+  wanted+=("${test_packages[@]}")
+  command -v node >/dev/null || wanted+=(nodejs npm)
+fi
+
+missing=()
+for package in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >&2
+fi
+
+if [ "${1:-}" = "--tests" ] && [ ! -d tests/node_modules/@modelcontextprotocol/sdk ]; then
+  echo "setup: installing the test's npm packages" >&2
+  (cd tests && npm ci --no-audit --no-fund >&2)
+fi

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: the C unit tests and the integration
+# tests against real Xvnc, x11vnc, X applications and the MCP SDK. The whole
+# suite runs twice: on a normal build and under AddressSanitizer +
+# UndefinedBehaviorSanitizer, where any sanitizer report fails the run.
+# Ends with the line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --tests || exit 1
+
+passed=0
+failed=0
+count() { # adds the pass/fail numbers of one runner's output file
+  local p f
+  p=$(grep -hoE "$2" "$1" | grep -oE '[0-9]+' | tail -1)
+  f=$(grep -hoE "$3" "$1" | grep -oE '[0-9]+' | tail -1)
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  # A runner that died before reporting counts as one failure.
+  [ -n "$p" ] || failed=$((failed + 1))
+}
+
+run_suite() { # name builddir [meson options...]
+  local name=$1 dir=$2
+  shift 2
+  echo "== $name build" >&2
+  if [ ! -d "$dir" ]; then
+    meson setup "$dir" --werror "$@" >/dev/null || { failed=$((failed + 1)); return; }
+  fi
+  ninja -C "$dir" >&2 || { failed=$((failed + 1)); return; }
+
+  local out
+  out=$(mktemp)
+  meson test -C "$dir" --print-errorlogs 2>&1 | tee "$out" >&2
+  count "$out" '^Ok: +[0-9]+' '^Fail: +[0-9]+'
+
+  LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" \
+    node --test --test-concurrency=1 --test-reporter=tap tests/integration/ 2>&1 | tee "$out" >&2
+  count "$out" '^# pass [0-9]+' '^# fail [0-9]+'
+  rm -f "$out"
+}
+
+run_suite "normal" build
+
+reports=$(mktemp -d)
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
+export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
+run_suite "sanitizer (address, undefined)" build-sanitize \
+  -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug
+unset ASAN_OPTIONS UBSAN_OPTIONS
+if compgen -G "$reports/*" >/dev/null; then
+  echo "== sanitizer reports" >&2
+  cat "$reports"/* >&2
+  failed=$((failed + $(ls "$reports" | wc -l)))
+fi
+rm -rf "$reports"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
