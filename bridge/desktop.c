@@ -31,8 +31,10 @@ struct bridge_desktop {
 	char *env[12];        /* the environment every process here gets */
 	struct bridge_process xvnc;
 	struct bridge_process window_manager;
-	pthread_mutex_t lock; /* guards launched */
+	pthread_mutex_t lock; /* guards launched and browser */
 	struct bridge_process launched[MAX_LAUNCHED];
+	struct bridge_process browser;
+	char browser_profile[200];
 };
 
 static bool write_file(const char *path, const void *data, size_t len)
@@ -225,6 +227,7 @@ struct bridge_desktop *bridge_desktop_start(const struct bridge_desktop_options 
 	snprintf(d->home, sizeof(d->home), "%s/home", d->dir);
 	snprintf(d->tmp, sizeof(d->tmp), "%s/tmp", d->dir);
 	snprintf(d->log_path, sizeof(d->log_path), "%s/desktop.log", d->dir);
+	snprintf(d->browser_profile, sizeof(d->browser_profile), "%s/browser", d->home);
 	if (mkdir(d->home, 0700) != 0 || mkdir(d->tmp, 0700) != 0 ||
 	    !write_xauthority(d->xauthority)) {
 		snprintf(err, err_size, "cannot prepare %s: %s", d->dir, strerror(errno));
@@ -275,6 +278,7 @@ void bridge_desktop_destroy(struct bridge_desktop *d)
 	pthread_mutex_lock(&d->lock);
 	for (int i = 0; i < MAX_LAUNCHED; i++)
 		bridge_process_stop(&d->launched[i], 500);
+	bridge_process_stop(&d->browser, 1000);
 	pthread_mutex_unlock(&d->lock);
 	bridge_process_stop(&d->window_manager, 500);
 	bridge_process_stop(&d->xvnc, 2000);
@@ -312,7 +316,7 @@ bool bridge_desktop_launch(struct bridge_desktop *d, const char *name, char *con
 	pthread_mutex_lock(&d->lock);
 	int slot = -1;
 	for (int i = 0; i < MAX_LAUNCHED && slot < 0; i++)
-		if (!bridge_process_running(&d->launched[i]))
+		if (!bridge_process_group_alive(&d->launched[i]))
 			slot = i;
 	if (slot < 0) {
 		pthread_mutex_unlock(&d->lock);
@@ -326,5 +330,67 @@ bool bridge_desktop_launch(struct bridge_desktop *d, const char *name, char *con
 	};
 	bool ok = bridge_process_spawn(&d->launched[slot], &spawn, err, err_size);
 	pthread_mutex_unlock(&d->lock);
+	return ok;
+}
+
+bool bridge_desktop_run(struct bridge_desktop *d, const char *name, char *const *argv,
+			char **output, size_t max_output, int timeout_ms, char *err,
+			size_t err_size)
+{
+	struct bridge_spawn spawn = {
+		.name = name, .argv = argv, .envp = d->env, .cwd = d->home,
+		.log_path = d->log_path, .pass_fd = -1,
+	};
+	return bridge_process_run(&spawn, output, max_output, timeout_ms, err, err_size);
+}
+
+const char *bridge_desktop_tmp_dir(const struct bridge_desktop *d)
+{
+	return d->tmp;
+}
+
+bool bridge_desktop_open_url(struct bridge_desktop *d, const char *url, bool *started,
+			     char *err, size_t err_size)
+{
+	const char *browser = getenv("LIZARD_BROWSER");
+	char profile[256];
+	snprintf(profile, sizeof(profile), "--user-data-dir=%s", d->browser_profile);
+	/* Chromium refuses to run as root without --no-sandbox; --test-type
+	 * keeps it from covering the page with a warning about that flag. The
+	 * rest keeps a fresh profile quiet on a closed network. */
+	char *argv[] = {
+		(char *)(browser && *browser ? browser : "chromium"),
+		profile,
+		geteuid() == 0 ? "--no-sandbox" : "--no-default-browser-check",
+		"--test-type",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-features=Translate,MediaRouter",
+		"--password-store=basic",
+		"--start-maximized",
+		(char *)url,
+		NULL,
+	};
+	pthread_mutex_lock(&d->lock);
+	*started = !bridge_process_running(&d->browser);
+	bool ok;
+	if (*started) {
+		struct bridge_spawn spawn = {
+			.name = "chromium", .argv = argv, .envp = d->env, .cwd = d->home,
+			.log_path = d->log_path, .pass_fd = -1,
+		};
+		ok = bridge_process_spawn(&d->browser, &spawn, err, err_size);
+		pthread_mutex_unlock(&d->lock);
+	} else {
+		pthread_mutex_unlock(&d->lock);
+		/* A second invocation hands the URL to the running browser as a
+		 * new tab and exits. */
+		char *output = NULL;
+		ok = bridge_desktop_run(d, "chromium", argv, &output, 4096, 15000, err, err_size);
+		free(output);
+	}
 	return ok;
 }

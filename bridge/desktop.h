@@ -29,4 +29,15 @@ bool bridge_desktop_running(struct bridge_desktop *desktop);
 bool bridge_desktop_launch(struct bridge_desktop *desktop, const char *name, char *const *argv,
 			   char *err, size_t err_size);
 
+/* Runs argv in the desktop to completion, collecting its output. */
+bool bridge_desktop_run(struct bridge_desktop *desktop, const char *name, char *const *argv,
+			char **output, size_t max_output, int timeout_ms, char *err,
+			size_t err_size);
+/* The desktop's private TMPDIR. */
+const char *bridge_desktop_tmp_dir(const struct bridge_desktop *desktop);
+/* Shows url in the desktop's Chromium, starting it on first use (then
+ * *started is true) and opening a new tab after. */
+bool bridge_desktop_open_url(struct bridge_desktop *desktop, const char *url, bool *started,
+			     char *err, size_t err_size);
+
 #endif

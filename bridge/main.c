@@ -81,15 +81,6 @@ static bool parse_size(const char *text, int *width, int *height)
 	return true;
 }
 
-static bool lane_of_call(const char *tool, const cJSON *args, char *lane, size_t size,
-			 void *userdata)
-{
-	(void)tool, (void)userdata;
-	const cJSON *session = cJSON_GetObjectItemCaseSensitive(args, "session");
-	snprintf(lane, size, "session:%s", cJSON_IsString(session) ? session->valuestring : "");
-	return true;
-}
-
 struct stdio_options {
 	const char *vnc_url;
 	int width, height;
@@ -179,7 +170,7 @@ static int run_stdio(int argc, char **argv)
 		bridge_session_destroy(session);
 		return 1;
 	}
-	mcp_server_set_lane_function(server, lane_of_call, NULL);
+	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
 	log_info("serving MCP on stdio");
 
 	enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,

@@ -2,6 +2,7 @@
 
 #include "desktop.h"
 #include "../util/log.h"
+#include "../vnc/capture.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
 #include "../vnc/target.h"
@@ -18,8 +19,10 @@ struct bridge_session {
 	struct bridge_desktop *desktop;
 	struct vnc_framebuffer *fb;
 	struct vnc_conn *conn;
+	struct vnc_capture_cache *capture_cache;
 	pthread_mutex_t lock;
 	bool ended;
+	int buttons_held; /* mouse_down without mouse_up yet */
 };
 
 static struct bridge_session *session_new(const char *id)
@@ -30,7 +33,10 @@ static struct bridge_session *session_new(const char *id)
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	pthread_mutex_init(&s->lock, NULL);
 	s->fb = vnc_framebuffer_create();
-	if (!s->fb) {
+	s->capture_cache = vnc_capture_cache_create();
+	if (!s->fb || !s->capture_cache) {
+		vnc_framebuffer_destroy(s->fb);
+		vnc_capture_cache_destroy(s->capture_cache);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return NULL;
@@ -97,6 +103,7 @@ void bridge_session_destroy(struct bridge_session *s)
 	vnc_conn_destroy(s->conn);
 	bridge_desktop_destroy(s->desktop);
 	vnc_framebuffer_destroy(s->fb);
+	vnc_capture_cache_destroy(s->capture_cache);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -134,4 +141,29 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 	if (!bridge_session_usable(s, err, err_size))
 		return false;
 	return vnc_conn_send_input(s->conn, events, count, err, err_size);
+}
+
+struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *s)
+{
+	return s->capture_cache;
+}
+
+struct vnc_conn *bridge_session_conn(struct bridge_session *s)
+{
+	return s->conn;
+}
+
+int bridge_session_buttons_held(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int buttons = s->buttons_held;
+	pthread_mutex_unlock(&s->lock);
+	return buttons;
+}
+
+void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
+{
+	pthread_mutex_lock(&s->lock);
+	s->buttons_held = buttons;
+	pthread_mutex_unlock(&s->lock);
 }

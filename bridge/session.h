@@ -7,6 +7,8 @@
 #include <stddef.h>
 
 struct bridge_desktop;
+struct vnc_capture_cache;
+struct vnc_conn;
 struct vnc_framebuffer;
 struct vnc_input_event;
 struct vnc_target;
@@ -39,5 +41,14 @@ bool bridge_session_usable(struct bridge_session *session, char *err, size_t err
 bool bridge_session_send_input(struct bridge_session *session,
 			       const struct vnc_input_event *events, size_t count, char *err,
 			       size_t err_size);
+
+/* Full-screen screenshots reuse what did not change since the last one. */
+struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);
+struct vnc_conn *bridge_session_conn(struct bridge_session *session);
+
+/* Mouse buttons left down by mouse_down: every pointer event carries them
+ * until mouse_up, so moves in between drag. */
+int bridge_session_buttons_held(struct bridge_session *session);
+void bridge_session_set_buttons_held(struct bridge_session *session, int buttons);
 
 #endif

@@ -2,11 +2,16 @@
 
 #include "session.h"
 #include "../mcp/server.h"
+#include "../vnc/capture.h"
 #include "../vnc/framebuffer.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#define AGENT_MAX_LONG_EDGE 1568
+#define AGENT_MAX_PIXELS 1150000.0
 
 static void list_sessions_locked(struct bridge_context *c, char *out, size_t size)
 {
@@ -81,37 +86,201 @@ bool tools_bool(const cJSON *args, const char *name, bool def)
 	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
 }
 
+void tools_agent_space(struct bridge_session *s, struct agent_space *space)
+{
+	int w, h;
+	vnc_framebuffer_size(bridge_session_framebuffer(s), &w, &h);
+	space->native_width = space->width = w;
+	space->native_height = space->height = h;
+	space->scaled = false;
+	if (w <= 0 || h <= 0)
+		return;
+	double long_edge = w > h ? w : h;
+	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
+	if (scale >= 1.0)
+		return;
+	space->width = (int)floor(w * scale);
+	space->height = (int)floor(h * scale);
+	space->scaled = true;
+}
+
+void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y)
+{
+	/* The centre of the screen pixels agent pixel (x, y) stands for. */
+	*native_x = (int)(((long long)x * 2 + 1) * space->native_width / (2LL * space->width));
+	*native_y = (int)(((long long)y * 2 + 1) * space->native_height / (2LL * space->height));
+	if (*native_x >= space->native_width)
+		*native_x = space->native_width - 1;
+	if (*native_y >= space->native_height)
+		*native_y = space->native_height - 1;
+}
+
+void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y)
+{
+	*x = (int)((long long)native_x * space->width / space->native_width);
+	*y = (int)((long long)native_y * space->height / space->native_height);
+}
+
+bool tools_check_point(struct bridge_session *s, struct mcp_call *call, int x, int y,
+		       const char *what, int *native_x, int *native_y)
+{
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	if (x < 0 || x >= space.width || y < 0 || y >= space.height) {
+		mcp_call_fail(call,
+			      "%s (%d, %d) is outside the %dx%d screen%s; x must be 0..%d and y "
+			      "0..%d",
+			      what, x, y, space.width, space.height,
+			      space.scaled ? " (the scaled space screenshots use)" : "",
+			      space.width - 1, space.height - 1);
+		return false;
+	}
+	tools_to_native(&space, x, y, native_x, native_y);
+	return true;
+}
+
 bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
-		 bool required, int *x, int *y)
+		 bool required, int *native_x, int *native_y)
 {
 	const cJSON *jx = cJSON_GetObjectItemCaseSensitive(args, "x");
 	const cJSON *jy = cJSON_GetObjectItemCaseSensitive(args, "y");
-	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	if (!jx && !jy && !required) {
-		vnc_framebuffer_cursor_position(fb, x, y);
+		vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), native_x, native_y);
 		return true;
 	}
 	if (!jx || !jy) {
-		mcp_call_fail(call, "give both x and y%s", required ? "" : ", or neither to use "
-								     "the pointer position");
+		mcp_call_fail(call, "give both x and y%s",
+			      required ? "" : ", or neither to use the pointer position");
 		return false;
 	}
-	int width, height;
-	vnc_framebuffer_size(fb, &width, &height);
-	double vx = jx->valuedouble, vy = jy->valuedouble;
-	if (vx < 0 || vx >= width || vy < 0 || vy >= height) {
-		mcp_call_fail(call,
-			      "(%.0f, %.0f) is outside the %dx%d screen; x must be 0..%d and y "
-			      "0..%d",
-			      vx, vy, width, height, width - 1, height - 1);
+	return tools_check_point(s, call, (int)jx->valuedouble, (int)jy->valuedouble, "point",
+				 native_x, native_y);
+}
+
+/* Fits w x h inside the limits models take, keeping the aspect ratio. */
+static void fit_for_models(int w, int h, int *out_w, int *out_h)
+{
+	double long_edge = w > h ? w : h;
+	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
+	if (scale >= 1.0) {
+		*out_w = w;
+		*out_h = h;
+		return;
+	}
+	*out_w = (int)floor(w * scale) > 0 ? (int)floor(w * scale) : 1;
+	*out_h = (int)floor(h * scale) > 0 ? (int)floor(h * scale) : 1;
+}
+
+bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const int *region,
+			  const char *format, int quality, bool show_cursor)
+{
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	struct vnc_capture_request request = {
+		.with_cursor = show_cursor,
+		.format = strcmp(format, "jpeg") == 0 ? VNC_FORMAT_JPEG : VNC_FORMAT_PNG,
+		.jpeg_quality = quality,
+	};
+	if (region) {
+		if (region[0] < 0 || region[1] < 0 || region[2] > space.width ||
+		    region[3] > space.height || region[2] <= region[0] || region[3] <= region[1]) {
+			mcp_call_fail(call,
+				      "region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with "
+				      "0 <= x1 < x2 <= %d and 0 <= y1 < y2 <= %d",
+				      region[0], region[1], region[2], region[3], space.width,
+				      space.height);
+			return false;
+		}
+		/* The screen pixels under the region, at full resolution. */
+		int x1 = (int)((long long)region[0] * space.native_width / space.width);
+		int y1 = (int)((long long)region[1] * space.native_height / space.height);
+		int x2 = (int)(((long long)region[2] * space.native_width + space.width - 1) / space.width);
+		int y2 = (int)(((long long)region[3] * space.native_height + space.height - 1) /
+			       space.height);
+		request.source = (struct vnc_rect){ x1, y1, x2 - x1, y2 - y1 };
+		fit_for_models(request.source.width, request.source.height, &request.width,
+			       &request.height);
+	} else {
+		request.source = (struct vnc_rect){ 0, 0, space.native_width, space.native_height };
+		request.width = space.width;
+		request.height = space.height;
+	}
+
+	struct vnc_bytes image;
+	char err[256];
+	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
+	if (!vnc_capture(bridge_session_framebuffer(s),
+			 whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image, NULL,
+			 err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
 		return false;
 	}
-	*x = (int)vx;
-	*y = (int)vy;
+	bool ok = mcp_call_image(call, image.data, image.len,
+				 request.format == VNC_FORMAT_JPEG ? "image/jpeg" : "image/png");
+	vnc_bytes_finish(&image);
+	if (!ok) {
+		mcp_call_fail(call, "out of memory while sending the screenshot");
+		return false;
+	}
+
+	int px, py, ax, ay;
+	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &px, &py);
+	tools_to_agent(&space, px, py, &ax, &ay);
+	if (region)
+		mcp_call_text(call,
+			      "Zoomed view of region [%d, %d, %d, %d], shown at %dx%d. Points in "
+			      "this image are not screen coordinates: image point (u, v) is screen "
+			      "point (%d + u * %.4f, %d + v * %.4f). Pointer at (%d, %d).",
+			      region[0], region[1], region[2], region[3], request.width,
+			      request.height, region[0], (double)(region[2] - region[0]) / request.width,
+			      region[1], (double)(region[3] - region[1]) / request.height, ax, ay);
+	else if (space.scaled)
+		mcp_call_text(call,
+			      "Screenshot %dx%d. The %dx%d screen is shown scaled by %.4f; give "
+			      "every coordinate in this %dx%d space, the bridge maps it to screen "
+			      "pixels. Pointer at (%d, %d).",
+			      space.width, space.height, space.native_width, space.native_height,
+			      (double)space.width / space.native_width, space.width, space.height,
+			      ax, ay);
+	else
+		mcp_call_text(call,
+			      "Screenshot %dx%d; coordinates are screen pixels, (0, 0) top left. "
+			      "Pointer at (%d, %d).",
+			      space.width, space.height, ax, ay);
 	return true;
+}
+
+void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+			 int64_t action_end_ms)
+{
+	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
+		return;
+	enum vnc_wait_result r = vnc_framebuffer_wait_settled(
+		bridge_session_framebuffer(s), action_end_ms, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
+	if (r == VNC_WAIT_CLOSED) {
+		mcp_call_fail(call, "the desktop connection closed while waiting for the screen");
+		return;
+	}
+	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
+		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
 }
 
 bool bridge_tools_register(struct mcp_server *server, struct bridge_context *context)
 {
-	return tools_register_screen(server, context) && tools_register_input(server, context);
+	return tools_register_screen(server, context) && tools_register_input(server, context) &&
+	       tools_register_desktop(server, context) && tools_register_computer(server, context);
+}
+
+bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t size,
+		       void *userdata)
+{
+	(void)tool;
+	struct bridge_context *c = userdata;
+	const char *wanted = tools_string(args, "session", NULL);
+	pthread_mutex_lock(&c->lock);
+	if (!wanted && c->session_count == 1)
+		wanted = bridge_session_id(c->sessions[0]);
+	snprintf(lane, size, "session:%s", wanted ? wanted : "");
+	pthread_mutex_unlock(&c->lock);
+	return true;
 }

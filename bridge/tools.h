@@ -18,6 +18,12 @@ struct bridge_context {
 	size_t session_count;
 };
 
+struct cJSON;
+
 bool bridge_tools_register(struct mcp_server *server, struct bridge_context *context);
+/* The worker lane of a call: its session, so input to one desktop stays in
+ * order. An mcp_lane_fn; userdata is the context. */
+bool bridge_tools_lane(const char *tool, const struct cJSON *args, char *lane, size_t size,
+		       void *userdata);
 
 #endif

@@ -4,14 +4,9 @@
 #include "session.h"
 #include "../mcp/server.h"
 #include "../vnc/framebuffer.h"
-#include "../vnc/png.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
-
-/* "settle": the screen counts as settled after this long without change. */
-#define SETTLE_QUIET_MS 150
-#define SETTLE_TIMEOUT_MS 3000
 
 static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 {
@@ -21,37 +16,24 @@ static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	bool settled = true;
 	if (tools_bool(args, "settle", false)) {
-		enum vnc_wait_result r =
-			vnc_framebuffer_wait_settled(fb, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
+		enum vnc_wait_result r = vnc_framebuffer_wait_settled(
+			fb, 0, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
 		if (r == VNC_WAIT_CLOSED) {
 			mcp_call_fail(call, "the desktop connection closed while waiting");
 			return;
 		}
 		settled = r == VNC_WAIT_OK;
 	}
-
-	struct vnc_image image;
-	if (!vnc_framebuffer_snapshot(fb, NULL, tools_bool(args, "show_cursor", true), &image,
-				      NULL)) {
-		mcp_call_fail(call, "the desktop has no picture yet; try again in a moment");
+	int region[4];
+	const cJSON *jregion = cJSON_GetObjectItemCaseSensitive(args, "region");
+	for (int i = 0; jregion && i < 4; i++)
+		region[i] = cJSON_GetArrayItem(jregion, i)->valueint;
+	if (!tools_add_screenshot(s, call, jregion ? region : NULL,
+				  tools_string(args, "format", "png"), tools_int(args, "quality", 80),
+				  tools_bool(args, "show_cursor", true)))
 		return;
-	}
-	struct vnc_bytes png;
-	if (!vnc_png_encode(&image, &png)) {
-		vnc_image_finish(&image);
-		mcp_call_fail(call, "encoding the screenshot failed (out of memory?)");
-		return;
-	}
-	if (!mcp_call_image(call, png.data, png.len, "image/png"))
-		mcp_call_fail(call, "out of memory while sending the screenshot");
-	else
-		mcp_call_text(call,
-			      "Screenshot %dx%d PNG of session %s; coordinates are screen "
-			      "pixels, (0,0) top left.%s",
-			      image.width, image.height, bridge_session_id(s),
-			      settled ? "" : " The screen was still changing.");
-	vnc_bytes_finish(&png);
-	vnc_image_finish(&image);
+	if (!settled)
+		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
 }
 
 static void cursor_position(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -59,8 +41,11 @@ static void cursor_position(struct mcp_call *call, const cJSON *args, void *user
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
 	if (!s)
 		return;
-	int x, y;
-	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &x, &y);
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	int nx, ny, x, y;
+	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &nx, &ny);
+	tools_to_agent(&space, nx, ny, &x, &y);
 	mcp_call_text(call, "{\"x\":%d,\"y\":%d}", x, y);
 }
 
@@ -69,9 +54,15 @@ static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
 	if (!s)
 		return;
-	int width, height;
-	vnc_framebuffer_size(bridge_session_framebuffer(s), &width, &height);
-	mcp_call_text(call, "{\"width\":%d,\"height\":%d}", width, height);
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	if (space.scaled)
+		mcp_call_text(call,
+			      "{\"width\":%d,\"height\":%d,\"native_width\":%d,"
+			      "\"native_height\":%d}",
+			      space.width, space.height, space.native_width, space.native_height);
+	else
+		mcp_call_text(call, "{\"width\":%d,\"height\":%d}", space.width, space.height);
 }
 
 static const struct mcp_tool screen_tools[] = {
@@ -79,16 +70,24 @@ static const struct mcp_tool screen_tools[] = {
 		.name = "screenshot",
 		.title = "Take a screenshot",
 		.description =
-			"Capture the whole screen as a PNG image, with the mouse pointer drawn "
-			"in. Coordinates in the image are the ones click and the other tools "
-			"take. Set settle to wait (up to 3 s) until the screen stops changing "
-			"first, e.g. right after an action.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"settle\":{\"type\":\"boolean\",\"description\":\"Wait until "
-				"nothing has changed for 150 ms (at most 3 s) before capturing. "
-				"Default false.\"},"
-				"\"show_cursor\":{\"type\":\"boolean\",\"description\":\"Draw "
-				"the mouse pointer. Default true.\"}," SESSION_PROPERTY "}}",
+			"Capture the screen as an image with the mouse pointer drawn in. Its "
+			"coordinates are the ones every other tool takes (large screens come "
+			"scaled; the text says how). region [x1, y1, x2, y2] zooms into part of "
+			"the screen at full resolution. settle waits until the screen stops "
+			"changing first.",
+		.input_schema =
+			"{\"type\":\"object\",\"properties\":{"
+			"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\","
+			"\"minimum\":0},\"minItems\":4,\"maxItems\":4,\"description\":\"[x1, y1, "
+			"x2, y2]: the top-left and bottom-right corners to zoom into.\"},"
+			"\"format\":{\"type\":\"string\",\"enum\":[\"png\",\"jpeg\"],"
+			"\"description\":\"Default png (exact); jpeg is smaller.\"},"
+			"\"quality\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
+			"\"description\":\"JPEG quality, default 80.\"},"
+			"\"settle\":{\"type\":\"boolean\",\"description\":\"Wait until nothing "
+			"has changed for 300 ms (at most 5 s) before capturing. Default false.\"},"
+			"\"show_cursor\":{\"type\":\"boolean\",\"description\":\"Draw the mouse "
+			"pointer. Default true.\"}," SESSION_PROPERTY "}}",
 		.handler = screenshot,
 		.read_only = true,
 	},
@@ -96,7 +95,7 @@ static const struct mcp_tool screen_tools[] = {
 		.name = "cursor_position",
 		.title = "Mouse pointer position",
 		.description = "Where the mouse pointer is, as JSON {\"x\":..,\"y\":..} in "
-			       "screen pixels.",
+			       "screenshot coordinates.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
 		.handler = cursor_position,
 		.read_only = true,
@@ -104,8 +103,10 @@ static const struct mcp_tool screen_tools[] = {
 	{
 		.name = "screen_size",
 		.title = "Screen size",
-		.description = "The screen's size as JSON {\"width\":..,\"height\":..} in "
-			       "pixels. Valid coordinates are 0..width-1 and 0..height-1.",
+		.description = "The screen's size in screenshot coordinates as JSON "
+			       "{\"width\":..,\"height\":..} (plus native_width and native_height "
+			       "when screenshots are scaled). Valid coordinates are 0..width-1 and "
+			       "0..height-1.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
 		.handler = screen_size,
 		.read_only = true,

@@ -48,6 +48,7 @@ struct vnc_conn {
 	bool stopping;
 	bool failed;
 	char failure[256];
+	char *cut_text; /* the server's latest clipboard, as UTF-8 */
 };
 
 static int client_tag;
@@ -181,6 +182,32 @@ static void got_cursor_shape(rfbClient *client, int hot_x, int hot_y, int width,
 	vnc_framebuffer_set_cursor_shape(conn->fb, rgba, width, height, hot_x, hot_y);
 	free(rgba);
 	release_cursor_buffers(client);
+}
+
+/* RFB cut text is Latin-1; we keep UTF-8. */
+static void got_cut_text(rfbClient *client, const char *text, int len)
+{
+	struct vnc_conn *conn = conn_of(client);
+	if (len < 0 || len > 16 * 1024 * 1024)
+		return;
+	char *utf8 = malloc((size_t)len * 2 + 1);
+	if (!utf8)
+		return;
+	size_t o = 0;
+	for (int i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c < 0x80) {
+			utf8[o++] = (char)c;
+		} else {
+			utf8[o++] = (char)(0xc0 | c >> 6);
+			utf8[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	utf8[o] = '\0';
+	pthread_mutex_lock(&conn->lock);
+	free(conn->cut_text);
+	conn->cut_text = utf8;
+	pthread_mutex_unlock(&conn->lock);
 }
 
 static rfbBool got_cursor_position(rfbClient *client, int x, int y)
@@ -327,6 +354,7 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	client->FinishedFrameBufferUpdate = finished_update;
 	client->GotCursorShape = got_cursor_shape;
 	client->HandleCursorPos = got_cursor_position;
+	client->GotXCutText = got_cut_text;
 	client->canHandleNewFBSize = TRUE;
 	client->appData.shareDesktop = TRUE;
 	client->appData.useRemoteCursor = TRUE;
@@ -438,6 +466,7 @@ void vnc_conn_destroy(struct vnc_conn *conn)
 	rfbClientCleanup(conn->client);
 	free(conn->client_pixels);
 	close(conn->wake_fd);
+	free(conn->cut_text);
 	if (conn->password) {
 		memset(conn->password, 0, strlen(conn->password));
 		free(conn->password);
@@ -519,4 +548,12 @@ bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size)
 const char *vnc_conn_desktop_name(struct vnc_conn *conn)
 {
 	return conn->desktop_name;
+}
+
+char *vnc_conn_cut_text(struct vnc_conn *conn)
+{
+	pthread_mutex_lock(&conn->lock);
+	char *copy = conn->cut_text ? strdup(conn->cut_text) : NULL;
+	pthread_mutex_unlock(&conn->lock);
+	return copy;
 }

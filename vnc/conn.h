@@ -54,6 +54,10 @@ bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *ev
 bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
 			    size_t err_size);
 
+/* The text the server last put on the clipboard (UTF-8, caller frees), or
+ * NULL when it has sent none. */
+char *vnc_conn_cut_text(struct vnc_conn *conn);
+
 /* False once the connection has failed; err then says why. */
 bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size);
 const char *vnc_conn_desktop_name(struct vnc_conn *conn);

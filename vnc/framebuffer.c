@@ -12,6 +12,11 @@ struct vnc_framebuffer {
 
 	uint8_t *pixels;
 	int width, height;
+	/* Per row, the write that last touched it, so encoders can redo only
+	 * what changed. write_version only grows, also across resizes. */
+	uint64_t *row_version;
+	uint64_t write_version;
+	uint64_t cursor_version;
 
 	uint64_t sequence;
 	int64_t last_change_ms;
@@ -66,6 +71,7 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb)
 	pthread_cond_destroy(&fb->changed);
 	pthread_mutex_destroy(&fb->lock);
 	free(fb->pixels);
+	free(fb->row_version);
 	free(fb->cursor_rgba);
 	free(fb);
 }
@@ -75,13 +81,22 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
 		return false;
 	uint8_t *pixels = calloc((size_t)width * height, 4);
-	if (!pixels)
+	uint64_t *row_version = calloc((size_t)height, sizeof(*row_version));
+	if (!pixels || !row_version) {
+		free(pixels);
+		free(row_version);
 		return false;
+	}
 	pthread_mutex_lock(&fb->lock);
 	free(fb->pixels);
+	free(fb->row_version);
 	fb->pixels = pixels;
+	fb->row_version = row_version;
 	fb->width = width;
 	fb->height = height;
+	fb->write_version++;
+	for (int y = 0; y < height; y++)
+		row_version[y] = fb->write_version;
 	fb->pending_damage = true;
 	pthread_mutex_unlock(&fb->lock);
 	return true;
@@ -102,9 +117,12 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	if (height > fb->height - y)
 		height = fb->height - y;
 	size_t stride = (size_t)fb->width * 4;
-	for (int row = 0; row < height; row++)
+	fb->write_version++;
+	for (int row = 0; row < height; row++) {
 		memcpy(fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4,
 		       src + (size_t)(y + row) * src_stride + (size_t)x * 4, (size_t)width * 4);
+		fb->row_version[y + row] = fb->write_version;
+	}
 	fb->pending_damage = true;
 	pthread_mutex_unlock(&fb->lock);
 }
@@ -143,6 +161,7 @@ void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t 
 	fb->cursor_hot_x = hot_x;
 	fb->cursor_hot_y = hot_y;
 	fb->cursor_shape_known = true;
+	fb->cursor_version++;
 	note_change_locked(fb);
 	pthread_mutex_unlock(&fb->lock);
 }
@@ -153,6 +172,7 @@ void vnc_framebuffer_set_cursor_position(struct vnc_framebuffer *fb, int x, int 
 	if (x != fb->cursor_x || y != fb->cursor_y) {
 		fb->cursor_x = x;
 		fb->cursor_y = y;
+		fb->cursor_version++;
 		note_change_locked(fb);
 	}
 	pthread_mutex_unlock(&fb->lock);
@@ -206,36 +226,63 @@ static const char *const default_arrow[] = {
 	"#---------# ", "#------#####", "#---#--#    ", "#--# #--#   ", "#-#  #--#   ",
 	"##    #--#  ", "#     #--#  ", "       ##   ",
 };
+#define ARROW_WIDTH 12
+#define ARROW_HEIGHT ((int)(sizeof(default_arrow) / sizeof(default_arrow[0])))
 
-static void put_pixel(const struct vnc_rect *r, struct vnc_image *out, int x, int y,
-		      const uint8_t rgb[3])
+void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffer_view *view)
 {
-	x -= r->x;
-	y -= r->y;
-	if (x < 0 || y < 0 || x >= r->width || y >= r->height)
-		return;
-	memcpy(out->pixels + ((size_t)y * r->width + x) * 4, rgb, 3);
+	pthread_mutex_lock(&fb->lock);
+	view->pixels = fb->pixels;
+	view->width = fb->width;
+	view->height = fb->height;
+	view->row_version = fb->row_version;
+	view->sequence = fb->sequence;
+	view->cursor_version = fb->cursor_version;
+	view->fb = fb;
+	if (!fb->cursor_shape_known) {
+		view->cursor = (struct vnc_rect){ fb->cursor_x, fb->cursor_y, ARROW_WIDTH, ARROW_HEIGHT };
+	} else {
+		view->cursor = (struct vnc_rect){ fb->cursor_x - fb->cursor_hot_x,
+						  fb->cursor_y - fb->cursor_hot_y, fb->cursor_width,
+						  fb->cursor_height };
+	}
 }
 
-static void draw_cursor_locked(struct vnc_framebuffer *fb, const struct vnc_rect *r,
-			       struct vnc_image *out)
+void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view)
 {
+	pthread_mutex_unlock(&view->fb->lock);
+}
+
+static void put_pixel(uint8_t *dst, int stride, const struct vnc_rect *area, int x, int y,
+		      const uint8_t rgb[3])
+{
+	x -= area->x;
+	y -= area->y;
+	if (x < 0 || y < 0 || x >= area->width || y >= area->height)
+		return;
+	memcpy(dst + (size_t)y * stride + (size_t)x * 4, rgb, 3);
+}
+
+void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
+				      int dst_stride, const struct vnc_rect *area)
+{
+	const struct vnc_framebuffer *fb = view->fb;
 	if (!fb->cursor_shape_known) {
 		static const uint8_t black[3] = { 0, 0, 0 }, white[3] = { 255, 255, 255 };
-		for (size_t cy = 0; cy < sizeof(default_arrow) / sizeof(default_arrow[0]); cy++)
+		for (int cy = 0; cy < ARROW_HEIGHT; cy++)
 			for (int cx = 0; default_arrow[cy][cx]; cx++)
 				if (default_arrow[cy][cx] != ' ')
-					put_pixel(r, out, fb->cursor_x + cx, fb->cursor_y + (int)cy,
+					put_pixel(dst, dst_stride, area, view->cursor.x + cx,
+						  view->cursor.y + cy,
 						  default_arrow[cy][cx] == '#' ? black : white);
 		return;
 	}
-	int left = fb->cursor_x - fb->cursor_hot_x;
-	int top = fb->cursor_y - fb->cursor_hot_y;
 	for (int cy = 0; cy < fb->cursor_height; cy++) {
 		for (int cx = 0; cx < fb->cursor_width; cx++) {
 			const uint8_t *src = fb->cursor_rgba + ((size_t)cy * fb->cursor_width + cx) * 4;
 			if (src[3] != 0)
-				put_pixel(r, out, left + cx, top + cy, src);
+				put_pixel(dst, dst_stride, area, view->cursor.x + cx, view->cursor.y + cy,
+					  src);
 		}
 	}
 }
@@ -244,32 +291,33 @@ bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect 
 			      bool with_cursor, struct vnc_image *out, uint64_t *sequence)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&fb->lock);
-	struct vnc_rect r = { 0, 0, fb->width, fb->height };
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	struct vnc_rect r = { 0, 0, view.width, view.height };
 	if (region)
 		r = *region;
-	if (fb->width <= 0 || r.x < 0 || r.y < 0 || r.width <= 0 || r.height <= 0 ||
-	    r.x + r.width > fb->width || r.y + r.height > fb->height)
+	if (view.width <= 0 || r.x < 0 || r.y < 0 || r.width <= 0 || r.height <= 0 ||
+	    r.x + r.width > view.width || r.y + r.height > view.height)
 		goto refuse;
 	out->pixels = malloc((size_t)r.width * r.height * 4);
 	if (!out->pixels)
 		goto refuse;
 	out->width = r.width;
 	out->height = r.height;
-	size_t stride = (size_t)fb->width * 4;
+	size_t stride = (size_t)view.width * 4;
 	for (int row = 0; row < r.height; row++)
 		memcpy(out->pixels + (size_t)row * r.width * 4,
-		       fb->pixels + (size_t)(r.y + row) * stride + (size_t)r.x * 4,
+		       view.pixels + (size_t)(r.y + row) * stride + (size_t)r.x * 4,
 		       (size_t)r.width * 4);
 	if (with_cursor)
-		draw_cursor_locked(fb, &r, out);
+		vnc_framebuffer_view_draw_cursor(&view, out->pixels, r.width * 4, &r);
 	if (sequence)
-		*sequence = fb->sequence;
-	pthread_mutex_unlock(&fb->lock);
+		*sequence = view.sequence;
+	vnc_framebuffer_unlock_view(&view);
 	return true;
 
 refuse:
-	pthread_mutex_unlock(&fb->lock);
+	vnc_framebuffer_unlock_view(&view);
 	return false;
 }
 
@@ -298,8 +346,8 @@ enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb
 	return result;
 }
 
-enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int quiet_ms,
-						  int timeout_ms)
+enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int64_t since_ms,
+						  int quiet_ms, int timeout_ms)
 {
 	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
 	enum vnc_wait_result result = VNC_WAIT_OK;
@@ -310,7 +358,8 @@ enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, in
 			break;
 		}
 		int64_t now = vnc_monotonic_ms();
-		int64_t quiet_until = fb->last_change_ms + quiet_ms;
+		int64_t quiet_from = fb->last_change_ms > since_ms ? fb->last_change_ms : since_ms;
+		int64_t quiet_until = quiet_from + quiet_ms;
 		if (now >= quiet_until)
 			break;
 		if (now >= give_up) {

@@ -61,11 +61,31 @@ bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect 
 			      bool with_cursor, struct vnc_image *out, uint64_t *sequence);
 void vnc_image_finish(struct vnc_image *image);
 
+/* Direct access for encoders, valid between lock and unlock, during which
+ * the connection thread waits: copy what is needed and let go quickly. */
+struct vnc_framebuffer_view {
+	const uint8_t *pixels;       /* RGBX, stride width * 4 */
+	int width, height;
+	const uint64_t *row_version; /* per row: grows whenever the row changes */
+	uint64_t sequence;
+	uint64_t cursor_version;     /* grows when the pointer moves or changes shape */
+	struct vnc_rect cursor;      /* where the pointer covers the screen */
+	struct vnc_framebuffer *fb;
+};
+
+void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffer_view *view);
+void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view);
+/* Draws the pointer into dst, an RGBX buffer showing area of the screen. */
+void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
+				      int dst_stride, const struct vnc_rect *area);
+
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);
-/* Waits until no frame has arrived for quiet_ms, at most timeout_ms. */
-enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int quiet_ms,
-						  int timeout_ms);
+/* Waits until the screen has not changed for quiet_ms, counting from
+ * since_ms (vnc_monotonic_ms time, e.g. when an action was sent) at the
+ * earliest, for at most timeout_ms. */
+enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int64_t since_ms,
+						  int quiet_ms, int timeout_ms);
 
 int64_t vnc_monotonic_ms(void);
 

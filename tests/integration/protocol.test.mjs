@@ -145,7 +145,7 @@ test('invalid arguments are tool errors that name the value and what is allowed'
     ['type', { text: 42 }, /'text' must be a string, got an integer/],
     ['type', { text: 'a\u0007b' }, /control character U\+0007/],
     ['scroll', { direction: 'sideways' }, /'direction' is 'sideways'; it must be one of: up, down, left, right/],
-    ['screenshot', { colour: true }, /unknown argument 'colour' for screenshot; it takes: settle, show_cursor, session/],
+    ['screenshot', { colour: true }, /unknown argument 'colour' for screenshot; it takes: region, format, quality, settle, show_cursor, session/],
     ['screen_size', { session: 'other' }, /no session 'other'; the sessions are: default/],
   ];
   for (const [tool, args, message] of cases) {

@@ -24,10 +24,14 @@ after(async () => {
   await bridge?.close();
 });
 
-test('lists every tool of this slice with an object schema', async () => {
+test('lists every computer-use tool with an object schema', async () => {
   const { tools } = await bridge.client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['click', 'cursor_position', 'move_mouse', 'press', 'screen_size', 'screenshot', 'scroll', 'type']);
+  assert.deepEqual(names, [
+    'click', 'clipboard_get', 'clipboard_set', 'computer', 'cursor_position', 'drag', 'hold_key',
+    'launch', 'mouse_down', 'mouse_up', 'move_mouse', 'open_url', 'press', 'screen_size',
+    'screenshot', 'scroll', 'type', 'wait',
+  ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });
 

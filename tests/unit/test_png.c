@@ -90,7 +90,7 @@ static void waits_end_on_frames_timeouts_and_close(void)
 	ASSERT_EQ(vnc_framebuffer_wait_frame_after(fb, 0, 20), VNC_WAIT_TIMEOUT);
 	vnc_framebuffer_commit(fb); /* the resize counts as a change */
 	ASSERT_EQ(vnc_framebuffer_wait_frame_after(fb, 0, 20), VNC_WAIT_OK);
-	ASSERT_EQ(vnc_framebuffer_wait_settled(fb, 10, 1000), VNC_WAIT_OK);
+	ASSERT_EQ(vnc_framebuffer_wait_settled(fb, 0, 10, 1000), VNC_WAIT_OK);
 	vnc_framebuffer_close(fb);
 	ASSERT_EQ(vnc_framebuffer_wait_frame_after(fb, 1, 1000), VNC_WAIT_CLOSED);
 	vnc_framebuffer_destroy(fb);

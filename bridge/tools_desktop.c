@@ -1,0 +1,273 @@
+/* Tools that need the desktop itself: open_url, launch, clipboard_get,
+ * clipboard_set. The first two work on local desktops only; the clipboard
+ * goes through X (any Unicode) on local desktops and through RFB cut text
+ * (Latin-1) on attached ones. */
+#include "tools_internal.h"
+
+#include "desktop.h"
+#include "session.h"
+#include "../mcp/server.h"
+#include "../vnc/conn.h"
+#include "../vnc/framebuffer.h"
+#include "../vnc/keys.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CLIPBOARD_BYTES (1024 * 1024)
+#define BROWSER_FIRST_PAINT_MS 15000
+
+static struct bridge_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
+					    const char *what)
+{
+	struct bridge_desktop *d = bridge_session_desktop(s);
+	if (!d)
+		mcp_call_fail(call,
+			      "%s needs a local desktop (template desktop or bare); session %s is "
+			      "attached to a VNC server the bridge does not run",
+			      what, bridge_session_id(s));
+	return d;
+}
+
+/* http(s), file and about URLs; a bare host gets https://. */
+static bool normalize_url(const char *url, char *out, size_t size, char *err, size_t err_size)
+{
+	static const char *const allowed[] = { "http://", "https://", "file://", "about:" };
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		if (strncasecmp(url, allowed[i], strlen(allowed[i])) == 0) {
+			snprintf(out, size, "%s", url);
+			return true;
+		}
+	}
+	if (strstr(url, "://") || strchr(url, ' ') || url[0] == '-') {
+		snprintf(err, err_size,
+			 "'%.100s' is not an http, https, file or about URL", url);
+		return false;
+	}
+	snprintf(out, size, "https://%s", url);
+	return true;
+}
+
+static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_desktop *d = s ? local_desktop(s, call, "open_url") : NULL;
+	if (!d)
+		return;
+	char url[4096], err[320];
+	if (!normalize_url(tools_string(args, "url", ""), url, sizeof(url), err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
+	uint64_t before = vnc_framebuffer_sequence(fb);
+	bool started;
+	if (!bridge_desktop_open_url(d, url, &started, err, sizeof(err))) {
+		mcp_call_fail(call, "could not open the browser: %s", err);
+		return;
+	}
+	mcp_call_text(call, "%s %s.", started ? "Started Chromium with" : "Opened a new tab with",
+		      url);
+	if (tools_bool(args, "screenshot", false))
+		/* The window takes a moment to appear: settle only after it did. */
+		vnc_framebuffer_wait_frame_after(fb, before, BROWSER_FIRST_PAINT_MS);
+	tools_finish_action(s, call, args, vnc_monotonic_ms());
+}
+
+static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_desktop *d = s ? local_desktop(s, call, "launch") : NULL;
+	if (!d)
+		return;
+	const char *command = tools_string(args, "command", "");
+	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
+	char err[320];
+	if (!bridge_desktop_launch(d, "launched command", argv, err, sizeof(err))) {
+		mcp_call_fail(call, "could not launch: %s", err);
+		return;
+	}
+	mcp_call_text(call, "Started: %s", command);
+	tools_finish_action(s, call, args, vnc_monotonic_ms());
+}
+
+static char *read_x_clipboard(struct bridge_desktop *d, char *err, size_t err_size)
+{
+	char *argv[] = { "xclip", "-o", "-selection", "clipboard", "-t", "UTF8_STRING", NULL };
+	char *text = NULL;
+	if (!bridge_desktop_run(d, "xclip", argv, &text, MAX_CLIPBOARD_BYTES, 5000, err, err_size))
+		return NULL;
+	return text;
+}
+
+static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	if (!s)
+		return;
+	struct bridge_desktop *d = bridge_session_desktop(s);
+	char *text;
+	if (d) {
+		char err[320];
+		text = read_x_clipboard(d, err, sizeof(err));
+		if (!text)
+			text = strdup(""); /* nobody owns the clipboard */
+	} else {
+		text = vnc_conn_cut_text(bridge_session_conn(s));
+		if (!text)
+			text = strdup("");
+	}
+	if (!text) {
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_text(call, "%s", text);
+	free(text);
+}
+
+/* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
+static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size)
+{
+	size_t in_len = strlen(text);
+	char *out = malloc(in_len + 1);
+	if (!out)
+		return NULL;
+	*len = 0;
+	for (size_t i = 0; i < in_len;) {
+		uint32_t cp;
+		size_t n = vnc_utf8_decode(text + i, in_len - i, &cp);
+		if (n == 0 || cp > 0xff) {
+			snprintf(err, err_size,
+				 "this desktop is attached over VNC, whose clipboard carries "
+				 "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
+				 "sent",
+				 i, n ? cp : 0xfffd);
+			free(out);
+			return NULL;
+		}
+		out[(*len)++] = (char)cp;
+		i += n;
+	}
+	return out;
+}
+
+static bool set_x_clipboard(struct bridge_desktop *d, const char *text, char *err,
+			    size_t err_size)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/clipboard-XXXXXX", bridge_desktop_tmp_dir(d));
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		snprintf(err, err_size, "cannot write the clipboard text to the desktop");
+		return false;
+	}
+	size_t len = strlen(text);
+	bool written = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	/* xclip stays in the foreground (-quiet) as the clipboard's owner until
+	 * something else takes it; the desktop stops it at the end. */
+	char *argv[] = { "xclip", "-quiet", "-selection", "clipboard", "-i", path, NULL };
+	bool ok = written && bridge_desktop_launch(d, "xclip", argv, err, err_size);
+	/* Ready once the clipboard reads back what we put there. */
+	bool confirmed = false;
+	for (int i = 0; ok && i < 100 && !confirmed; i++) {
+		char read_err[64];
+		char *now = read_x_clipboard(d, read_err, sizeof(read_err));
+		confirmed = now && strcmp(now, text) == 0;
+		free(now);
+		if (!confirmed) {
+			struct timespec tick = { 0, 20 * 1000000L };
+			nanosleep(&tick, NULL);
+		}
+	}
+	unlink(path);
+	if (ok && !confirmed)
+		snprintf(err, err_size, "the clipboard did not take the text (is xclip installed?)");
+	return ok && confirmed;
+}
+
+static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	if (!s)
+		return;
+	const char *text = tools_string(args, "text", "");
+	char err[320];
+	struct bridge_desktop *d = bridge_session_desktop(s);
+	bool ok;
+	if (d) {
+		ok = set_x_clipboard(d, text, err, sizeof(err));
+	} else {
+		size_t len;
+		char *latin1 = to_latin1(text, &len, err, sizeof(err));
+		ok = latin1 && vnc_conn_send_cut_text(bridge_session_conn(s), latin1, len, err,
+						      sizeof(err));
+		free(latin1);
+	}
+	if (!ok) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	mcp_call_text(call, "The clipboard now holds %zu bytes of text; paste with ctrl+v.",
+		      strlen(text));
+}
+
+static const struct mcp_tool desktop_tools[] = {
+	{
+		.name = "open_url",
+		.title = "Open a URL",
+		.description = "Show a web page in Chromium on the desktop: the first call "
+			       "starts the browser, later calls open new tabs. Local desktops "
+			       "only.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{"
+				"\"url\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000,"
+				"\"description\":\"http, https, file or about URL; a bare host name "
+				"gets https://.\"}," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"},\"required\":[\"url\"]}",
+		.handler = open_url,
+	},
+	{
+		.name = "launch",
+		.title = "Launch a program",
+		.description = "Start a program on the desktop with /bin/sh -c, e.g. \"xterm\" "
+			       "or \"gedit notes.txt\". It runs in the desktop's private home "
+			       "and ends with the desktop. Local desktops only.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{"
+				"\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000}"
+				"," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"},\"required\":[\"command\"]}",
+		.handler = launch,
+	},
+	{
+		.name = "clipboard_get",
+		.title = "Read the clipboard",
+		.description = "The text on the desktop's clipboard (what ctrl+c copied).",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.handler = clipboard_get,
+		.read_only = true,
+	},
+	{
+		.name = "clipboard_set",
+		.title = "Set the clipboard",
+		.description = "Put text on the desktop's clipboard, ready to paste with ctrl+v. "
+			       "Faster than type for long text.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{"
+				"\"text\":{\"type\":\"string\",\"maxLength\":1000000}," SESSION_PROPERTY
+				"},\"required\":[\"text\"]}",
+		.handler = clipboard_set,
+	},
+};
+
+bool tools_register_desktop(struct mcp_server *server, struct bridge_context *context)
+{
+	for (size_t i = 0; i < sizeof(desktop_tools) / sizeof(desktop_tools[0]); i++)
+		if (!mcp_server_add_tool(server, &desktop_tools[i], context))
+			return false;
+	return true;
+}

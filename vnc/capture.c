@@ -1,0 +1,531 @@
+#include "capture.h"
+
+#include <stdio.h> /* jpeglib.h needs FILE */
+#include <jpeglib.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define BAND_ROWS 16
+#define MAX_THREADS 4
+
+struct band {
+	int out_y0, out_y1; /* output rows */
+	int src_y0, src_y1; /* screen rows they come from */
+	uint8_t *data;      /* raw deflate, ends byte-aligned */
+	size_t len, capacity;
+	size_t raw_len;     /* filtered scanline bytes it holds */
+	uint32_t adler, crc;
+	uint64_t version;        /* newest row version it shows */
+	uint64_t cursor_version; /* pointer state it shows */
+	bool had_cursor;
+	bool valid;
+	bool dirty; /* this capture */
+};
+
+struct vnc_capture_cache {
+	pthread_mutex_t lock;
+	struct vnc_capture_request key; /* geometry the bands belong to */
+	struct band *bands;
+	int band_count;
+	struct vnc_bytes last;          /* the previous PNG */
+};
+
+/* The work of one capture. */
+struct capture {
+	const struct vnc_capture_request *request;
+	uint8_t *source;        /* RGBX copy of the source rect (rows of dirty bands) */
+	size_t source_stride;
+	int *column_start, *column_end; /* source columns of each output column */
+	struct band *bands;
+	int band_count;
+	atomic_int next_band;
+	atomic_bool failed;
+};
+
+struct vnc_capture_cache *vnc_capture_cache_create(void)
+{
+	struct vnc_capture_cache *cache = calloc(1, sizeof(*cache));
+	if (cache)
+		pthread_mutex_init(&cache->lock, NULL);
+	return cache;
+}
+
+static void free_bands(struct band *bands, int count)
+{
+	for (int i = 0; i < count; i++)
+		free(bands[i].data);
+	free(bands);
+}
+
+void vnc_capture_cache_destroy(struct vnc_capture_cache *cache)
+{
+	if (!cache)
+		return;
+	free_bands(cache->bands, cache->band_count);
+	vnc_bytes_finish(&cache->last);
+	pthread_mutex_destroy(&cache->lock);
+	free(cache);
+}
+
+static bool same_geometry(const struct vnc_capture_request *a, const struct vnc_capture_request *b)
+{
+	return a->source.x == b->source.x && a->source.y == b->source.y &&
+	       a->source.width == b->source.width && a->source.height == b->source.height &&
+	       a->width == b->width && a->height == b->height && a->with_cursor == b->with_cursor;
+}
+
+/* Output row or column i covers source [start, end): a box filter. */
+static void map_span(int i, int out_size, int source_size, int *start, int *end)
+{
+	*start = (int)((long long)i * source_size / out_size);
+	*end = (int)((long long)(i + 1) * source_size / out_size);
+	if (*end <= *start)
+		*end = *start + 1;
+}
+
+static struct band *make_bands(const struct vnc_capture_request *r, int *count)
+{
+	*count = (r->height + BAND_ROWS - 1) / BAND_ROWS;
+	struct band *bands = calloc((size_t)*count, sizeof(*bands));
+	if (!bands)
+		return NULL;
+	for (int i = 0; i < *count; i++) {
+		struct band *b = &bands[i];
+		b->out_y0 = i * BAND_ROWS;
+		b->out_y1 = b->out_y0 + BAND_ROWS < r->height ? b->out_y0 + BAND_ROWS : r->height;
+		int unused;
+		map_span(b->out_y0, r->height, r->source.height, &b->src_y0, &unused);
+		map_span(b->out_y1 - 1, r->height, r->source.height, &unused, &b->src_y1);
+	}
+	return bands;
+}
+
+static bool rects_overlap(const struct vnc_rect *a, const struct vnc_rect *b)
+{
+	return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height &&
+	       b->y < a->y + a->height;
+}
+
+/* Under the framebuffer lock: decide which bands changed and copy their
+ * source rows, pointer included. */
+static void collect_dirty(struct capture *c, const struct vnc_framebuffer_view *view)
+{
+	const struct vnc_capture_request *r = c->request;
+	for (int i = 0; i < c->band_count; i++) {
+		struct band *b = &c->bands[i];
+		struct vnc_rect area = { r->source.x, r->source.y + b->src_y0, r->source.width,
+					 b->src_y1 - b->src_y0 };
+		uint64_t newest = 0;
+		for (int y = area.y; y < area.y + area.height; y++)
+			if (view->row_version[y] > newest)
+				newest = view->row_version[y];
+		bool has_cursor = r->with_cursor && view->cursor.width > 0 &&
+				  rects_overlap(&view->cursor, &area);
+		bool cursor_moved = r->with_cursor && view->cursor_version != b->cursor_version &&
+				    (has_cursor || b->had_cursor);
+		b->dirty = !b->valid || newest > b->version || cursor_moved;
+		if (!b->dirty)
+			continue;
+		b->version = newest;
+		b->cursor_version = view->cursor_version;
+		b->had_cursor = has_cursor;
+		uint8_t *dst = c->source + (size_t)b->src_y0 * c->source_stride;
+		for (int y = 0; y < area.height; y++)
+			memcpy(dst + (size_t)y * c->source_stride,
+			       view->pixels + ((size_t)(area.y + y) * view->width + area.x) * 4,
+			       (size_t)area.width * 4);
+		if (has_cursor)
+			vnc_framebuffer_view_draw_cursor(view, dst, (int)c->source_stride, &area);
+	}
+}
+
+/* One output row as RGB, averaged from the source box it covers. */
+static void output_row_rgb(const struct capture *c, int out_y, uint8_t *rgb)
+{
+	const struct vnc_capture_request *r = c->request;
+	int y0, y1;
+	map_span(out_y, r->height, r->source.height, &y0, &y1);
+	if (r->width == r->source.width && y1 - y0 == 1) {
+		const uint8_t *src = c->source + (size_t)y0 * c->source_stride;
+		for (int x = 0; x < r->width; x++, src += 4, rgb += 3)
+			memcpy(rgb, src, 3);
+		return;
+	}
+	for (int x = 0; x < r->width; x++, rgb += 3) {
+		unsigned sum[3] = { 0, 0, 0 }, n = 0;
+		for (int y = y0; y < y1; y++) {
+			const uint8_t *src = c->source + (size_t)y * c->source_stride;
+			for (int sx = c->column_start[x]; sx < c->column_end[x]; sx++, n++) {
+				sum[0] += src[sx * 4];
+				sum[1] += src[sx * 4 + 1];
+				sum[2] += src[sx * 4 + 2];
+			}
+		}
+		for (int k = 0; k < 3; k++)
+			rgb[k] = (uint8_t)((sum[k] + n / 2) / n);
+	}
+}
+
+/* PNG scanlines with the SUB filter, deflated raw with a sync flush. */
+static bool compress_band(struct capture *c, struct band *b, z_stream *z, uint8_t *raw,
+			  uint8_t *rgb)
+{
+	int width = c->request->width;
+	size_t line = 1 + (size_t)width * 3;
+	size_t raw_len = 0;
+	for (int y = b->out_y0; y < b->out_y1; y++) {
+		uint8_t *out = raw + raw_len;
+		output_row_rgb(c, y, rgb);
+		out[0] = 1; /* SUB */
+		memcpy(out + 1, rgb, 3);
+		for (size_t i = 3; i < (size_t)width * 3; i++)
+			out[1 + i] = (uint8_t)(rgb[i] - rgb[i - 3]);
+		raw_len += line;
+	}
+
+	size_t bound = deflateBound(z, raw_len) + 16;
+	if (bound > b->capacity) {
+		uint8_t *grown = realloc(b->data, bound);
+		if (!grown)
+			return false;
+		b->data = grown;
+		b->capacity = bound;
+	}
+	if (deflateReset(z) != Z_OK)
+		return false;
+	z->next_in = raw;
+	z->avail_in = (uInt)raw_len;
+	z->next_out = b->data;
+	z->avail_out = (uInt)b->capacity;
+	if (deflate(z, Z_SYNC_FLUSH) != Z_OK || z->avail_in != 0)
+		return false;
+	b->len = b->capacity - z->avail_out;
+	b->raw_len = raw_len;
+	b->adler = (uint32_t)adler32(adler32(0, Z_NULL, 0), raw, (uInt)raw_len);
+	b->crc = (uint32_t)crc32(0, b->data, (uInt)b->len);
+	b->valid = true;
+	return true;
+}
+
+static void *compress_worker(void *arg)
+{
+	struct capture *c = arg;
+	size_t line = 1 + (size_t)c->request->width * 3;
+	uint8_t *raw = malloc(line * BAND_ROWS);
+	uint8_t *rgb = malloc((size_t)c->request->width * 3);
+	z_stream z = { 0 };
+	bool ok = raw && rgb && deflateInit2(&z, 1, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) == Z_OK;
+	if (!ok) {
+		atomic_store(&c->failed, true);
+		free(raw);
+		free(rgb);
+		return NULL;
+	}
+	for (;;) {
+		int i = atomic_fetch_add(&c->next_band, 1);
+		if (i >= c->band_count || atomic_load(&c->failed))
+			break;
+		struct band *b = &c->bands[i];
+		if (b->dirty && !compress_band(c, b, &z, raw, rgb)) {
+			b->valid = false;
+			atomic_store(&c->failed, true);
+		}
+	}
+	deflateEnd(&z);
+	free(raw);
+	free(rgb);
+	return NULL;
+}
+
+static bool compress_dirty_bands(struct capture *c, int dirty)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = cores > 1 ? (int)cores : 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if (threads > dirty / 2)
+		threads = dirty / 2 > 0 ? dirty / 2 : 1;
+	pthread_t helpers[MAX_THREADS];
+	int started = 0;
+	for (int i = 1; i < threads; i++)
+		if (pthread_create(&helpers[started], NULL, compress_worker, c) == 0)
+			started++;
+	compress_worker(c);
+	for (int i = 0; i < started; i++)
+		pthread_join(helpers[i], NULL);
+	return !atomic_load(&c->failed);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void append(struct vnc_bytes *out, const void *data, size_t len)
+{
+	memcpy(out->data + out->len, data, len);
+	out->len += len;
+}
+
+static void append_chunk(struct vnc_bytes *out, const char *type, const uint8_t *data,
+			 uint32_t len)
+{
+	uint8_t header[8];
+	put_be32(header, len);
+	memcpy(header + 4, type, 4);
+	append(out, header, 8);
+	uint32_t crc = (uint32_t)crc32(0, (const Bytef *)type, 4);
+	if (len > 0) { /* crc32() with a NULL buffer restarts at 0 */
+		append(out, data, len);
+		crc = (uint32_t)crc32(crc, data, len);
+	}
+	uint8_t tail[4];
+	put_be32(tail, crc);
+	append(out, tail, 4);
+}
+
+static bool assemble_png(const struct capture *c, struct vnc_bytes *out)
+{
+	static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	static const uint8_t zlib_header[2] = { 0x78, 0x01 };
+	static const uint8_t final_block[2] = { 0x03, 0x00 }; /* empty, fixed Huffman */
+	size_t idat = sizeof(zlib_header) + sizeof(final_block) + 4;
+	uint32_t adler = (uint32_t)adler32(0, Z_NULL, 0);
+	for (int i = 0; i < c->band_count; i++) {
+		idat += c->bands[i].len;
+		adler = (uint32_t)adler32_combine(adler, c->bands[i].adler, (z_off_t)c->bands[i].raw_len);
+	}
+	if (idat > 0x7fffffff)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->capacity = sizeof(signature) + 25 + 12 + idat + 12;
+	out->data = malloc(out->capacity);
+	if (!out->data)
+		return false;
+
+	append(out, signature, sizeof(signature));
+	uint8_t ihdr[13] = { 0 };
+	put_be32(ihdr, (uint32_t)c->request->width);
+	put_be32(ihdr + 4, (uint32_t)c->request->height);
+	ihdr[8] = 8; /* bits per channel */
+	ihdr[9] = 2; /* RGB */
+	append_chunk(out, "IHDR", ihdr, sizeof(ihdr));
+
+	/* IDAT written piecewise; its CRC joined from the bands' own. */
+	uint8_t header[8];
+	put_be32(header, (uint32_t)idat);
+	memcpy(header + 4, "IDAT", 4);
+	append(out, header, 8);
+	uint32_t crc = (uint32_t)crc32(0, (const Bytef *)"IDAT", 4);
+	append(out, zlib_header, sizeof(zlib_header));
+	crc = (uint32_t)crc32(crc, zlib_header, sizeof(zlib_header));
+	for (int i = 0; i < c->band_count; i++) {
+		append(out, c->bands[i].data, c->bands[i].len);
+		crc = (uint32_t)crc32_combine(crc, c->bands[i].crc, (z_off_t)c->bands[i].len);
+	}
+	uint8_t trailer[6];
+	memcpy(trailer, final_block, 2);
+	put_be32(trailer + 2, adler);
+	append(out, trailer, sizeof(trailer));
+	crc = (uint32_t)crc32(crc, trailer, sizeof(trailer));
+	uint8_t crc_bytes[4];
+	put_be32(crc_bytes, crc);
+	append(out, crc_bytes, 4);
+
+	append_chunk(out, "IEND", NULL, 0);
+	return true;
+}
+
+static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
+{
+	const struct vnc_capture_request *r = c->request;
+	struct jpeg_compress_struct jpeg;
+	struct jpeg_error_mgr errors;
+	jpeg.err = jpeg_std_error(&errors);
+	jpeg_create_compress(&jpeg);
+	unsigned char *buffer = NULL;
+	unsigned long size = 0;
+	jpeg_mem_dest(&jpeg, &buffer, &size);
+	jpeg.image_width = (JDIMENSION)r->width;
+	jpeg.image_height = (JDIMENSION)r->height;
+	jpeg.input_components = 3;
+	jpeg.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&jpeg);
+	jpeg_set_quality(&jpeg, r->jpeg_quality, TRUE);
+	jpeg_start_compress(&jpeg, TRUE);
+	uint8_t *rgb = malloc((size_t)r->width * 3);
+	bool ok = rgb != NULL;
+	for (int y = 0; ok && y < r->height; y++) {
+		output_row_rgb(c, y, rgb);
+		JSAMPROW row = rgb;
+		jpeg_write_scanlines(&jpeg, &row, 1);
+	}
+	if (ok)
+		jpeg_finish_compress(&jpeg);
+	jpeg_destroy_compress(&jpeg);
+	free(rgb);
+	if (!ok) {
+		free(buffer);
+		return false;
+	}
+	out->data = buffer;
+	out->len = out->capacity = size;
+	return true;
+}
+
+static bool valid_request(const struct vnc_capture_request *r, int screen_width,
+			  int screen_height, char *err, size_t err_size)
+{
+	const struct vnc_rect *s = &r->source;
+	if (screen_width <= 0) {
+		snprintf(err, err_size, "the desktop has no picture yet; try again in a moment");
+		return false;
+	}
+	if (s->x < 0 || s->y < 0 || s->width <= 0 || s->height <= 0 ||
+	    s->x + s->width > screen_width || s->y + s->height > screen_height) {
+		snprintf(err, err_size, "region %dx%d at (%d, %d) is not inside the %dx%d screen",
+			 s->width, s->height, s->x, s->y, screen_width, screen_height);
+		return false;
+	}
+	if (r->width <= 0 || r->height <= 0 || r->width > s->width || r->height > s->height) {
+		snprintf(err, err_size, "cannot scale %dx%d to %dx%d", s->width, s->height, r->width,
+			 r->height);
+		return false;
+	}
+	return true;
+}
+
+static bool prepare(struct capture *c, const struct vnc_capture_request *r)
+{
+	c->request = r;
+	c->source_stride = (size_t)r->source.width * 4;
+	c->source = malloc(c->source_stride * (size_t)r->source.height);
+	c->column_start = malloc(sizeof(int) * (size_t)r->width);
+	c->column_end = malloc(sizeof(int) * (size_t)r->width);
+	if (!c->source || !c->column_start || !c->column_end)
+		return false;
+	for (int x = 0; x < r->width; x++)
+		map_span(x, r->width, r->source.width, &c->column_start[x], &c->column_end[x]);
+	return true;
+}
+
+static void release(struct capture *c)
+{
+	free(c->source);
+	free(c->column_start);
+	free(c->column_end);
+}
+
+static bool capture_jpeg(struct vnc_framebuffer *fb, const struct vnc_capture_request *r,
+			 struct vnc_bytes *out, char *err, size_t err_size)
+{
+	struct capture c = { 0 };
+	struct band whole = { .out_y0 = 0, .out_y1 = r->height, .src_y0 = 0,
+			      .src_y1 = r->source.height };
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	if (!valid_request(r, view.width, view.height, err, err_size)) {
+		vnc_framebuffer_unlock_view(&view);
+		return false;
+	}
+	bool ok = prepare(&c, r);
+	if (ok) {
+		c.bands = &whole;
+		c.band_count = 1;
+		collect_dirty(&c, &view);
+	}
+	vnc_framebuffer_unlock_view(&view);
+	ok = ok && encode_jpeg(&c, out);
+	release(&c);
+	if (!ok)
+		snprintf(err, err_size, "encoding the JPEG failed (out of memory?)");
+	return ok;
+}
+
+bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
+		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
+		 char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	if (unchanged)
+		*unchanged = false;
+	if (request->format == VNC_FORMAT_JPEG)
+		return capture_jpeg(fb, request, out, err, err_size);
+
+	struct vnc_capture_cache scratch_cache = { 0 };
+	if (!cache)
+		cache = &scratch_cache;
+	else
+		pthread_mutex_lock(&cache->lock);
+
+	struct capture c = { 0 };
+	bool ok = false;
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	if (!valid_request(request, view.width, view.height, err, err_size)) {
+		vnc_framebuffer_unlock_view(&view);
+		goto out;
+	}
+	if (!cache->bands || !same_geometry(&cache->key, request)) {
+		free_bands(cache->bands, cache->band_count);
+		vnc_bytes_finish(&cache->last);
+		cache->key = *request;
+		cache->bands = make_bands(request, &cache->band_count);
+	}
+	if (!cache->bands || !prepare(&c, request)) {
+		vnc_framebuffer_unlock_view(&view);
+		snprintf(err, err_size, "out of memory capturing the screen");
+		goto out;
+	}
+	c.bands = cache->bands;
+	c.band_count = cache->band_count;
+	collect_dirty(&c, &view);
+	vnc_framebuffer_unlock_view(&view);
+
+	int dirty = 0;
+	for (int i = 0; i < c.band_count; i++)
+		dirty += c.bands[i].dirty;
+	if (dirty == 0 && cache->last.len > 0) {
+		/* Nothing moved: the previous file is this one. */
+		out->data = malloc(cache->last.len);
+		if (out->data) {
+			memcpy(out->data, cache->last.data, cache->last.len);
+			out->len = out->capacity = cache->last.len;
+			ok = true;
+			if (unchanged)
+				*unchanged = true;
+		}
+	} else {
+		ok = compress_dirty_bands(&c, dirty) && assemble_png(&c, out);
+		if (ok && cache != &scratch_cache) {
+			vnc_bytes_finish(&cache->last);
+			cache->last.data = malloc(out->len);
+			if (cache->last.data) {
+				memcpy(cache->last.data, out->data, out->len);
+				cache->last.len = cache->last.capacity = out->len;
+			}
+		}
+	}
+	if (!ok) {
+		vnc_bytes_finish(out);
+		snprintf(err, err_size, "encoding the screenshot failed (out of memory?)");
+	}
+
+out:
+	release(&c);
+	if (cache == &scratch_cache) {
+		free_bands(cache->bands, cache->band_count);
+		vnc_bytes_finish(&cache->last);
+	} else {
+		pthread_mutex_unlock(&cache->lock);
+	}
+	return ok;
+}
