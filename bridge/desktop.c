@@ -374,23 +374,22 @@ bool bridge_desktop_open_url(struct bridge_desktop *d, const char *url, bool *st
 		(char *)url,
 		NULL,
 	};
+	struct bridge_spawn spawn = {
+		.name = "chromium", .argv = argv, .envp = d->env, .cwd = d->home,
+		.log_path = d->log_path, .pass_fd = -1,
+	};
 	pthread_mutex_lock(&d->lock);
 	*started = !bridge_process_running(&d->browser);
-	bool ok;
+	pthread_mutex_unlock(&d->lock);
 	if (*started) {
-		struct bridge_spawn spawn = {
-			.name = "chromium", .argv = argv, .envp = d->env, .cwd = d->home,
-			.log_path = d->log_path, .pass_fd = -1,
-		};
-		ok = bridge_process_spawn(&d->browser, &spawn, err, err_size);
+		pthread_mutex_lock(&d->lock);
+		bool ok = bridge_process_spawn(&d->browser, &spawn, err, err_size);
 		pthread_mutex_unlock(&d->lock);
-	} else {
-		pthread_mutex_unlock(&d->lock);
-		/* A second invocation hands the URL to the running browser as a
-		 * new tab and exits. */
-		char *output = NULL;
-		ok = bridge_desktop_run(d, "chromium", argv, &output, 4096, 15000, err, err_size);
-		free(output);
+		return ok;
 	}
-	return ok;
+	/* A second invocation with the same profile hands the URL to the
+	 * running browser as a new tab and exits; should the browser be
+	 * closing just then, it becomes the browser itself. Either way it is
+	 * not waited for. */
+	return bridge_desktop_launch(d, "chromium", argv, err, err_size);
 }

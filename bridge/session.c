@@ -65,6 +65,13 @@ struct bridge_session *bridge_session_start_local(const char *id,
 	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
 	if (!s->conn)
 		goto fail;
+	/* X starts the pointer in the middle of the screen. Saying so makes
+	 * our idea of it right, and keeps Xvnc from painting its own pointer
+	 * into the picture (it does while its pointer and our last one differ). */
+	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER, .x = o->width / 2,
+					  .y = o->height / 2 };
+	if (!vnc_conn_send_input(s->conn, &centre, 1, err, err_size))
+		goto fail;
 	return s;
 
 fail:

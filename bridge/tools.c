@@ -117,8 +117,9 @@ void tools_to_native(const struct agent_space *space, int x, int y, int *native_
 
 void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y)
 {
-	*x = (int)((long long)native_x * space->width / space->native_width);
-	*y = (int)((long long)native_y * space->height / space->native_height);
+	/* Pixel centres, so that mapping there and back is the identity. */
+	*x = (int)(((long long)native_x * 2 + 1) * space->width / (2LL * space->native_width));
+	*y = (int)(((long long)native_y * 2 + 1) * space->height / (2LL * space->native_height));
 }
 
 bool tools_check_point(struct bridge_session *s, struct mcp_call *call, int x, int y,

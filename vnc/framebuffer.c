@@ -25,6 +25,7 @@ struct vnc_framebuffer {
 
 	uint8_t *cursor_rgba;
 	bool cursor_shape_known; /* false until the server sends a shape */
+	bool cursor_position_known; /* false until we move it or the server says */
 	int cursor_width, cursor_height, cursor_hot_x, cursor_hot_y;
 	int cursor_x, cursor_y;
 };
@@ -169,7 +170,8 @@ void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t 
 void vnc_framebuffer_set_cursor_position(struct vnc_framebuffer *fb, int x, int y)
 {
 	pthread_mutex_lock(&fb->lock);
-	if (x != fb->cursor_x || y != fb->cursor_y) {
+	if (x != fb->cursor_x || y != fb->cursor_y || !fb->cursor_position_known) {
+		fb->cursor_position_known = true;
 		fb->cursor_x = x;
 		fb->cursor_y = y;
 		fb->cursor_version++;
@@ -239,7 +241,11 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->sequence = fb->sequence;
 	view->cursor_version = fb->cursor_version;
 	view->fb = fb;
-	if (!fb->cursor_shape_known) {
+	if (!fb->cursor_position_known) {
+		/* Nothing to draw: where it is is unknown, and servers show the
+		 * pointer in the picture themselves while that is so. */
+		view->cursor = (struct vnc_rect){ 0, 0, 0, 0 };
+	} else if (!fb->cursor_shape_known) {
 		view->cursor = (struct vnc_rect){ fb->cursor_x, fb->cursor_y, ARROW_WIDTH, ARROW_HEIGHT };
 	} else {
 		view->cursor = (struct vnc_rect){ fb->cursor_x - fb->cursor_hot_x,
@@ -267,6 +273,8 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 				      int dst_stride, const struct vnc_rect *area)
 {
 	const struct vnc_framebuffer *fb = view->fb;
+	if (!fb->cursor_position_known)
+		return;
 	if (!fb->cursor_shape_known) {
 		static const uint8_t black[3] = { 0, 0, 0 }, white[3] = { 255, 255, 255 };
 		for (int cy = 0; cy < ARROW_HEIGHT; cy++)

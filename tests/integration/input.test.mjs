@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
   startXvnc, connectBridge, waitFor, windowReady, textOf, pointerLocation,
   startTypingTarget, startXev,
@@ -29,8 +30,12 @@ function xevEvents(output) {
     const root = /root:\((-?\d+),(-?\d+)\)/.exec(block);
     const button = /button (\d+)/.exec(block);
     const keysym = /keysym 0x[0-9a-f]+, ([^)]+)\)/.exec(block);
+    const state = /state 0x([0-9a-f]+)/.exec(block);
+    const time = /time (\d+)/.exec(block);
     return {
       type,
+      state: state ? Number.parseInt(state[1], 16) : undefined,
+      time: time ? Number(time[1]) : undefined,
       x: root ? Number(root[1]) : undefined,
       y: root ? Number(root[2]) : undefined,
       button: button ? Number(button[1]) : undefined,
@@ -136,4 +141,117 @@ test('type delivers ASCII, Latin-1 and other Unicode text exactly into an applic
   }, { timeout: 15000 });
   assert.equal(typed ?? fs.readFileSync(file, 'utf8'), text);
   await term.stop();
+});
+
+const CONTROL = 0x4, SHIFT = 0x1, BUTTON1 = 0x100;
+
+test('click holds modifiers around the click, and multi-clicks arrive as separate presses', async () => {
+  await withXev(async (xev) => {
+    await bridge.call('click', { x: 200, y: 150, modifiers: 'ctrl' });
+    await bridge.call('click', { x: 210, y: 160, modifiers: 'ctrl+shift', count: 2 });
+    const events = await waitFor(() => {
+      const all = xevEvents(xev.output).filter((e) => e.type === 'ButtonRelease');
+      return all.length >= 3 ? xevEvents(xev.output) : null;
+    });
+    assert.ok(events, xev.output.slice(-2000));
+    const buttonPresses = presses(events, 'ButtonPress');
+    assert.deepEqual(buttonPresses.map((e) => e.state & (CONTROL | SHIFT)), [CONTROL, CONTROL | SHIFT, CONTROL | SHIFT]);
+    // The modifier goes down before the button and up after it.
+    const order = events.filter((e) => /^(Key|Button)(Press|Release)$/.test(e.type)).map((e) => `${e.type}:${e.keysym ?? e.button}`);
+    assert.deepEqual(order.slice(0, 4), ['KeyPress:Control_L', 'ButtonPress:1', 'ButtonRelease:1', 'KeyRelease:Control_L']);
+  });
+});
+
+test('mouse_down, move_mouse and mouse_up make a drag the application sees', async () => {
+  await withXev(async (xev) => {
+    assert.equal((await bridge.call('mouse_down', { x: 150, y: 150 })).isError, false);
+    await bridge.call('move_mouse', { x: 250, y: 200 });
+    await bridge.call('move_mouse', { x: 350, y: 250 });
+    assert.equal((await bridge.call('mouse_up', { x: 350, y: 250 })).isError, false);
+    const events = await waitFor(() => {
+      const all = xevEvents(xev.output);
+      return all.some((e) => e.type === 'ButtonRelease') ? all : null;
+    });
+    const press = events.find((e) => e.type === 'ButtonPress');
+    const release = events.find((e) => e.type === 'ButtonRelease');
+    assert.deepEqual([press.x, press.y, release.x, release.y], [150, 150, 350, 250]);
+    const dragging = events.filter((e) => e.type === 'MotionNotify' && e.state & BUTTON1);
+    assert.ok(dragging.some((e) => e.x === 250 && e.y === 200), 'motion with the button held');
+    // Afterwards the button is up again: a plain move carries no button.
+    xev.output = '';
+    await bridge.call('move_mouse', { x: 300, y: 300 });
+    const motion = await waitFor(() => xevEvents(xev.output).find((e) => e.type === 'MotionNotify'));
+    assert.equal(motion.state & BUTTON1, 0);
+  });
+});
+
+test('drag moves through intermediate points with the button held', async () => {
+  await withXev(async (xev) => {
+    await bridge.call('drag', { path: [[120, 120], [300, 120], [300, 300]] });
+    const events = await waitFor(() => {
+      const all = xevEvents(xev.output);
+      return all.some((e) => e.type === 'ButtonRelease') ? all : null;
+    });
+    const held = events.filter((e) => e.type === 'MotionNotify' && e.state & BUTTON1);
+    assert.ok(held.length >= 10, `${held.length} motion events while dragging`);
+    assert.ok(held.some((e) => e.x === 300 && e.y === 120), 'passed the corner');
+    const release = events.find((e) => e.type === 'ButtonRelease');
+    assert.deepEqual([release.x, release.y], [300, 300]);
+  });
+});
+
+test('hold_key keeps the key down for the duration, then releases it', async () => {
+  await withXev(async (xev) => {
+    assert.equal((await bridge.call('hold_key', { keys: 'shift', duration_ms: 500 })).isError, false);
+    const events = await waitFor(() => {
+      const all = xevEvents(xev.output);
+      return all.some((e) => e.type === 'KeyRelease') ? all : null;
+    });
+    const down = events.find((e) => e.type === 'KeyPress' && e.keysym === 'Shift_L');
+    const up = events.find((e) => e.type === 'KeyRelease' && e.keysym === 'Shift_L');
+    // X server timestamps (ms) of the two events.
+    assert.ok(up.time - down.time >= 450, `held for ${up.time - down.time} ms`);
+  });
+});
+
+test('the computer tool clicks, scrolls and presses like the named tools', async () => {
+  await withXev(async (xev) => {
+    const no = { screenshot: false };
+    await bridge.call('computer', { action: 'double_click', coordinate: [200, 200], text: 'shift', ...no });
+    await bridge.call('computer', { action: 'right_click', coordinate: [210, 200], ...no });
+    await bridge.call('computer', { action: 'scroll', coordinate: [220, 200], scroll_direction: 'up', scroll_amount: 2, ...no });
+    await bridge.call('computer', { action: 'key', text: 'ctrl+a', ...no });
+    const events = await waitFor(() => {
+      const all = xevEvents(xev.output);
+      return all.filter((e) => e.type === 'KeyRelease').length >= 3 ? all : null;
+    });
+    assert.ok(events, xev.output.slice(-2000));
+    const buttons = presses(events, 'ButtonPress');
+    assert.deepEqual(buttons.map((e) => [e.button, e.x, e.state & SHIFT]),
+      [[1, 200, SHIFT], [1, 200, SHIFT], [3, 210, 0], [4, 220, 0], [4, 220, 0]]);
+    assert.deepEqual(presses(events, 'KeyPress').map((e) => e.keysym), ['Shift_L', 'Control_L', 'a']);
+  });
+});
+
+test('on an attached desktop, open_url and launch say they need a local one', async () => {
+  for (const [tool, args] of [['open_url', { url: 'http://example.com' }], ['launch', { command: 'xterm' }]]) {
+    const r = await bridge.call(tool, args);
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /needs a local desktop/);
+  }
+});
+
+test('the clipboard of an attached desktop travels as RFB cut text (Latin-1)', async () => {
+  assert.equal((await bridge.call('clipboard_set', { text: 'café crème' })).isError, false);
+  const inX = await waitFor(() => {
+    try {
+      return execFileSync('xclip', ['-o', '-selection', 'clipboard'], { env: x.env, timeout: 2000 }).toString() === 'café crème';
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(inX, 'Xvnc put the text on its X clipboard');
+  const refused = await bridge.call('clipboard_set', { text: '漢字' });
+  assert.equal(refused.isError, true);
+  assert.match(textOf(refused), /Latin-1/);
 });

@@ -294,3 +294,56 @@ export function windowReady(env, name, by = 'name') {
     return false;
   }
 }
+
+// A local HTTP server for pages shown in the desktop's browser. Pages can
+// report back with POST /report (JSON), collected in reports.
+export async function startPageServer(pages) {
+  const http = await import('node:http');
+  const reports = [];
+  const server = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/report') {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        try {
+          reports.push(JSON.parse(body));
+        } catch {}
+        res.end('ok');
+      });
+      return;
+    }
+    const page = pages[req.url.split('?')[0]];
+    if (!page) {
+      res.statusCode = 404;
+      res.end('not found');
+      return;
+    }
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(page);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    reports,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+// The RGB of one pixel of a decoded PNG.
+export function pixelAt(png, x, y) {
+  const i = (y * png.width + x) * 4;
+  return [png.data[i], png.data[i + 1], png.data[i + 2]];
+}
+
+// Client-area geometry (absolute, as xwininfo gives it) of the first
+// visible window with this name.
+export function windowGeometry(env, name) {
+  try {
+    const id = execFileSync('xdotool', ['search', '--onlyvisible', '--name', name], { env }).toString().trim().split('\n')[0];
+    const out = execFileSync('xwininfo', ['-id', id], { env }).toString();
+    const get = (label) => Number(new RegExp(`${label}:\\s+(-?\\d+)`).exec(out)[1]);
+    return { id, x: get('Absolute upper-left X'), y: get('Absolute upper-left Y'), width: get('Width'), height: get('Height') };
+  } catch {
+    return null;
+  }
+}
