@@ -1,10 +1,10 @@
-// Shared by the benchmarks: a local desktop with Chromium showing a real
-// page, timing helpers and the result table.
-import { spawnSync, execFileSync } from 'node:child_process';
+// Shared by the benchmarks: the bridge on its own desktop with Chromium
+// showing a real page, a lean MCP stdio client, timing helpers and tables.
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectBridge, desktopFromLog, startProcess, waitFor, tempDir, imageOf } from '../tests/integration/lib.mjs';
+import { bridgeBin, bridgeEnv, desktopFromLog, waitFor, tempDir } from '../tests/integration/lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -30,41 +30,94 @@ export async function timeAsync(n, fn) {
 }
 
 export function timeCommand(n, command, args, env) {
+  return timeCommands(n, [[command, args]], env);
+}
+
+// Runs a pipeline of commands one after another, n times; times each round.
+export function timeCommands(n, commands, env) {
   const times = [];
   for (let i = 0; i < n; i++) {
     const start = process.hrtime.bigint();
-    const run = spawnSync(command, args, { env, stdio: 'ignore' });
+    for (const [command, args] of commands) {
+      const run = spawnSync(command, args, { env, stdio: 'ignore' });
+      if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`);
+    }
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
-    if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`);
   }
   return times;
 }
 
-// The bridge on its own 1280x800 desktop, with Chromium showing page.html.
+// A lean MCP client over stdio, as an agent framework would run one: one
+// JSON line out, one parsed JSON line back. The official SDK's own cost
+// (schema validation of every result) is measured separately.
+export class StdioBridge {
+  constructor(args) {
+    this.child = spawn(bridgeBin, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: bridgeEnv() });
+    this.log = '';
+    this.child.stderr.on('data', (d) => (this.log += d));
+    this.pending = new Map();
+    this.nextId = 1;
+    // Chunks are kept until a newline arrives, then joined once.
+    let chunks = [];
+    this.child.stdout.on('data', (chunk) => {
+      let start = 0;
+      let nl;
+      while ((nl = chunk.indexOf(10, start)) >= 0) {
+        chunks.push(chunk.subarray(start, nl));
+        const message = JSON.parse(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        chunks = [];
+        start = nl + 1;
+        this.pending.get(message.id)?.(message);
+        this.pending.delete(message.id);
+      }
+      if (start < chunk.length) chunks.push(chunk.subarray(start));
+    });
+  }
+  request(method, params) {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  }
+  async call(name, args = {}) {
+    const reply = await this.request('tools/call', { name, arguments: args });
+    if (reply.error) throw new Error(reply.error.message);
+    return reply.result;
+  }
+  async start() {
+    await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+    this.child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  }
+  close() {
+    this.child.stdin.end();
+    return new Promise((resolve) => this.child.on('exit', resolve));
+  }
+}
+
+export const imageBytes = (result) => Buffer.from(result.content.find((c) => c.type === 'image').data, 'base64');
+
+// The bridge on its own 1280x800 desktop, with Chromium showing page.html
+// (text, links, a form and a photograph-like image).
 export async function desktopWithPage() {
-  const bridge = await connectBridge(['--size', '1280x800']);
+  const bridge = new StdioBridge(['--size', '1280x800']);
+  await bridge.start();
   const desktop = desktopFromLog(bridge.log);
   const work = tempDir('lizard-bench-');
-  fs.copyFileSync(path.join(here, 'page.html'), path.join(work, 'page.html'));
+  for (const file of fs.readdirSync(here).filter((f) => f.endsWith('.html'))) {
+    fs.copyFileSync(path.join(here, file), path.join(work, file));
+  }
   execFileSync('convert', ['-size', '480x360', '-seed', '7', 'plasma:fractal', path.join(work, 'photo.png')]);
-  const chromium = startProcess('chromium', [
-    '--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--disable-gpu', '--password-store=basic', `--user-data-dir=${work}/profile`,
-    '--window-position=0,0', '--window-size=1280,800', '--hide-scrollbars',
-    `file://${work}/page.html`,
-  ], { env: desktop.env });
-  // Ready when the page has painted and the screen has stopped changing.
+  await bridge.call('open_url', { url: `file://${work}/page.html`, screenshot: true });
+  // Ready when the page, image included, has painted and settled.
   const ready = await waitFor(async () => {
     const shot = await bridge.call('screenshot', { settle: true });
-    return !shot.isError && imageOf(shot).data.length > 100000;
-  }, { timeout: 60000, interval: 1000 });
+    return imageBytes(shot).length > 300000;
+  }, { timeout: 60000, interval: 500 });
   if (!ready) throw new Error('Chromium never showed the page');
-  await bridge.call('move_mouse', { x: 1270, y: 790 });
-  await bridge.call('screenshot', { settle: true });
   return {
-    bridge, desktop,
+    bridge, desktop, work,
     async close() {
-      await chromium.stop();
       await bridge.close();
       fs.rmSync(work, { recursive: true, force: true });
     },
@@ -73,9 +126,11 @@ export async function desktopWithPage() {
 
 export function printTable(title, rows) {
   console.log(`\n${title}\n`);
-  console.log('| measurement | median ms | p95 ms | ratio |');
+  console.log('| measurement | median | p95 | ratio |');
   console.log('|---|---:|---:|---:|');
   for (const row of rows) {
-    console.log(`| ${row.name} | ${median(row.times).toFixed(2)} | ${percentile(row.times, 95).toFixed(2)} | ${row.ratio ?? ''} |`);
+    const unit = row.unit ?? 'ms';
+    const fmt = (v) => `${v.toFixed(unit === 'ms' ? 2 : 0)} ${unit}`;
+    console.log(`| ${row.name} | ${fmt(median(row.times))} | ${row.noP95 ? '' : fmt(percentile(row.times, 95))} | ${row.ratio ?? ''} |`);
   }
 }

@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include "desktop.h"
+#include "../util/base64.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"
@@ -23,6 +24,7 @@ struct bridge_session {
 	pthread_mutex_t lock;
 	bool ended;
 	int buttons_held; /* mouse_down without mouse_up yet */
+	char *screenshot_base64; /* the last full-screen PNG, encoded */
 };
 
 static struct bridge_session *session_new(const char *id)
@@ -111,6 +113,7 @@ void bridge_session_destroy(struct bridge_session *s)
 	bridge_desktop_destroy(s->desktop);
 	vnc_framebuffer_destroy(s->fb);
 	vnc_capture_cache_destroy(s->capture_cache);
+	free(s->screenshot_base64);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -173,4 +176,20 @@ void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
 	pthread_mutex_lock(&s->lock);
 	s->buttons_held = buttons;
 	pthread_mutex_unlock(&s->lock);
+}
+
+char *bridge_session_screenshot_base64(struct bridge_session *s, const uint8_t *png, size_t len,
+				       bool unchanged)
+{
+	pthread_mutex_lock(&s->lock);
+	char *copy = NULL;
+	if (unchanged && s->screenshot_base64) {
+		copy = strdup(s->screenshot_base64);
+	} else {
+		copy = base64_encode(png, len);
+		free(s->screenshot_base64);
+		s->screenshot_base64 = copy ? strdup(copy) : NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return copy;
 }

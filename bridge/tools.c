@@ -4,6 +4,7 @@
 #include "../mcp/server.h"
 #include "../vnc/capture.h"
 #include "../vnc/framebuffer.h"
+#include "../util/log.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -210,14 +211,24 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	struct vnc_bytes image;
 	char err[256];
 	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
+	bool unchanged = false;
+	int64_t started = vnc_monotonic_ms();
 	if (!vnc_capture(bridge_session_framebuffer(s),
-			 whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image, NULL,
-			 err, sizeof(err))) {
+			 whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
+			 &unchanged, err, sizeof(err))) {
 		mcp_call_fail(call, "%s", err);
 		return false;
 	}
-	bool ok = mcp_call_image(call, image.data, image.len,
-				 request.format == VNC_FORMAT_JPEG ? "image/jpeg" : "image/png");
+	bool ok;
+	if (whole_png) {
+		char *base64 = bridge_session_screenshot_base64(s, image.data, image.len, unchanged);
+		ok = base64 && mcp_call_image_base64(call, base64, "image/png");
+	} else {
+		ok = mcp_call_image(call, image.data, image.len,
+				    request.format == VNC_FORMAT_JPEG ? "image/jpeg" : "image/png");
+	}
+	log_debug("screenshot %dx%d: %zu bytes in %lld ms%s", request.width, request.height,
+		  image.len, (long long)(vnc_monotonic_ms() - started), unchanged ? " (unchanged)" : "");
 	vnc_bytes_finish(&image);
 	if (!ok) {
 		mcp_call_fail(call, "out of memory while sending the screenshot");

@@ -45,6 +45,8 @@ struct mcp_peer {
 	bool closed;
 };
 
+#define MAX_CALL_IMAGES 4
+
 struct mcp_call {
 	struct mcp_peer *peer;
 	const struct registered_tool *tool;
@@ -52,7 +54,14 @@ struct mcp_call {
 	cJSON *arguments;
 	cJSON *content;
 	bool is_error;
+	/* Base64 image data is spliced into the printed reply rather than put
+	 * through cJSON, which would scan megabytes for characters to escape
+	 * that base64 never has. The content holds a marker in its place. */
+	char *images[MAX_CALL_IMAGES];
+	int image_count;
 };
+
+#define IMAGE_MARKER "lizard-image-data-"
 
 struct mcp_server *mcp_server_create(const char *name, const char *version,
 				     const char *instructions, int worker_threads)
@@ -231,12 +240,54 @@ static void handle_initialize(struct mcp_peer *peer, const struct jsonrpc_messag
 
 /* Tool calls */
 
+static void drop_images(struct mcp_call *call)
+{
+	for (int i = 0; i < call->image_count; i++)
+		free(call->images[i]);
+	call->image_count = 0;
+}
+
 static void call_free(struct mcp_call *call)
 {
+	drop_images(call);
 	cJSON_Delete(call->id);
 	cJSON_Delete(call->arguments);
 	cJSON_Delete(call->content);
 	free(call);
+}
+
+/* Replaces each "<marker><n>" in text with the n-th image's data. */
+static char *splice_images(struct mcp_call *call, char *text)
+{
+	size_t extra = 0;
+	for (int i = 0; i < call->image_count; i++)
+		extra += strlen(call->images[i]);
+	size_t len = strlen(text);
+	char *out = malloc(len + extra + 1);
+	if (!out) {
+		free(text);
+		return NULL;
+	}
+	size_t o = 0;
+	const char *p = text;
+	for (int i = 0; i < call->image_count; i++) {
+		char marker[48];
+		snprintf(marker, sizeof(marker), IMAGE_MARKER "%d\"", i);
+		const char *at = strstr(p, marker);
+		if (!at)
+			break;
+		memcpy(out + o, p, (size_t)(at - p));
+		o += (size_t)(at - p);
+		size_t image_len = strlen(call->images[i]);
+		memcpy(out + o, call->images[i], image_len);
+		o += image_len;
+		out[o++] = '"';
+		p = at + strlen(marker);
+	}
+	size_t rest = strlen(p);
+	memcpy(out + o, p, rest + 1);
+	free(text);
+	return out;
 }
 
 static void finish_call(struct mcp_call *call)
@@ -247,7 +298,10 @@ static void finish_call(struct mcp_call *call)
 		call->content = NULL;
 		cJSON_AddBoolToObject(result, "isError", call->is_error);
 	}
-	peer_send(call->peer, jsonrpc_result(call->id, result));
+	char *text = jsonrpc_result(call->id, result);
+	if (text && call->image_count > 0)
+		text = splice_images(call, text);
+	peer_send(call->peer, text);
 }
 
 static void run_call(void *arg)
@@ -413,6 +467,7 @@ void mcp_call_fail(struct mcp_call *call, const char *fmt, ...)
 	/* An error result carries only the message, not partial output. */
 	cJSON_Delete(call->content);
 	call->content = cJSON_CreateArray();
+	drop_images(call);
 	call->is_error = true;
 	va_list ap;
 	va_start(ap, fmt);
@@ -420,21 +475,31 @@ void mcp_call_fail(struct mcp_call *call, const char *fmt, ...)
 	va_end(ap);
 }
 
+bool mcp_call_image_base64(struct mcp_call *call, char *base64, const char *mime_type)
+{
+	if (call->image_count == MAX_CALL_IMAGES) {
+		free(base64);
+		return false;
+	}
+	char marker[48];
+	snprintf(marker, sizeof(marker), IMAGE_MARKER "%d", call->image_count);
+	cJSON *item = cJSON_CreateObject();
+	if (!item) {
+		free(base64);
+		return false;
+	}
+	cJSON_AddStringToObject(item, "type", "image");
+	cJSON_AddStringToObject(item, "data", marker);
+	cJSON_AddStringToObject(item, "mimeType", mime_type);
+	cJSON_AddItemToArray(call->content, item);
+	call->images[call->image_count++] = base64;
+	return true;
+}
+
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type)
 {
 	char *encoded = base64_encode(data, len);
-	if (!encoded)
-		return false;
-	cJSON *item = cJSON_CreateObject();
-	cJSON_AddStringToObject(item, "type", "image");
-	cJSON_AddItemToObject(item, "data", cJSON_CreateStringReference(encoded));
-	cJSON_AddStringToObject(item, "mimeType", mime_type);
-	/* The reference must stay valid until printing: hand ownership over by
-	 * turning it into an owned string. */
-	cJSON *data_item = cJSON_GetObjectItemCaseSensitive(item, "data");
-	data_item->type &= ~cJSON_IsReference;
-	cJSON_AddItemToArray(call->content, item);
-	return true;
+	return encoded && mcp_call_image_base64(call, encoded, mime_type);
 }
 
 bool mcp_call_failed(const struct mcp_call *call)

@@ -58,6 +58,8 @@ void mcp_peer_close(struct mcp_peer *peer);
 __attribute__((format(printf, 2, 3)))
 void mcp_call_text(struct mcp_call *call, const char *fmt, ...);
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type);
+/* Takes ownership of already encoded base64 (standard alphabet). */
+bool mcp_call_image_base64(struct mcp_call *call, char *base64, const char *mime_type);
 /* Marks the result isError and adds the message: for bad arguments and
  * failed actions, phrased so a model can correct itself. */
 __attribute__((format(printf, 2, 3)))

@@ -4,6 +4,7 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -59,6 +60,10 @@ enum mcp_stdio_end mcp_stdio_serve(struct mcp_server *server, int in_fd, int out
 				   size_t max_message)
 {
 	struct stdio_writer writer = { .fd = out_fd };
+	/* A screenshot reply is most of a megabyte: a larger pipe lets it go
+	 * out in one write instead of sixteen wake-ups of the reader. */
+	if (fcntl(out_fd, F_SETPIPE_SZ, 1024 * 1024) < 0)
+		log_debug("stdout is not a pipe, or its size cannot grow");
 	pthread_mutex_init(&writer.lock, NULL);
 	struct mcp_peer *peer = mcp_peer_create(server, send_line, &writer);
 	size_t capacity = 65536;

@@ -18,6 +18,7 @@ export const bridgeBin =
 // plus the sanitizer settings when the suite runs under them.
 export function bridgeEnv(extra = {}) {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, LIZARD_LOG: process.env.LIZARD_LOG || 'info' };
+  if (process.env.LIZARD_DEBUG_BANDS) env.LIZARD_DEBUG_BANDS = '1';
   for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
     if (process.env[name]) env[name] = process.env[name];
   }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sets up, builds (release) and runs the benchmarks: lizard-bridge against
+# scrot, scrot + ImageMagick, xdotool and fixed sleeps on one 1280x800 local
+# desktop showing a page in Chromium. Prints Markdown tables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --tests
+[ -d build-release ] || meson setup build-release --buildtype=release >/dev/null
+ninja -C build-release >&2
+echo "== capture alone (no MCP), build-release/bench/capture-micro"
+build-release/bench/capture-micro 50
+echo "== computer use, end to end over MCP stdio"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/computer-use.mjs
