@@ -1,5 +1,5 @@
 /* lizard-bridge: command line and the stdio daemon. */
-#include "desktop.h"
+#include "registry.h"
 #include "session.h"
 #include "tools.h"
 #include "../mcp/server.h"
@@ -23,7 +23,7 @@
 
 #define DEFAULT_WIDTH 1280
 #define DEFAULT_HEIGHT 800
-#define WORKER_THREADS 4
+#define WORKER_THREADS 8
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH]\n"
@@ -114,32 +114,38 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 	return 0;
 }
 
-static struct bridge_session *start_default_session(const struct stdio_options *o)
+/* The default session of stdio: lives as long as the bridge. */
+static bool start_default_session(const struct stdio_options *o, struct bridge_registry *registry)
 {
-	char err[512];
-	struct bridge_session *session;
+	char err[600];
+	struct vnc_target target;
+	struct bridge_session_spec spec = {
+		.kind = o->vnc_url ? BRIDGE_ATTACHED : BRIDGE_DESKTOP,
+		.width = o->width,
+		.height = o->height,
+		.timeout_ms = 0,
+	};
 	if (o->vnc_url) {
-		struct vnc_target target;
 		if (!vnc_target_parse(o->vnc_url, &target, err, sizeof(err))) {
 			log_error("%s", err);
-			return NULL;
+			return false;
 		}
 		const char *password = getenv("LIZARD_VNC_PASSWORD");
 		if (password && *password && !vnc_target_set_password(&target, password)) {
 			vnc_target_finish(&target);
-			return NULL;
+			return false;
 		}
-		session = bridge_session_attach("default", &target, err, sizeof(err));
-		vnc_target_finish(&target);
-	} else {
-		struct bridge_session_local_options local = {
-			.width = o->width, .height = o->height, .window_manager = true,
-		};
-		session = bridge_session_start_local("default", &local, err, sizeof(err));
+		spec.target = &target;
 	}
-	if (!session)
+	struct bridge_session *session = bridge_session_create("default", &spec, err, sizeof(err));
+	if (o->vnc_url)
+		vnc_target_finish(&target);
+	bool ok = session && bridge_session_start(session, err, sizeof(err)) &&
+		  bridge_registry_add(registry, session, err, sizeof(err));
+	if (!ok)
 		log_error("%s", err);
-	return session;
+	bridge_session_unref(session);
+	return ok;
 }
 
 static int run_stdio(int argc, char **argv)
@@ -153,21 +159,21 @@ static int run_stdio(int argc, char **argv)
 		return 1;
 	}
 
-	struct bridge_context context = { .session_count = 0 };
-	pthread_mutex_init(&context.lock, NULL);
-	struct bridge_session *session = start_default_session(&options);
+	struct bridge_context context = { .registry = bridge_registry_create() };
+	bool started = context.registry && start_default_session(&options, context.registry);
 	/* The password has been read; keep it out of anything started later. */
 	unsetenv("LIZARD_VNC_PASSWORD");
-	if (!session)
+	if (!started) {
+		bridge_registry_destroy(context.registry);
 		return 1;
-	context.sessions[context.session_count++] = session;
+	}
 
 	struct mcp_server *server =
 		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, WORKER_THREADS);
 	if (!server || !bridge_tools_register(server, &context)) {
 		log_error("cannot set up the MCP server");
 		mcp_server_destroy(server);
-		bridge_session_destroy(session);
+		bridge_registry_destroy(context.registry);
 		return 1;
 	}
 	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
@@ -179,12 +185,10 @@ static int run_stdio(int argc, char **argv)
 		 end == MCP_STDIO_EOF ? "stdin closed" : end == MCP_STDIO_STOPPED ? "signal received"
 										    : "stdio failed");
 
-	/* Wake calls waiting on the desktop, let the workers finish, then
-	 * take the desktop down. */
-	bridge_session_shutdown(session);
+	/* End the sessions first: calls waiting on them wake, the workers
+	 * finish, and the last references take the desktops down. */
+	bridge_registry_destroy(context.registry);
 	mcp_server_destroy(server);
-	bridge_session_destroy(session);
-	pthread_mutex_destroy(&context.lock);
 	return 0;
 }
 

@@ -8,112 +8,252 @@
 #include "../vnc/framebuffer.h"
 #include "../vnc/target.h"
 
+#include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CONNECT_TIMEOUT_S 10
+#define RECONNECT_FIRST_MS 500
+#define RECONNECT_MAX_MS 10000
 
 struct bridge_session {
 	char id[64];
+	atomic_int refs;
+	enum bridge_session_kind kind;
+	int width, height;
+	struct vnc_target target; /* attached; host is the socket path for local ones */
+	cJSON *metadata;
+	time_t created;
+
 	struct bridge_desktop *desktop;
 	struct vnc_framebuffer *fb;
-	struct vnc_conn *conn;
 	struct vnc_capture_cache *capture_cache;
-	pthread_mutex_t lock;
-	bool ended;
-	int buttons_held; /* mouse_down without mouse_up yet */
-	char *screenshot_base64; /* the last full-screen PNG, encoded */
+
+	/* Readers send through conn; the supervisor swaps it on reconnect. */
+	pthread_rwlock_t conn_lock;
+	struct vnc_conn *conn;
+
+	pthread_mutex_t lock; /* the fields below */
+	pthread_cond_t changed;
+	enum bridge_session_state state;
+	char failure[256];
+	int64_t timeout_ms, deadline_ms;
+	int buttons_held;
+	char *screenshot_base64;
+	bool supervising;
+	pthread_t supervisor;
 };
 
-static struct bridge_session *session_new(const char *id)
+static const char *kind_name(enum bridge_session_kind kind)
+{
+	return kind == BRIDGE_DESKTOP ? "desktop" : kind == BRIDGE_BARE ? "bare" : "vnc";
+}
+
+const char *bridge_session_state_name(enum bridge_session_state state)
+{
+	static const char *const names[] = { "starting", "ready", "reconnecting", "failed",
+					     "ended" };
+	return names[state];
+}
+
+struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,
+					     char *err, size_t err_size)
 {
 	struct bridge_session *s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
+		goto oom;
 	snprintf(s->id, sizeof(s->id), "%s", id);
+	atomic_init(&s->refs, 1);
+	s->kind = spec->kind;
+	s->width = spec->width;
+	s->height = spec->height;
+	s->created = time(NULL);
+	s->state = BRIDGE_STARTING;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->changed, NULL);
+	pthread_rwlock_init(&s->conn_lock, NULL);
 	s->fb = vnc_framebuffer_create();
 	s->capture_cache = vnc_capture_cache_create();
-	if (!s->fb || !s->capture_cache) {
-		vnc_framebuffer_destroy(s->fb);
-		vnc_capture_cache_destroy(s->capture_cache);
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return NULL;
+	s->metadata = spec->metadata ? cJSON_Duplicate(spec->metadata, true) : cJSON_CreateObject();
+	if (!s->fb || !s->capture_cache || !s->metadata)
+		goto oom_session;
+	if (spec->kind == BRIDGE_ATTACHED) {
+		s->target = *spec->target;
+		s->target.host = strdup(spec->target->host);
+		s->target.password = spec->target->password ? strdup(spec->target->password) : NULL;
+		if (!s->target.host || (spec->target->password && !s->target.password))
+			goto oom_session;
 	}
+	bridge_session_set_timeout(s, spec->timeout_ms);
 	return s;
+
+oom_session:
+	bridge_session_unref(s);
+oom:
+	snprintf(err, err_size, "out of memory");
+	return NULL;
 }
 
-struct bridge_session *bridge_session_start_local(const char *id,
-						  const struct bridge_session_local_options *o,
-						  char *err, size_t err_size)
+static void set_state(struct bridge_session *s, enum bridge_session_state state, const char *why)
 {
-	struct bridge_session *s = session_new(id);
-	if (!s) {
-		snprintf(err, err_size, "out of memory");
-		return NULL;
+	pthread_mutex_lock(&s->lock);
+	if (s->state != BRIDGE_ENDED) {
+		if (s->state != state)
+			log_info("session %s: %s%s%s", s->id, bridge_session_state_name(state),
+				 why ? ": " : "", why ? why : "");
+		s->state = state;
+		if (why)
+			snprintf(s->failure, sizeof(s->failure), "%s", why);
 	}
-	struct bridge_desktop_options desktop_options = {
-		.width = o->width, .height = o->height, .window_manager = o->window_manager,
-	};
-	s->desktop = bridge_desktop_start(&desktop_options, err, err_size);
-	if (!s->desktop)
-		goto fail;
+	pthread_cond_broadcast(&s->changed);
+	pthread_mutex_unlock(&s->lock);
+}
 
+static bool ended(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool is_ended = s->state == BRIDGE_ENDED;
+	pthread_mutex_unlock(&s->lock);
+	return is_ended;
+}
+
+/* Sleeps up to ms, waking early when the session ends. */
+static void sleep_unless_ended(struct bridge_session *s, int64_t ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->state != BRIDGE_ENDED)
+		if (pthread_cond_timedwait(&s->changed, &s->lock, &until) != 0)
+			break;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Attached sessions: when the server drops, reconnect with growing pauses
+ * until it is back or the session ends. */
+static void *supervise(void *arg)
+{
+	struct bridge_session *s = arg;
+	char err[320];
+	while (!ended(s)) {
+		pthread_rwlock_rdlock(&s->conn_lock);
+		bool alive = vnc_conn_alive(s->conn, err, sizeof(err));
+		pthread_rwlock_unlock(&s->conn_lock);
+		if (alive) {
+			sleep_unless_ended(s, 200);
+			continue;
+		}
+		set_state(s, BRIDGE_RECONNECTING, err);
+		int64_t pause = RECONNECT_FIRST_MS;
+		while (!ended(s)) {
+			sleep_unless_ended(s, pause);
+			if (ended(s))
+				break;
+			struct vnc_conn *fresh =
+				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, err, sizeof(err));
+			if (fresh) {
+				pthread_rwlock_wrlock(&s->conn_lock);
+				struct vnc_conn *old = s->conn;
+				s->conn = fresh;
+				pthread_rwlock_unlock(&s->conn_lock);
+				vnc_conn_destroy(old);
+				set_state(s, BRIDGE_READY, NULL);
+				break;
+			}
+			log_debug("session %s: reconnect failed: %s", s->id, err);
+			pause = pause * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : pause * 2;
+		}
+	}
+	return NULL;
+}
+
+static bool start_local(struct bridge_session *s, char *err, size_t err_size)
+{
+	struct bridge_desktop_options options = {
+		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
+	};
+	s->desktop = bridge_desktop_start(&options, err, err_size);
+	if (!s->desktop)
+		return false;
 	struct vnc_target target = { .host = (char *)bridge_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
 	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
 	if (!s->conn)
-		goto fail;
+		return false;
 	/* X starts the pointer in the middle of the screen. Saying so makes
 	 * our idea of it right, and keeps Xvnc from painting its own pointer
 	 * into the picture (it does while its pointer and our last one differ). */
-	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER, .x = o->width / 2,
-					  .y = o->height / 2 };
-	if (!vnc_conn_send_input(s->conn, &centre, 1, err, err_size))
-		goto fail;
-	return s;
-
-fail:
-	bridge_session_destroy(s);
-	return NULL;
+	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER, .x = s->width / 2,
+					  .y = s->height / 2 };
+	return vnc_conn_send_input(s->conn, &centre, 1, err, err_size);
 }
 
-struct bridge_session *bridge_session_attach(const char *id, const struct vnc_target *target,
-					     char *err, size_t err_size)
+bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
 {
-	struct bridge_session *s = session_new(id);
-	if (!s) {
-		snprintf(err, err_size, "out of memory");
-		return NULL;
+	bool ok;
+	if (s->kind == BRIDGE_ATTACHED) {
+		ok = (s->conn = vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, err, err_size));
+		if (ok && pthread_create(&s->supervisor, NULL, supervise, s) == 0)
+			s->supervising = true;
+	} else {
+		ok = start_local(s, err, err_size);
 	}
-	s->conn = vnc_conn_open(target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
-	if (!s->conn) {
-		bridge_session_destroy(s);
-		return NULL;
+	if (ok) {
+		int w, h;
+		vnc_framebuffer_size(s->fb, &w, &h);
+		s->width = w;
+		s->height = h;
 	}
+	set_state(s, ok ? BRIDGE_READY : BRIDGE_FAILED, ok ? NULL : err);
+	return ok;
+}
+
+struct bridge_session *bridge_session_ref(struct bridge_session *s)
+{
+	atomic_fetch_add(&s->refs, 1);
 	return s;
 }
 
-void bridge_session_shutdown(struct bridge_session *s)
+void bridge_session_end(struct bridge_session *s, const char *why)
 {
 	pthread_mutex_lock(&s->lock);
-	s->ended = true;
+	bool first = s->state != BRIDGE_ENDED;
+	s->state = BRIDGE_ENDED;
+	snprintf(s->failure, sizeof(s->failure), "%s", why);
+	pthread_cond_broadcast(&s->changed);
 	pthread_mutex_unlock(&s->lock);
+	if (first)
+		log_info("session %s ended: %s", s->id, why);
 	vnc_framebuffer_close(s->fb);
 }
 
-void bridge_session_destroy(struct bridge_session *s)
+void bridge_session_unref(struct bridge_session *s)
 {
-	if (!s)
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
+	bridge_session_end(s, "released");
+	if (s->supervising)
+		pthread_join(s->supervisor, NULL);
 	vnc_conn_destroy(s->conn);
 	bridge_desktop_destroy(s->desktop);
 	vnc_framebuffer_destroy(s->fb);
 	vnc_capture_cache_destroy(s->capture_cache);
+	if (s->kind == BRIDGE_ATTACHED)
+		vnc_target_finish(&s->target);
+	cJSON_Delete(s->metadata);
 	free(s->screenshot_base64);
+	pthread_rwlock_destroy(&s->conn_lock);
+	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -121,6 +261,14 @@ void bridge_session_destroy(struct bridge_session *s)
 const char *bridge_session_id(const struct bridge_session *s)
 {
 	return s->id;
+}
+
+enum bridge_session_state bridge_session_state(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	enum bridge_session_state state = s->state;
+	pthread_mutex_unlock(&s->lock);
+	return state;
 }
 
 struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *s)
@@ -133,16 +281,97 @@ struct bridge_desktop *bridge_session_desktop(struct bridge_session *s)
 	return s->desktop;
 }
 
+int64_t bridge_session_deadline(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int64_t deadline = s->deadline_ms;
+	pthread_mutex_unlock(&s->lock);
+	return deadline;
+}
+
+void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
+{
+	pthread_mutex_lock(&s->lock);
+	s->timeout_ms = timeout_ms;
+	s->deadline_ms = timeout_ms > 0 ? vnc_monotonic_ms() + timeout_ms : 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void add_time(cJSON *object, const char *name, time_t when)
+{
+	struct tm tm;
+	char text[32];
+	gmtime_r(&when, &tm);
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cJSON_AddStringToObject(object, name, text);
+}
+
+cJSON *bridge_session_describe(struct bridge_session *s)
+{
+	cJSON *info = cJSON_CreateObject();
+	if (!info)
+		return NULL;
+	char size[32], where[300];
+	int w, h;
+	vnc_framebuffer_size(s->fb, &w, &h);
+	snprintf(size, sizeof(size), "%dx%d", w > 0 ? w : s->width, h > 0 ? h : s->height);
+	cJSON_AddStringToObject(info, "session", s->id);
+	cJSON_AddStringToObject(info, "template", kind_name(s->kind));
+	if (s->kind == BRIDGE_ATTACHED) {
+		vnc_target_describe(&s->target, where, sizeof(where));
+		cJSON_AddStringToObject(info, "vnc", where);
+	}
+	cJSON_AddStringToObject(info, "size", size);
+	add_time(info, "created", s->created);
+
+	pthread_mutex_lock(&s->lock);
+	cJSON_AddStringToObject(info, "state", bridge_session_state_name(s->state));
+	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING || s->state == BRIDGE_ENDED)
+		cJSON_AddStringToObject(info, "reason", s->failure);
+	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
+	if (s->deadline_ms > 0) {
+		int64_t left = s->deadline_ms - vnc_monotonic_ms();
+		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
+		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
+	} else {
+		cJSON_AddNullToObject(info, "deadline");
+	}
+	pthread_mutex_unlock(&s->lock);
+	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
+	return info;
+}
+
 bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&s->lock);
-	bool ended = s->ended;
+	enum bridge_session_state state = s->state;
+	char failure[256];
+	snprintf(failure, sizeof(failure), "%s", s->failure);
 	pthread_mutex_unlock(&s->lock);
-	if (ended) {
-		snprintf(err, err_size, "session %s has ended", s->id);
+	switch (state) {
+	case BRIDGE_READY:
+		break;
+	case BRIDGE_ENDED:
+		snprintf(err, err_size, "session %s has ended (%s)", s->id, failure);
+		return false;
+	case BRIDGE_STARTING:
+		snprintf(err, err_size, "session %s is still starting; try again in a moment",
+			 s->id);
+		return false;
+	case BRIDGE_RECONNECTING:
+		snprintf(err, err_size,
+			 "session %s lost its VNC server (%s) and is reconnecting; try again "
+			 "shortly",
+			 s->id, failure);
+		return false;
+	case BRIDGE_FAILED:
+		snprintf(err, err_size, "session %s failed: %s", s->id, failure);
 		return false;
 	}
-	return vnc_conn_alive(s->conn, err, err_size);
+	pthread_rwlock_rdlock(&s->conn_lock);
+	bool alive = vnc_conn_alive(s->conn, err, err_size);
+	pthread_rwlock_unlock(&s->conn_lock);
+	return alive;
 }
 
 bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
@@ -150,32 +379,36 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 {
 	if (!bridge_session_usable(s, err, err_size))
 		return false;
-	return vnc_conn_send_input(s->conn, events, count, err, err_size);
+	pthread_rwlock_rdlock(&s->conn_lock);
+	bool ok = vnc_conn_send_input(s->conn, events, count, err, err_size);
+	pthread_rwlock_unlock(&s->conn_lock);
+	if (!ok && ended(s))
+		snprintf(err, err_size, "session %s was ended while the action ran", s->id);
+	return ok;
+}
+
+bool bridge_session_send_cut_text(struct bridge_session *s, const char *latin1, size_t len,
+				  char *err, size_t err_size)
+{
+	if (!bridge_session_usable(s, err, err_size))
+		return false;
+	pthread_rwlock_rdlock(&s->conn_lock);
+	bool ok = vnc_conn_send_cut_text(s->conn, latin1, len, err, err_size);
+	pthread_rwlock_unlock(&s->conn_lock);
+	return ok;
+}
+
+char *bridge_session_cut_text(struct bridge_session *s)
+{
+	pthread_rwlock_rdlock(&s->conn_lock);
+	char *text = s->conn ? vnc_conn_cut_text(s->conn) : NULL;
+	pthread_rwlock_unlock(&s->conn_lock);
+	return text;
 }
 
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *s)
 {
 	return s->capture_cache;
-}
-
-struct vnc_conn *bridge_session_conn(struct bridge_session *s)
-{
-	return s->conn;
-}
-
-int bridge_session_buttons_held(struct bridge_session *s)
-{
-	pthread_mutex_lock(&s->lock);
-	int buttons = s->buttons_held;
-	pthread_mutex_unlock(&s->lock);
-	return buttons;
-}
-
-void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
-{
-	pthread_mutex_lock(&s->lock);
-	s->buttons_held = buttons;
-	pthread_mutex_unlock(&s->lock);
 }
 
 char *bridge_session_screenshot_base64(struct bridge_session *s, const uint8_t *png, size_t len,
@@ -192,4 +425,19 @@ char *bridge_session_screenshot_base64(struct bridge_session *s, const uint8_t *
 	}
 	pthread_mutex_unlock(&s->lock);
 	return copy;
+}
+
+int bridge_session_buttons_held(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int buttons = s->buttons_held;
+	pthread_mutex_unlock(&s->lock);
+	return buttons;
+}
+
+void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
+{
+	pthread_mutex_lock(&s->lock);
+	s->buttons_held = buttons;
+	pthread_mutex_unlock(&s->lock);
 }

@@ -1,5 +1,9 @@
-/* A session is one desktop the bridge drives: a local desktop it started or
- * an attached VNC server, with its live framebuffer and VNC connection. */
+/* A session is one desktop the bridge drives: a local desktop it started
+ * (template "desktop" with openbox, or "bare") or an attached VNC server,
+ * with its live framebuffer and VNC connection.
+ *
+ * Sessions are reference counted: the registry holds one reference, every
+ * tool call working on a session another. The last release destroys it. */
 #ifndef LIZARD_BRIDGE_SESSION_H
 #define LIZARD_BRIDGE_SESSION_H
 
@@ -8,44 +12,71 @@
 #include <stdint.h>
 
 struct bridge_desktop;
+struct cJSON;
 struct vnc_capture_cache;
-struct vnc_conn;
 struct vnc_framebuffer;
 struct vnc_input_event;
 struct vnc_target;
 
 struct bridge_session;
 
-struct bridge_session_local_options {
-	int width, height;
-	bool window_manager;
+enum bridge_session_kind { BRIDGE_DESKTOP, BRIDGE_BARE, BRIDGE_ATTACHED };
+
+enum bridge_session_state {
+	BRIDGE_STARTING,
+	BRIDGE_READY,
+	BRIDGE_RECONNECTING,
+	BRIDGE_FAILED,
+	BRIDGE_ENDED,
 };
 
-struct bridge_session *bridge_session_start_local(const char *id,
-						  const struct bridge_session_local_options *o,
-						  char *err, size_t err_size);
-/* Attaches to target (copied). */
-struct bridge_session *bridge_session_attach(const char *id, const struct vnc_target *target,
+struct bridge_session_spec {
+	enum bridge_session_kind kind;
+	int width, height;               /* local desktops */
+	const struct vnc_target *target; /* attached: copied */
+	int64_t timeout_ms;              /* 0: no deadline */
+	const struct cJSON *metadata;    /* object of strings, copied; may be NULL */
+};
+
+/* A session in state starting, with one reference for the caller. */
+struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,
 					     char *err, size_t err_size);
-/* Wakes everything waiting on the session; calls fail from now on. Safe to
- * call while tool calls run; destroy only after they are done. */
-void bridge_session_shutdown(struct bridge_session *session);
-void bridge_session_destroy(struct bridge_session *session);
+/* Starts the desktop (local) and connects. False with a message on failure
+ * (state failed). */
+bool bridge_session_start(struct bridge_session *session, char *err, size_t err_size);
+
+struct bridge_session *bridge_session_ref(struct bridge_session *session);
+/* Drops a reference; the last one takes the desktop down. NULL is fine. */
+void bridge_session_unref(struct bridge_session *session);
+/* Ends the session now: waiters wake, calls fail with "has ended", the
+ * desktop's processes go when the last reference does. */
+void bridge_session_end(struct bridge_session *session, const char *why);
 
 const char *bridge_session_id(const struct bridge_session *session);
+enum bridge_session_state bridge_session_state(struct bridge_session *session);
+const char *bridge_session_state_name(enum bridge_session_state state);
 struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *session);
 /* NULL for attached sessions. */
 struct bridge_desktop *bridge_session_desktop(struct bridge_session *session);
+
+/* Deadlines, as vnc_monotonic_ms() times; 0 for none. */
+int64_t bridge_session_deadline(struct bridge_session *session);
+void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
+/* session_info as a JSON object (caller deletes). */
+struct cJSON *bridge_session_describe(struct bridge_session *session);
 
 /* False with a message when the desktop cannot be used right now. */
 bool bridge_session_usable(struct bridge_session *session, char *err, size_t err_size);
 bool bridge_session_send_input(struct bridge_session *session,
 			       const struct vnc_input_event *events, size_t count, char *err,
 			       size_t err_size);
+bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,
+				  size_t len, char *err, size_t err_size);
+/* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
+char *bridge_session_cut_text(struct bridge_session *session);
 
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);
-struct vnc_conn *bridge_session_conn(struct bridge_session *session);
 
 /* The base64 text of a full-screen PNG (caller frees). When unchanged
  * (the capture cache found nothing new), the last encoding is reused. */

@@ -1,5 +1,6 @@
 #include "tools_internal.h"
 
+#include "registry.h"
 #include "session.h"
 #include "../mcp/server.h"
 #include "../vnc/capture.h"
@@ -8,53 +9,41 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #define AGENT_MAX_LONG_EDGE 1568
 #define AGENT_MAX_PIXELS 1150000.0
 
-static void list_sessions_locked(struct bridge_context *c, char *out, size_t size)
-{
-	size_t used = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < c->session_count; i++) {
-		int n = snprintf(out + used, size - used, "%s%s", i ? ", " : "",
-				 bridge_session_id(c->sessions[i]));
-		if (n < 0 || (size_t)n >= size - used)
-			break;
-		used += (size_t)n;
-	}
-}
+/* Sessions a tool call took; released when the call ends. */
+#define MAX_HELD 4
+static __thread struct bridge_session *held[MAX_HELD];
+static __thread int held_count;
 
 struct bridge_session *tools_session(struct bridge_context *c, struct mcp_call *call,
 				     const cJSON *args)
 {
-	const char *wanted = tools_string(args, "session", NULL);
-	struct bridge_session *found = NULL;
-	char known[512];
-	pthread_mutex_lock(&c->lock);
-	if (wanted) {
-		for (size_t i = 0; i < c->session_count && !found; i++)
-			if (strcmp(bridge_session_id(c->sessions[i]), wanted) == 0)
-				found = c->sessions[i];
-	} else if (c->session_count == 1) {
-		found = c->sessions[0];
+	char err[600];
+	if (held_count == MAX_HELD) {
+		mcp_call_fail(call, "internal error: too many sessions in one call");
+		return NULL;
 	}
-	list_sessions_locked(c, known, sizeof(known));
-	size_t count = c->session_count;
-	pthread_mutex_unlock(&c->lock);
+	struct bridge_session *s =
+		bridge_registry_acquire(c->registry, tools_string(args, "session", NULL), err,
+					sizeof(err));
+	if (!s) {
+		mcp_call_fail(call, "%s", err);
+		return NULL;
+	}
+	held[held_count++] = s;
+	return s;
+}
 
-	if (found)
-		return found;
-	if (count == 0)
-		mcp_call_fail(call, "there is no session; create one with create_session");
-	else if (wanted)
-		mcp_call_fail(call, "no session '%.64s'; the sessions are: %s", wanted, known);
-	else
-		mcp_call_fail(call, "there are %zu sessions; say which with \"session\": %s", count,
-			      known);
-	return NULL;
+static void release_held(void)
+{
+	while (held_count > 0)
+		bridge_session_unref(held[--held_count]);
 }
 
 struct bridge_session *tools_usable_session(struct bridge_context *c, struct mcp_call *call,
@@ -270,29 +259,66 @@ void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const 
 	enum vnc_wait_result r = vnc_framebuffer_wait_settled(
 		bridge_session_framebuffer(s), action_end_ms, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
 	if (r == VNC_WAIT_CLOSED) {
-		mcp_call_fail(call, "the desktop connection closed while waiting for the screen");
+		char err[320];
+		if (bridge_session_usable(s, err, sizeof(err)))
+			snprintf(err, sizeof(err), "the desktop connection closed");
+		mcp_call_fail(call, "%s while waiting for the screen to settle", err);
 		return;
 	}
 	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
 		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
 }
 
+/* Each tool runs through here, so the sessions it took are released
+ * however it returns. */
+struct binding {
+	mcp_tool_fn handler;
+	struct bridge_context *context;
+};
+
+static void dispatch(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct binding *binding = userdata;
+	binding->handler(call, args, binding->context);
+	release_held();
+}
+
+bool tools_register(struct mcp_server *server, struct bridge_context *context,
+		    const struct mcp_tool *tools, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		/* Lives as long as the process: tools are registered once. */
+		struct binding *binding = malloc(sizeof(*binding));
+		if (!binding)
+			return false;
+		*binding = (struct binding){ tools[i].handler, context };
+		struct mcp_tool tool = tools[i];
+		tool.handler = dispatch;
+		if (!mcp_server_add_tool(server, &tool, binding)) {
+			free(binding);
+			return false;
+		}
+	}
+	return true;
+}
+
 bool bridge_tools_register(struct mcp_server *server, struct bridge_context *context)
 {
 	return tools_register_screen(server, context) && tools_register_input(server, context) &&
-	       tools_register_desktop(server, context) && tools_register_computer(server, context);
+	       tools_register_desktop(server, context) && tools_register_computer(server, context) &&
+	       tools_register_sessions(server, context);
 }
 
 bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t size,
 		       void *userdata)
 {
-	(void)tool;
+	/* Managing sessions never waits behind a session's queued input: a
+	 * kill must reach a session whose lane is busy. */
+	static const char *const unordered[] = { "create_session", "list_sessions",
+						 "session_info", "set_timeout", "kill_session" };
+	for (size_t i = 0; i < sizeof(unordered) / sizeof(unordered[0]); i++)
+		if (strcmp(tool, unordered[i]) == 0)
+			return false;
 	struct bridge_context *c = userdata;
-	const char *wanted = tools_string(args, "session", NULL);
-	pthread_mutex_lock(&c->lock);
-	if (!wanted && c->session_count == 1)
-		wanted = bridge_session_id(c->sessions[0]);
-	snprintf(lane, size, "session:%s", wanted ? wanted : "");
-	pthread_mutex_unlock(&c->lock);
-	return true;
+	return bridge_registry_lane(c->registry, tools_string(args, "session", NULL), lane, size);
 }

@@ -196,5 +196,5 @@ static const struct mcp_tool computer_tool = {
 
 bool tools_register_computer(struct mcp_server *server, struct bridge_context *context)
 {
-	return mcp_server_add_tool(server, &computer_tool, context);
+	return tools_register(server, context, &computer_tool, 1);
 }

@@ -119,7 +119,7 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		if (!text)
 			text = strdup(""); /* nobody owns the clipboard */
 	} else {
-		text = vnc_conn_cut_text(bridge_session_conn(s));
+		text = bridge_session_cut_text(s);
 		if (!text)
 			text = strdup("");
 	}
@@ -206,8 +206,7 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 	} else {
 		size_t len;
 		char *latin1 = to_latin1(text, &len, err, sizeof(err));
-		ok = latin1 && vnc_conn_send_cut_text(bridge_session_conn(s), latin1, len, err,
-						      sizeof(err));
+		ok = latin1 && bridge_session_send_cut_text(s, latin1, len, err, sizeof(err));
 		free(latin1);
 	}
 	if (!ok) {
@@ -266,8 +265,5 @@ static const struct mcp_tool desktop_tools[] = {
 
 bool tools_register_desktop(struct mcp_server *server, struct bridge_context *context)
 {
-	for (size_t i = 0; i < sizeof(desktop_tools) / sizeof(desktop_tools[0]); i++)
-		if (!mcp_server_add_tool(server, &desktop_tools[i], context))
-			return false;
-	return true;
+	return tools_register(server, context, desktop_tools, sizeof(desktop_tools) / sizeof(desktop_tools[0]));
 }

@@ -320,8 +320,18 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	int64_t start = vnc_monotonic_ms();
 	uint64_t frames_before = vnc_framebuffer_sequence(fb);
 	if (!until_settled) {
-		struct timespec pause = { ms / 1000, (ms % 1000) * 1000000L };
-		nanosleep(&pause, NULL);
+		/* A fixed wait still ends early if the session does. */
+		int64_t until = start + ms;
+		while (vnc_monotonic_ms() < until && bridge_session_usable(s, NULL, 0)) {
+			int64_t left = until - vnc_monotonic_ms();
+			struct timespec pause = { 0, (left < 50 ? left : 50) * 1000000L };
+			nanosleep(&pause, NULL);
+		}
+		char err[320];
+		if (!bridge_session_usable(s, err, sizeof(err))) {
+			mcp_call_fail(call, "%s while waiting", err);
+			return false;
+		}
 		mcp_call_text(call, "Waited %d ms; the screen changed %llu times meanwhile.", ms,
 			      (unsigned long long)(vnc_framebuffer_sequence(fb) - frames_before));
 		return true;
@@ -330,7 +340,10 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	long long waited = (long long)(vnc_monotonic_ms() - start);
 	unsigned long long frames = vnc_framebuffer_sequence(fb) - frames_before;
 	if (r == VNC_WAIT_CLOSED) {
-		mcp_call_fail(call, "the desktop connection closed while waiting");
+		char err[320];
+		if (bridge_session_usable(s, err, sizeof(err)))
+			snprintf(err, sizeof(err), "the desktop connection closed");
+		mcp_call_fail(call, "%s while waiting", err);
 		return false;
 	}
 	if (r == VNC_WAIT_TIMEOUT)
@@ -684,8 +697,5 @@ static const struct mcp_tool input_tools[] = {
 
 bool tools_register_input(struct mcp_server *server, struct bridge_context *context)
 {
-	for (size_t i = 0; i < sizeof(input_tools) / sizeof(input_tools[0]); i++)
-		if (!mcp_server_add_tool(server, &input_tools[i], context))
-			return false;
-	return true;
+	return tools_register(server, context, input_tools, sizeof(input_tools) / sizeof(input_tools[0]));
 }

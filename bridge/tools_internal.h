@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bridge_session;
 struct cJSON;
 struct mcp_call;
 struct mcp_server;
@@ -41,8 +42,8 @@ void tools_agent_space(struct bridge_session *session, struct agent_space *space
 void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y);
 void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y);
 
-/* The session named by args, or the only one. On failure the call has
- * been failed with a message listing the sessions. */
+/* The session named by args, or the only one, held until the call ends.
+ * On failure the call has been failed with a message listing the sessions. */
 struct bridge_session *tools_session(struct bridge_context *context, struct mcp_call *call,
 				     const struct cJSON *args);
 /* Like tools_session, and the desktop must be connected. */
@@ -72,7 +73,12 @@ bool tools_add_screenshot(struct bridge_session *session, struct mcp_call *call,
 void tools_finish_action(struct bridge_session *session, struct mcp_call *call,
 			 const struct cJSON *args, int64_t action_end_ms);
 
+/* Registers tools so that sessions they take are released after each call. */
+struct mcp_tool;
+bool tools_register(struct mcp_server *server, struct bridge_context *context,
+		    const struct mcp_tool *tools, size_t count);
 bool tools_register_screen(struct mcp_server *server, struct bridge_context *context);
+bool tools_register_sessions(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_input(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_desktop(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_computer(struct mcp_server *server, struct bridge_context *context);

@@ -115,8 +115,5 @@ static const struct mcp_tool screen_tools[] = {
 
 bool tools_register_screen(struct mcp_server *server, struct bridge_context *context)
 {
-	for (size_t i = 0; i < sizeof(screen_tools) / sizeof(screen_tools[0]); i++)
-		if (!mcp_server_add_tool(server, &screen_tools[i], context))
-			return false;
-	return true;
+	return tools_register(server, context, screen_tools, sizeof(screen_tools) / sizeof(screen_tools[0]));
 }

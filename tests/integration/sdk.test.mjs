@@ -28,9 +28,10 @@ test('lists every computer-use tool with an object schema', async () => {
   const { tools } = await bridge.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
-    'click', 'clipboard_get', 'clipboard_set', 'computer', 'cursor_position', 'drag', 'hold_key',
-    'launch', 'mouse_down', 'mouse_up', 'move_mouse', 'open_url', 'press', 'screen_size',
-    'screenshot', 'scroll', 'type', 'wait',
+    'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'cursor_position',
+    'drag', 'hold_key', 'kill_session', 'launch', 'list_sessions', 'mouse_down', 'mouse_up',
+    'move_mouse', 'open_url', 'press', 'screen_size', 'screenshot', 'scroll', 'session_info',
+    'set_timeout', 'type', 'wait',
   ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });

@@ -1,0 +1,39 @@
+/* The sessions a bridge holds, by id, and their deadlines: a reaper thread
+ * ends each session when its time is up. */
+#ifndef LIZARD_BRIDGE_REGISTRY_H
+#define LIZARD_BRIDGE_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct bridge_registry;
+struct bridge_session;
+struct cJSON;
+
+#define BRIDGE_MAX_SESSIONS 64
+
+struct bridge_registry *bridge_registry_create(void);
+/* Ends every session and drops the registry's references. NULL is fine. */
+void bridge_registry_destroy(struct bridge_registry *registry);
+
+/* A fresh id, unguessable enough not to collide: "s-" and 8 hex digits. */
+void bridge_registry_new_id(char *id, size_t size);
+/* Takes a reference of its own. False (with a message) when full. */
+bool bridge_registry_add(struct bridge_registry *registry, struct bridge_session *session,
+			 char *err, size_t err_size);
+/* The named session, or the only one when id is NULL, with a reference the
+ * caller drops. NULL with a message that lists the sessions otherwise. */
+struct bridge_session *bridge_registry_acquire(struct bridge_registry *registry, const char *id,
+					       char *err, size_t err_size);
+/* Ends the session and forgets it. */
+bool bridge_registry_kill(struct bridge_registry *registry, const char *id, const char *why,
+			  char *err, size_t err_size);
+/* session_info of every session, as a JSON array. */
+struct cJSON *bridge_registry_describe(struct bridge_registry *registry);
+/* Sessions per state (indexed by enum bridge_session_state). */
+void bridge_registry_count_states(struct bridge_registry *registry, int counts[5]);
+/* The lane id (a session's id) for ordering calls; false when unknown. */
+bool bridge_registry_lane(struct bridge_registry *registry, const char *id, char *lane,
+			  size_t size);
+
+#endif

@@ -1,0 +1,252 @@
+/* Session management: create_session, list_sessions, session_info,
+ * set_timeout, kill_session. */
+#include "tools_internal.h"
+
+#include "registry.h"
+#include "session.h"
+#include "../mcp/server.h"
+#include "../vnc/target.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_TIMEOUT_MS 300000
+#define DEFAULT_WIDTH 1280
+#define DEFAULT_HEIGHT 800
+#define MAX_METADATA_KEYS 32
+#define MAX_METADATA_VALUE 1024
+
+static void reply_json(struct mcp_call *call, cJSON *json)
+{
+	char *text = json ? cJSON_PrintUnformatted(json) : NULL;
+	if (text)
+		mcp_call_text(call, "%s", text);
+	else
+		mcp_call_fail(call, "out of memory");
+	free(text);
+	cJSON_Delete(json);
+}
+
+static bool parse_size(const char *text, int *width, int *height)
+{
+	char *end;
+	long w = strtol(text, &end, 10);
+	if (end == text || (*end != 'x' && *end != 'X'))
+		return false;
+	const char *h_start = end + 1;
+	long h = strtol(h_start, &end, 10);
+	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
+		return false;
+	*width = (int)w;
+	*height = (int)h;
+	return true;
+}
+
+static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
+{
+	int count = 0;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, metadata)
+	{
+		if (++count > MAX_METADATA_KEYS) {
+			mcp_call_fail(call, "metadata takes at most %d keys", MAX_METADATA_KEYS);
+			return false;
+		}
+		if (!cJSON_IsString(item) || strlen(item->valuestring) > MAX_METADATA_VALUE) {
+			mcp_call_fail(call, "metadata value '%.64s' must be a string of at most %d bytes",
+				      item->string, MAX_METADATA_VALUE);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void create_session(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_context *c = userdata;
+	const char *template = tools_string(args, "template", NULL);
+	const char *url = tools_string(args, "vnc", NULL);
+	if (template && url) {
+		mcp_call_fail(call, "give template (desktop, bare) or vnc (a URL to attach), not both");
+		return;
+	}
+	struct bridge_session_spec spec = {
+		.kind = url ? BRIDGE_ATTACHED
+			    : (template && strcmp(template, "bare") == 0 ? BRIDGE_BARE : BRIDGE_DESKTOP),
+		.width = DEFAULT_WIDTH,
+		.height = DEFAULT_HEIGHT,
+		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
+		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
+	};
+	const char *size = tools_string(args, "size", NULL);
+	if (size && !parse_size(size, &spec.width, &spec.height)) {
+		mcp_call_fail(call, "size '%.32s' is not WxH with each side 64..8192, e.g. 1280x800",
+			      size);
+		return;
+	}
+	if (size && url) {
+		mcp_call_fail(call, "size applies to local desktops; an attached one has its "
+				    "server's size");
+		return;
+	}
+	if (spec.metadata && !check_metadata(call, spec.metadata))
+		return;
+
+	char err[600];
+	struct vnc_target target;
+	if (url) {
+		if (!vnc_target_parse(url, &target, err, sizeof(err))) {
+			mcp_call_fail(call, "%s", err);
+			return;
+		}
+		const char *password = tools_string(args, "password", NULL);
+		if (password && !vnc_target_set_password(&target, password)) {
+			vnc_target_finish(&target);
+			mcp_call_fail(call, "out of memory");
+			return;
+		}
+		spec.target = &target;
+	}
+
+	char id[32];
+	bridge_registry_new_id(id, sizeof(id));
+	struct bridge_session *s = bridge_session_create(id, &spec, err, sizeof(err));
+	if (url)
+		vnc_target_finish(&target);
+	if (!s) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	/* Listed as starting while the desktop comes up. */
+	if (!bridge_registry_add(c->registry, s, err, sizeof(err))) {
+		bridge_session_unref(s);
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	if (!bridge_session_start(s, err, sizeof(err))) {
+		char ignored[64];
+		bridge_registry_kill(c->registry, id, "it failed to start", ignored, sizeof(ignored));
+		bridge_session_unref(s);
+		mcp_call_fail(call, "could not create the session: %s", err);
+		return;
+	}
+	reply_json(call, bridge_session_describe(s));
+	bridge_session_unref(s);
+}
+
+static void list_sessions(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	(void)args;
+	struct bridge_context *c = userdata;
+	reply_json(call, bridge_registry_describe(c->registry));
+}
+
+static void session_info(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_session(userdata, call, args);
+	if (s)
+		reply_json(call, bridge_session_describe(s));
+}
+
+static void set_timeout(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_session *s = tools_session(userdata, call, args);
+	if (!s)
+		return;
+	bridge_session_set_timeout(s, tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS));
+	reply_json(call, bridge_session_describe(s));
+}
+
+static void kill_session(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_context *c = userdata;
+	const char *id = tools_string(args, "session", NULL);
+	char err[600];
+	struct bridge_session *s = bridge_registry_acquire(c->registry, id, err, sizeof(err));
+	if (!s) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "%s", bridge_session_id(s));
+	bridge_session_unref(s);
+	if (!bridge_registry_kill(c->registry, name, "killed by kill_session", err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	mcp_call_text(call, "Session %s is ended; its desktop is going away.", name);
+}
+
+#define REQUIRED_SESSION                                                                   \
+	"\"session\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Session id.\"}"
+
+static const struct mcp_tool session_tools[] = {
+	{
+		.name = "create_session",
+		.title = "Create a desktop session",
+		.description =
+			"Start a new desktop: template \"desktop\" (the default: X server with a "
+			"window manager, Chromium for open_url) or \"bare\" (X server only), or "
+			"attach to a VNC server with vnc \"vnc://[:PASSWORD@]HOST[:PORT]\". The "
+			"session ends after timeout_ms (default 300000; 0 never). Returns its "
+			"id for the session argument of the other tools.",
+		.input_schema =
+			"{\"type\":\"object\",\"properties\":{"
+			"\"template\":{\"type\":\"string\",\"enum\":[\"desktop\",\"bare\"]},"
+			"\"vnc\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000,"
+			"\"description\":\"vnc://[:PASSWORD@]HOST[:PORT] or unix:///path\"},"
+			"\"password\":{\"type\":\"string\",\"maxLength\":256,\"description\":"
+			"\"VNC password, instead of putting it in the URL.\"},"
+			"\"size\":{\"type\":\"string\",\"maxLength\":16,\"description\":\"WxH, "
+			"default 1280x800.\"},"
+			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":"
+			"2147483647},"
+			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
+			"keep with the session.\"}}}",
+		.handler = create_session,
+	},
+	{
+		.name = "list_sessions",
+		.title = "List sessions",
+		.description = "Every session with its id, template, size, state (starting, "
+			       "ready, reconnecting, failed, ended), deadline and metadata.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
+		.handler = list_sessions,
+		.read_only = true,
+	},
+	{
+		.name = "session_info",
+		.title = "Describe a session",
+		.description = "One session's id, template, size, state, deadline and metadata.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.handler = session_info,
+		.read_only = true,
+	},
+	{
+		.name = "set_timeout",
+		.title = "Set a session's timeout",
+		.description = "End the session timeout_ms from now (1000..2147483647). Calls "
+			       "do not extend the deadline; this does.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION ","
+				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":"
+				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
+		.handler = set_timeout,
+	},
+	{
+		.name = "kill_session",
+		.title = "End a session",
+		.description = "End a session now: calls on it fail and its desktop's processes "
+			       "are stopped.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
+				"},\"required\":[\"session\"]}",
+		.handler = kill_session,
+	},
+};
+
+bool tools_register_sessions(struct mcp_server *server, struct bridge_context *context)
+{
+	return tools_register(server, context, session_tools,
+			      sizeof(session_tools) / sizeof(session_tools[0]));
+}
