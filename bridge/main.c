@@ -1,5 +1,8 @@
 /* lizard-bridge: command line and the stdio daemon. */
+#include "client.h"
+#include "metrics.h"
 #include "registry.h"
+#include "server.h"
 #include "session.h"
 #include "tools.h"
 #include "../mcp/server.h"
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #ifndef LIZARD_VERSION
@@ -27,6 +31,8 @@
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH]\n"
+	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
+	"       lizard-bridge call [--url URL] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
 	"stdio   serve MCP on stdin/stdout. Without --vnc it starts a local desktop\n"
@@ -35,6 +41,12 @@ static const char usage[] =
 	"          vnc://[:PASSWORD@]HOST[:PORT]   (port 5900 by default)\n"
 	"          unix:///path/to/socket\n"
 	"        The password may come from LIZARD_VNC_PASSWORD instead.\n"
+	"serve   the daemon: sessions made with create_session, MCP over WebSocket and\n"
+	"        Streamable HTTP on /mcp (default 127.0.0.1:7070), /healthz, /metrics.\n"
+	"        Requests need Authorization: Bearer $LIZARD_API_KEY (one is generated\n"
+	"        and printed once when unset). --vnc adds a session attached to URL.\n"
+	"call    run one tool on a daemon (LIZARD_API_URL, LIZARD_API_KEY); prints text\n"
+	"        results, writes the first image to -o FILE, exits 1 on a tool error.\n"
 	"\n"
 	"Logs go to stderr; LIZARD_LOG=error|warn|info|debug sets how much.\n";
 
@@ -83,20 +95,26 @@ static bool parse_size(const char *text, int *width, int *height)
 
 struct stdio_options {
 	const char *vnc_url;
+	const char *listen;
 	int width, height;
+	bool serve;
 };
 
 static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 {
 	o->width = DEFAULT_WIDTH;
 	o->height = DEFAULT_HEIGHT;
+	o->listen = "127.0.0.1:7070";
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(arg, "--vnc") == 0 && value) {
 			o->vnc_url = value;
 			i++;
-		} else if (strcmp(arg, "--size") == 0 && value) {
+		} else if (strcmp(arg, "--listen") == 0 && value && o->serve) {
+			o->listen = value;
+			i++;
+		} else if (strcmp(arg, "--size") == 0 && value && !o->serve) {
 			if (!parse_size(value, &o->width, &o->height)) {
 				fprintf(stderr,
 					"lizard-bridge: --size '%s' is not WxH with each side "
@@ -114,9 +132,11 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 	return 0;
 }
 
-/* The default session of stdio: lives as long as the bridge. */
+/* The default session: lives as long as the bridge. */
 static bool start_default_session(const struct stdio_options *o, struct bridge_registry *registry)
 {
+	if (o->serve && !o->vnc_url)
+		return true;
 	char err[600];
 	struct vnc_target target;
 	struct bridge_session_spec spec = {
@@ -137,7 +157,10 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_r
 		}
 		spec.target = &target;
 	}
-	struct bridge_session *session = bridge_session_create("default", &spec, err, sizeof(err));
+	char id[32] = "default";
+	if (o->serve)
+		bridge_registry_new_id(id, sizeof(id));
+	struct bridge_session *session = bridge_session_create(id, &spec, err, sizeof(err));
 	if (o->vnc_url)
 		vnc_target_finish(&target);
 	bool ok = session && bridge_session_start(session, err, sizeof(err)) &&
@@ -148,9 +171,32 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_r
 	return ok;
 }
 
-static int run_stdio(int argc, char **argv)
+/* LIZARD_API_KEY, or a fresh one printed once: the only time it is shown. */
+static bool api_key(char *key, size_t size)
 {
-	struct stdio_options options = { 0 };
+	const char *given = getenv("LIZARD_API_KEY");
+	if (given && *given) {
+		if (strlen(given) < 16) {
+			log_error("LIZARD_API_KEY is shorter than 16 characters; use a long random key");
+			return false;
+		}
+		snprintf(key, size, "%s", given);
+	} else {
+		unsigned char bytes[24];
+		if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+			return false;
+		for (size_t i = 0; i < sizeof(bytes) && i * 2 + 2 < size; i++)
+			snprintf(key + i * 2, 3, "%02x", bytes[i]);
+		fprintf(stderr, "lizard-bridge: no LIZARD_API_KEY set; generated API key: %s\n", key);
+	}
+	/* Nothing started from here on needs to see it. */
+	unsetenv("LIZARD_API_KEY");
+	return true;
+}
+
+static int run_bridge(int argc, char **argv, bool serve)
+{
+	struct stdio_options options = { .serve = serve };
 	int rc = parse_stdio_options(argc, argv, &options);
 	if (rc != 0)
 		return rc;
@@ -159,6 +205,9 @@ static int run_stdio(int argc, char **argv)
 		return 1;
 	}
 
+	char key[128] = "";
+	if (serve && !api_key(key, sizeof(key)))
+		return 1;
 	struct bridge_context context = { .registry = bridge_registry_create() };
 	bool started = context.registry && start_default_session(&options, context.registry);
 	/* The password has been read; keep it out of anything started later. */
@@ -177,19 +226,39 @@ static int run_stdio(int argc, char **argv)
 		return 1;
 	}
 	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
-	log_info("serving MCP on stdio");
+	struct bridge_metrics *metrics = bridge_metrics_create();
+	if (metrics)
+		mcp_server_set_observer(server, bridge_metrics_observe_call, metrics);
 
-	enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,
-						 stop_pipe[0], MCP_STDIO_MAX_MESSAGE);
-	log_info("%s; shutting down",
-		 end == MCP_STDIO_EOF ? "stdin closed" : end == MCP_STDIO_STOPPED ? "signal received"
-										    : "stdio failed");
+	if (serve) {
+		struct bridge_server_options server_options = {
+			.listen = options.listen,
+			.api_key = key,
+			.mcp = server,
+			.context = &context,
+			.metrics = metrics,
+			.max_message = MCP_STDIO_MAX_MESSAGE,
+			.stop_fd = stop_pipe[0],
+		};
+		rc = metrics ? bridge_server_run(&server_options) : 1;
+		log_info("shutting down");
+	} else {
+		log_info("serving MCP on stdio");
+		enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,
+							 stop_pipe[0], MCP_STDIO_MAX_MESSAGE);
+		log_info("%s; shutting down",
+			 end == MCP_STDIO_EOF	    ? "stdin closed"
+			 : end == MCP_STDIO_STOPPED ? "signal received"
+						    : "stdio failed");
+	}
+	memset(key, 0, sizeof(key));
 
 	/* End the sessions first: calls waiting on them wake, the workers
 	 * finish, and the last references take the desktops down. */
 	bridge_registry_destroy(context.registry);
 	mcp_server_destroy(server);
-	return 0;
+	bridge_metrics_destroy(metrics);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -205,7 +274,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "stdio") == 0)
-		return run_stdio(argc - 2, argv + 2);
+		return run_bridge(argc - 2, argv + 2, false);
+	if (strcmp(argv[1], "serve") == 0)
+		return run_bridge(argc - 2, argv + 2, true);
+	if (strcmp(argv[1], "call") == 0)
+		return bridge_client_run(argc - 2, argv + 2);
 	fprintf(stderr, "lizard-bridge: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const supported_versions[] = {
 	"2025-11-25",
@@ -33,6 +34,8 @@ struct mcp_server {
 	cJSON *tool_list; /* the tools/list "tools" array, built as tools come */
 	mcp_lane_fn lane_fn;
 	void *lane_userdata;
+	mcp_call_observer observer;
+	void *observer_userdata;
 	struct mcp_workers *workers;
 };
 
@@ -139,6 +142,20 @@ void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, voi
 {
 	server->lane_fn = fn;
 	server->lane_userdata = userdata;
+}
+
+void mcp_server_set_observer(struct mcp_server *server, mcp_call_observer fn, void *userdata)
+{
+	server->observer = fn;
+	server->observer_userdata = userdata;
+}
+
+bool mcp_protocol_version_supported(const char *version)
+{
+	for (size_t i = 0; i < sizeof(supported_versions) / sizeof(supported_versions[0]); i++)
+		if (strcmp(version, supported_versions[i]) == 0)
+			return true;
+	return false;
 }
 
 static const struct registered_tool *find_tool(const struct mcp_server *server, const char *name)
@@ -304,9 +321,17 @@ static void finish_call(struct mcp_call *call)
 	peer_send(call->peer, text);
 }
 
+static double now_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
 static void run_call(void *arg)
 {
 	struct mcp_call *call = arg;
+	double started = now_seconds();
 	char err[512];
 	if (!mcp_schema_check_arguments(call->tool->schema, call->arguments, call->tool->tool.name,
 					err, sizeof(err)))
@@ -319,6 +344,10 @@ static void run_call(void *arg)
 		log_info("tool %s failed: %s", call->tool->tool.name,
 			 cJSON_IsString(text) ? text->valuestring : "");
 	}
+	struct mcp_server *server = call->peer->server;
+	if (server->observer)
+		server->observer(call->tool->tool.name, call->is_error, now_seconds() - started,
+				 server->observer_userdata);
 	finish_call(call);
 	struct mcp_peer *peer = call->peer;
 	call_free(call);

@@ -35,6 +35,10 @@ typedef bool (*mcp_lane_fn)(const char *tool, const struct cJSON *args, char *la
 
 typedef void (*mcp_send_fn)(void *context, const char *json, size_t len);
 
+/* Told about every finished tools/call, for metrics. */
+typedef void (*mcp_call_observer)(const char *tool, bool is_error, double seconds,
+				  void *userdata);
+
 #define MCP_LATEST_PROTOCOL_VERSION "2025-11-25"
 
 struct mcp_server *mcp_server_create(const char *name, const char *version,
@@ -45,6 +49,9 @@ void mcp_server_destroy(struct mcp_server *server);
  * not a JSON object or memory runs out. */
 bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata);
 void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata);
+void mcp_server_set_observer(struct mcp_server *server, mcp_call_observer fn, void *userdata);
+/* Whether version is one this server speaks. */
+bool mcp_protocol_version_supported(const char *version);
 
 struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, void *context);
 /* Handles one complete message (not NUL-terminated). */

@@ -1,0 +1,303 @@
+#include "server_internal.h"
+
+#include "../mcp/server.h"
+#include "../util/log.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
+			 bool websocket)
+{
+	c->id = ++server->next_connection_id;
+	c->wsi = wsi;
+	c->server = server;
+	c->websocket = websocket;
+	c->next_live = server->live;
+	server->live = c;
+}
+
+void bridge_server_untrack(struct bridge_server *server, struct connection *c)
+{
+	for (struct connection **p = &server->live; *p; p = &(*p)->next_live) {
+		if (*p == c) {
+			*p = c->next_live;
+			break;
+		}
+	}
+	c->id = 0;
+}
+
+static struct connection *find_connection(struct bridge_server *server, uint64_t id)
+{
+	for (struct connection *c = server->live; c; c = c->next_live)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+void bridge_server_post(struct bridge_server *server, uint64_t connection, const char *text,
+			size_t len)
+{
+	struct outgoing *o = calloc(1, sizeof(*o));
+	char *copy = malloc(LWS_PRE + len + 1);
+	if (!o || !copy) {
+		free(o);
+		free(copy);
+		log_error("out of memory queueing a reply");
+		return;
+	}
+	memcpy(copy + LWS_PRE, text, len);
+	copy[LWS_PRE + len] = '\0';
+	o->connection = connection;
+	o->text = copy;
+	o->len = len;
+	pthread_mutex_lock(&server->outbox_lock);
+	if (server->outbox_tail)
+		server->outbox_tail->next = o;
+	else
+		server->outbox_head = o;
+	server->outbox_tail = o;
+	pthread_mutex_unlock(&server->outbox_lock);
+	lws_cancel_service(server->lws);
+}
+
+void bridge_server_send_to_peer(void *context, const char *json, size_t len)
+{
+	struct peer_link *link = context;
+	bridge_server_post(link->server, link->connection, json, len);
+}
+
+static void free_outgoing(struct outgoing *o)
+{
+	free(o->text);
+	free(o);
+}
+
+/* Service thread: hands queued replies to their connections; replies for
+ * connections that are gone are dropped. */
+static void drain_outbox(struct bridge_server *server)
+{
+	pthread_mutex_lock(&server->outbox_lock);
+	struct outgoing *o = server->outbox_head;
+	server->outbox_head = server->outbox_tail = NULL;
+	pthread_mutex_unlock(&server->outbox_lock);
+	while (o) {
+		struct outgoing *next = o->next;
+		o->next = NULL;
+		struct connection *c = find_connection(server, o->connection);
+		if (!c) {
+			free_outgoing(o);
+		} else if (c->websocket) {
+			if (c->queue_tail)
+				c->queue_tail->next = o;
+			else
+				c->queue_head = o;
+			c->queue_tail = o;
+			lws_callback_on_writable(c->wsi);
+		} else {
+			bridge_server_http_deliver(c, o);
+		}
+		o = next;
+	}
+}
+
+static bool equal_constant_time(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	/* Every byte of the longer one is looked at, whatever matches. */
+	size_t n = a_len > b_len ? a_len : b_len;
+	volatile unsigned char diff = (unsigned char)(a_len != b_len);
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)((i < a_len ? a[i] : 0) ^ (i < b_len ? b[i] : 0));
+	return diff == 0;
+}
+
+bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query)
+{
+	const char *key = server->options->api_key;
+	char value[512];
+	bool ok = false;
+	int len = lws_hdr_copy(wsi, value, sizeof(value), WSI_TOKEN_HTTP_AUTHORIZATION);
+	if (len > 7 && strncasecmp(value, "Bearer ", 7) == 0)
+		ok = equal_constant_time(value + 7, (size_t)len - 7, key, strlen(key));
+	if (!ok && allow_query) {
+		/* The result points into value, just past "access_token=". */
+		const char *token = lws_get_urlarg_by_name(wsi, "access_token=", value, sizeof(value));
+		if (token)
+			ok = equal_constant_time(token, strlen(token), key, strlen(key));
+	}
+	memset(value, 0, sizeof(value));
+	return ok;
+}
+
+bool bridge_server_origin_allowed(struct lws *wsi)
+{
+	char origin[256], host[256];
+	int origin_len = lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN);
+	if (origin_len <= 0)
+		return true; /* not a browser, or a same-origin GET */
+	int host_len = lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST);
+	if (host_len <= 0)
+		return false;
+	const char *after_scheme = strstr(origin, "://");
+	return after_scheme && strcasecmp(after_scheme + 3, host) == 0;
+}
+
+static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			  void *in, size_t len)
+{
+	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
+	if (reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED) {
+		drain_outbox(server);
+		return 0;
+	}
+	return bridge_server_http_callback(wsi, reason, user, in, len);
+}
+
+static void log_from_lws(int level, const char *line)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "%s", line);
+	text[strcspn(text, "\r\n")] = '\0';
+	if (level & LLL_ERR)
+		log_warn("libwebsockets: %s", text);
+	else
+		log_debug("libwebsockets: %s", text);
+}
+
+/* Parses "ADDR:PORT" / "[V6]:PORT" into iface and port, or a path. */
+static bool parse_listen(const char *listen, char *iface, size_t iface_size, int *port,
+			 bool *unix_socket)
+{
+	*unix_socket = listen[0] == '/' || strncmp(listen, "unix:", 5) == 0;
+	if (*unix_socket) {
+		const char *path = strncmp(listen, "unix:", 5) == 0 ? listen + 5 : listen;
+		if (path[0] != '/' || strlen(path) >= 100)
+			return false;
+		snprintf(iface, iface_size, "%s", path);
+		*port = 0;
+		return true;
+	}
+	const char *colon = strrchr(listen, ':');
+	if (!colon)
+		return false;
+	char *end;
+	long p = strtol(colon + 1, &end, 10);
+	if (*end || p < 1 || p > 65535)
+		return false;
+	const char *host = listen;
+	size_t host_len = (size_t)(colon - listen);
+	if (host_len >= 2 && host[0] == '[' && host[host_len - 1] == ']') {
+		host++;
+		host_len -= 2;
+	}
+	if (host_len == 0 || host_len >= iface_size)
+		return false;
+	memcpy(iface, host, host_len);
+	iface[host_len] = '\0';
+	*port = (int)p;
+	return true;
+}
+
+struct stop_watch {
+	struct bridge_server *server;
+	int fd;
+};
+
+/* Waits for the stop signal and wakes the loop, which cannot poll our fd. */
+static void *watch_stop(void *arg)
+{
+	struct stop_watch *w = arg;
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	w->server->stopping = true;
+	lws_cancel_service(w->server->lws);
+	return NULL;
+}
+
+int bridge_server_run(const struct bridge_server_options *options)
+{
+	char iface[128];
+	int port;
+	bool unix_socket;
+	if (!parse_listen(options->listen, iface, sizeof(iface), &port, &unix_socket)) {
+		log_error("--listen '%s' is not ADDR:PORT, [IPV6]:PORT or an absolute socket path",
+			  options->listen);
+		return 1;
+	}
+	if (!unix_socket && strcmp(iface, "127.0.0.1") != 0 && strcmp(iface, "::1") != 0 &&
+	    strcmp(iface, "localhost") != 0)
+		log_warn("listening on %s: reachable beyond this machine; the API key is all that "
+			 "protects the desktops",
+			 iface);
+
+	struct bridge_server server = { .options = options };
+	pthread_mutex_init(&server.outbox_lock, NULL);
+	lws_set_log_level(LLL_ERR | LLL_WARN, log_from_lws);
+
+	static const struct lws_protocols protocols[] = {
+		{ "http", route_callback, sizeof(struct connection), 0, 0, NULL, 0 },
+		{ "mcp", bridge_server_ws_callback, sizeof(struct connection), 65536, 0, NULL, 0 },
+		{ NULL, NULL, 0, 0, 0, NULL, 0 },
+	};
+	struct lws_context_creation_info info;
+	memset(&info, 0, sizeof(info));
+	info.port = unix_socket ? 0 : port;
+	info.iface = iface;
+	info.protocols = protocols;
+	info.user = &server;
+	if (unix_socket) {
+		info.options |= LWS_SERVER_OPTION_UNIX_SOCK;
+		unlink(iface);
+	}
+	info.vhost_name = "lizard-bridge";
+	info.server_string = "lizard-bridge";
+	info.timeout_secs = 30;
+	info.ka_time = 0;
+
+	server.lws = lws_create_context(&info);
+	if (!server.lws) {
+		log_error("cannot listen on %s (in use, or not an address of this machine?)",
+			  options->listen);
+		pthread_mutex_destroy(&server.outbox_lock);
+		return 1;
+	}
+	struct stop_watch watch = { &server, options->stop_fd };
+	pthread_t watcher;
+	if (pthread_create(&watcher, NULL, watch_stop, &watch) != 0) {
+		lws_context_destroy(server.lws);
+		pthread_mutex_destroy(&server.outbox_lock);
+		return 1;
+	}
+	log_info("serving MCP on %s%s/mcp (WebSocket and Streamable HTTP)",
+		 unix_socket ? "unix:" : "http://", options->listen);
+
+	while (!server.stopping)
+		if (lws_service(server.lws, 0) < 0)
+			break;
+
+	if (!server.stopping)
+		pthread_cancel(watcher); /* the loop failed; nobody will signal it */
+	pthread_join(watcher, NULL);
+	lws_context_destroy(server.lws);
+	pthread_mutex_lock(&server.outbox_lock);
+	struct outgoing *o = server.outbox_head;
+	server.outbox_head = server.outbox_tail = NULL;
+	pthread_mutex_unlock(&server.outbox_lock);
+	while (o) {
+		struct outgoing *next = o->next;
+		free_outgoing(o);
+		o = next;
+	}
+	pthread_mutex_destroy(&server.outbox_lock);
+	if (unix_socket)
+		unlink(iface);
+	return 0;
+}

@@ -1,0 +1,377 @@
+/* HTTP on the server: /healthz, /metrics, and MCP's Streamable HTTP
+ * transport on /mcp (2025-11-25): POST one JSON-RPC message, answered with
+ * JSON (or one SSE event when the client accepts only that); 202 for
+ * notifications and responses; Mcp-Session-Id issued at initialize and
+ * required after; DELETE ends the MCP session; GET is 405. */
+#include "server_internal.h"
+
+#include "metrics.h"
+#include "tools.h"
+#include "../mcp/jsonrpc.h"
+#include "../mcp/server.h"
+#include "../util/log.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#define MAX_MCP_SESSIONS 1024
+#define HTTP_CHUNK 65536
+
+/* MCP sessions of the HTTP transport (not desktops). Service thread only. */
+static char mcp_sessions[MAX_MCP_SESSIONS][33];
+static int mcp_session_count;
+
+static void new_mcp_session(char *id)
+{
+	unsigned char bytes[16];
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		memset(bytes, 0, sizeof(bytes));
+	for (int i = 0; i < 16; i++)
+		snprintf(id + i * 2, 3, "%02x", bytes[i]);
+	if (mcp_session_count == MAX_MCP_SESSIONS) {
+		/* The oldest goes: its client gets 404 and starts over. */
+		memmove(mcp_sessions[0], mcp_sessions[1], sizeof(mcp_sessions[0]) * (MAX_MCP_SESSIONS - 1));
+		mcp_session_count--;
+	}
+	memcpy(mcp_sessions[mcp_session_count++], id, 33);
+}
+
+static int find_mcp_session(const char *id)
+{
+	for (int i = 0; i < mcp_session_count; i++)
+		if (strcmp(mcp_sessions[i], id) == 0)
+			return i;
+	return -1;
+}
+
+static bool method_is(struct lws *wsi, enum lws_token_indexes token)
+{
+	return lws_hdr_total_length(wsi, token) > 0;
+}
+
+static void reset_request(struct connection *c)
+{
+	free(c->body);
+	free(c->reply.body);
+	c->body = NULL;
+	c->body_len = 0;
+	c->body_too_large = false;
+	c->body_pending = false;
+	c->sse = false;
+	c->session_id[0] = '\0';
+	c->initializing = false;
+	c->awaiting_reply = false;
+	memset(&c->reply, 0, sizeof(c->reply));
+}
+
+/* Sets the reply and asks for a writable callback; lws_write happens only
+ * there. body is copied. */
+static void reply(struct connection *c, int status, const char *content_type, const char *body,
+		  size_t len)
+{
+	free(c->reply.body);
+	c->reply.status = status;
+	c->reply.content_type = content_type;
+	c->reply.body = malloc(LWS_PRE + len + 1);
+	c->reply.len = c->reply.body ? len : 0;
+	if (c->reply.body && len)
+		memcpy(c->reply.body + LWS_PRE, body, len);
+	c->reply.sent = 0;
+	c->reply.headers_sent = false;
+	c->awaiting_reply = false;
+	/* An early answer to a POST waits until its body has been read. */
+	if (!c->body_pending)
+		lws_callback_on_writable(c->wsi);
+}
+
+static void reply_error(struct connection *c, int status, const char *message)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", message);
+	reply(c, status, "application/json", body, (size_t)n);
+}
+
+
+static int custom_header(struct lws *wsi, const char *name, char *out, int size)
+{
+	int len = lws_hdr_custom_copy(wsi, out, size, name, (int)strlen(name));
+	if (len < 0)
+		out[0] = '\0';
+	return len;
+}
+
+static void serve_metrics(struct connection *c)
+{
+	const struct bridge_server_options *o = c->server->options;
+	char *text = bridge_metrics_render(o->metrics, o->context->registry);
+	if (!text) {
+		reply_error(c, 500, "out of memory");
+		return;
+	}
+	reply(c, 200, "text/plain; version=0.0.4", text, strlen(text));
+	free(text);
+}
+
+/* LWS_CALLBACK_HTTP: routing, auth and the checks that need no body. */
+static int begin_request(struct connection *c, const char *uri)
+{
+	struct lws *wsi = c->wsi;
+	reset_request(c);
+	c->body_pending = method_is(wsi, WSI_TOKEN_POST_URI);
+	if (strcmp(uri, "/healthz") == 0) {
+		reply(c, 200, "application/json", "{\"status\":\"ok\"}\n", 16);
+		return 0;
+	}
+	if (strcmp(uri, "/metrics") == 0) {
+		serve_metrics(c);
+		return 0;
+	}
+	if (strcmp(uri, "/mcp") != 0) {
+		reply_error(c, 404, "not found; MCP is served on /mcp");
+		return 0;
+	}
+	if (!bridge_server_origin_allowed(wsi)) {
+		reply_error(c, 403, "Origin not allowed");
+		return 0;
+	}
+	if (!bridge_server_authorized(c->server, wsi, false)) {
+		c->reply.extra_header_name = "www-authenticate:";
+		c->reply.extra_header_value = "Bearer";
+		reply_error(c, 401, "missing or wrong API key; send Authorization: Bearer <key>");
+		return 0;
+	}
+
+	char version[64];
+	if (custom_header(wsi, "mcp-protocol-version:", version, sizeof(version)) > 0 &&
+	    !mcp_protocol_version_supported(version)) {
+		reply_error(c, 400, "unsupported MCP-Protocol-Version");
+		return 0;
+	}
+	custom_header(wsi, "mcp-session-id:", c->session_id, sizeof(c->session_id));
+
+	if (method_is(wsi, WSI_TOKEN_DELETE_URI)) {
+		int index = c->session_id[0] ? find_mcp_session(c->session_id) : -1;
+		if (index < 0) {
+			reply_error(c, 404, "unknown MCP session");
+			return 0;
+		}
+		memmove(mcp_sessions[index], mcp_sessions[index + 1],
+			sizeof(mcp_sessions[0]) * (size_t)(mcp_session_count - index - 1));
+		mcp_session_count--;
+		reply(c, 200, "application/json", "{}\n", 3);
+		return 0;
+	}
+	if (!method_is(wsi, WSI_TOKEN_POST_URI)) {
+		c->reply.extra_header_name = "allow:";
+		c->reply.extra_header_value = "POST, DELETE";
+		reply_error(c, 405, "use POST for messages, DELETE to end the MCP session, or a "
+				    "WebSocket upgrade with subprotocol mcp");
+		return 0;
+	}
+
+	char length[32];
+	if (lws_hdr_copy(wsi, length, sizeof(length), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+	    strtoull(length, NULL, 10) > c->server->options->max_message) {
+		reply_error(c, 413, "message too large");
+		return 0;
+	}
+	char accept[256];
+	if (lws_hdr_copy(wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT) > 0)
+		c->sse = strstr(accept, "text/event-stream") && !strstr(accept, "application/json");
+	return 0; /* the body follows */
+}
+
+static void append_body(struct connection *c, const void *data, size_t len)
+{
+	if (c->body_too_large)
+		return;
+	if (c->body_len + len > c->server->options->max_message) {
+		c->body_too_large = true;
+		free(c->body);
+		c->body = NULL;
+		return;
+	}
+	char *grown = realloc(c->body, c->body_len + len + 1);
+	if (!grown) {
+		c->body_too_large = true;
+		return;
+	}
+	memcpy(grown + c->body_len, data, len);
+	c->body = grown;
+	c->body_len += len;
+}
+
+/* The whole POST body is here: decide about the MCP session and hand the
+ * message to a peer whose replies come back to this connection. */
+static void finish_request(struct connection *c)
+{
+	if (c->body_too_large) {
+		reply_error(c, 413, "message too large");
+		return;
+	}
+	struct jsonrpc_message msg;
+	jsonrpc_parse(c->body ? c->body : "", c->body_len, &msg);
+	bool initialize = msg.kind == JSONRPC_REQUEST && strcmp(msg.method, "initialize") == 0;
+	enum jsonrpc_kind kind = msg.kind;
+	jsonrpc_message_finish(&msg);
+
+	if (kind != JSONRPC_INVALID && !initialize) {
+		if (!c->session_id[0]) {
+			reply_error(c, 400, "Mcp-Session-Id header required (from initialize)");
+			return;
+		}
+		if (find_mcp_session(c->session_id) < 0) {
+			reply_error(c, 404, "unknown MCP session; initialize again");
+			return;
+		}
+	}
+	if (initialize) {
+		new_mcp_session(c->session_id);
+		c->initializing = true;
+	}
+	if (kind == JSONRPC_NOTIFICATION || kind == JSONRPC_RESPONSE) {
+		mcp_peer_handle(c->peer, c->body, c->body_len);
+		reply(c, 202, "application/json", "", 0);
+		return;
+	}
+	c->awaiting_reply = true;
+	mcp_peer_handle(c->peer, c->body, c->body_len);
+}
+
+void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
+{
+	if (!c->awaiting_reply) {
+		free(o->text);
+		free(o);
+		return;
+	}
+	/* Errors without an id (unparsable, invalid) are the request's fault. */
+	bool bad_request = strstr(o->text + LWS_PRE, "\"id\":null,\"error\"") != NULL;
+	if (c->initializing)
+		snprintf(c->reply.session_header, sizeof(c->reply.session_header), "%s",
+			 c->session_id);
+	if (c->sse) {
+		char *event = malloc(o->len + 32);
+		if (event) {
+			int n = snprintf(event, o->len + 32, "event: message\ndata: %s\n\n",
+					 o->text + LWS_PRE);
+			reply(c, bad_request ? 400 : 200, "text/event-stream", event, (size_t)n);
+			free(event);
+		}
+	} else {
+		reply(c, bad_request ? 400 : 200, "application/json", o->text + LWS_PRE, o->len);
+	}
+	free(o->text);
+	free(o);
+}
+
+static int write_reply(struct connection *c)
+{
+	struct http_reply *r = &c->reply;
+	struct lws *wsi = c->wsi;
+	if (!r->status)
+		return 0;
+	if (!r->headers_sent) {
+		unsigned char buffer[LWS_PRE + 1024];
+		unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+		if (lws_add_http_common_headers(wsi, (unsigned)r->status, r->content_type, r->len, &p,
+						end))
+			return -1;
+		if (r->session_header[0] &&
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)"mcp-session-id:",
+						(const unsigned char *)r->session_header,
+						(int)strlen(r->session_header), &p, end))
+			return -1;
+		if (r->extra_header_name &&
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)r->extra_header_name,
+						(const unsigned char *)r->extra_header_value,
+						(int)strlen(r->extra_header_value), &p, end))
+			return -1;
+		if (lws_finalize_write_http_header(wsi, start, &p, end))
+			return -1;
+		r->headers_sent = true;
+		if (r->len > 0) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	} else {
+		size_t chunk = r->len - r->sent > HTTP_CHUNK ? HTTP_CHUNK : r->len - r->sent;
+		bool last = r->sent + chunk == r->len;
+		/* Each chunk needs LWS_PRE writable bytes before it: the
+		 * headroom, then bytes already sent. */
+		if (lws_write(wsi, (unsigned char *)r->body + LWS_PRE + r->sent, chunk,
+			      last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)chunk)
+			return -1;
+		r->sent += chunk;
+		if (!last) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
+	reset_request(c);
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static void open_connection(struct connection *c, struct lws *wsi)
+{
+	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
+	bridge_server_track(server, c, wsi, false);
+	c->link = malloc(sizeof(*c->link));
+	if (c->link) {
+		*c->link = (struct peer_link){ server, c->id };
+		c->peer = mcp_peer_create(server->options->mcp, bridge_server_send_to_peer, c->link);
+	}
+}
+
+static void close_connection(struct connection *c)
+{
+	if (!c->server)
+		return;
+	/* A call still running finds its peer closed and drops its reply. */
+	mcp_peer_close(c->peer);
+	free(c->link);
+	reset_request(c);
+	bridge_server_untrack(c->server, c);
+	c->server = NULL;
+	c->peer = NULL;
+	c->link = NULL;
+}
+
+int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				void *in, size_t len)
+{
+	struct connection *c = user;
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (!c->server)
+			open_connection(c, wsi);
+		if (!c->peer)
+			return -1;
+		return begin_request(c, (const char *)in);
+	case LWS_CALLBACK_HTTP_BODY:
+		append_body(c, in, len);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		c->body_pending = false;
+		if (c->reply.status)
+			lws_callback_on_writable(wsi); /* answered before the body came */
+		else
+			finish_request(c);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return write_reply(c);
+	case LWS_CALLBACK_CLOSED_HTTP:
+		close_connection(c);
+		return 0;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		/* An upgrade without subprotocol mcp lands on this protocol. */
+		lws_return_http_status(wsi, 400, NULL);
+		return -1;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}

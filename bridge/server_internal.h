@@ -1,0 +1,100 @@
+/* Shared by the server files. Everything here runs on the service thread
+ * except bridge_server_post(), which any thread may call. */
+#ifndef LIZARD_BRIDGE_SERVER_INTERNAL_H
+#define LIZARD_BRIDGE_SERVER_INTERNAL_H
+
+#include "server.h"
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mcp_peer;
+
+/* A message waiting to be written to a connection. */
+struct outgoing {
+	uint64_t connection;
+	char *text; /* LWS_PRE bytes of headroom, then len bytes */
+	size_t len, sent;
+	struct outgoing *next;
+};
+
+struct http_reply {
+	int status;
+	const char *content_type;
+	char session_header[48]; /* Mcp-Session-Id to send, or "" */
+	const char *extra_header_name;  /* e.g. "allow:" or "www-authenticate:" */
+	const char *extra_header_value;
+	char *body; /* LWS_PRE headroom, like outgoing */
+	size_t len, sent;
+	bool headers_sent;
+};
+
+/* Per connection, HTTP or WebSocket (lws per-session data). */
+struct connection {
+	uint64_t id;
+	struct lws *wsi;
+	struct bridge_server *server;
+	bool websocket;
+	struct mcp_peer *peer;
+	struct peer_link *link;
+
+	/* HTTP request in progress */
+	char *body;
+	size_t body_len;
+	bool body_too_large;
+	bool body_pending; /* a POST whose body has not all arrived yet */
+	bool sse;
+	char session_id[40];
+	bool initializing;
+	bool awaiting_reply;
+	struct http_reply reply;
+
+	/* WebSocket */
+	char *message;
+	size_t message_len;
+	struct outgoing *queue_head, *queue_tail;
+
+	struct connection *next_live;
+};
+
+/* What a peer's send function needs to find its connection again. */
+struct peer_link {
+	struct bridge_server *server;
+	uint64_t connection;
+};
+
+struct bridge_server {
+	const struct bridge_server_options *options;
+	struct lws_context *lws;
+	uint64_t next_connection_id;
+	struct connection *live; /* service thread only */
+	pthread_mutex_t outbox_lock;
+	struct outgoing *outbox_head, *outbox_tail;
+	bool stopping;
+};
+
+/* Queues text (copied) for a connection and wakes the loop. Any thread. */
+void bridge_server_post(struct bridge_server *server, uint64_t connection, const char *text,
+			size_t len);
+/* An mcp_send_fn over bridge_server_post; context is a struct peer_link. */
+void bridge_server_send_to_peer(void *context, const char *json, size_t len);
+
+void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
+			 bool websocket);
+void bridge_server_untrack(struct bridge_server *server, struct connection *c);
+
+/* Authorization: the API key from the Authorization header, or (when
+ * allow_query) from ?access_token=. Constant time, nothing logged. */
+bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query);
+/* False when an Origin header names another site than this server. */
+bool bridge_server_origin_allowed(struct lws *wsi);
+
+int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				void *in, size_t len);
+int bridge_server_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			      void *in, size_t len);
+/* Hands a reply to the HTTP connection waiting for it. */
+void bridge_server_http_deliver(struct connection *c, struct outgoing *o);
+
+#endif
