@@ -365,6 +365,9 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return write_reply(c);
 	case LWS_CALLBACK_CLOSED_HTTP:
+	/* Between keep-alive transactions lws rebinds the protocol, freeing
+	 * this per-connection memory: forget it as if the connection closed. */
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		close_connection(c);
 		return 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

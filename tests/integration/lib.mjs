@@ -143,25 +143,31 @@ export async function startX11vnc({ width = 800, height = 600, password = 'sekri
   const passwdFile = path.join(dir, 'passwd');
   execFileSync('x11vnc', ['-storepasswd', password, passwdFile], { stdio: 'ignore' });
   const port = 15900 + Math.floor(Math.random() * 2000);
-  const x11vnc = startProcess(
-    'x11vnc',
-    ['-display', `:${display}`, '-auth', xauthority, '-rfbauth', passwdFile, '-rfbport', String(port),
-      '-localhost', '-forever', '-shared', '-nopw', '-noxdamage', '-quiet'],
-    { env, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  let x11vnc;
   let log = '';
-  x11vnc.stderr.on('data', (d) => (log += d));
-  const listening = await waitFor(() => {
-    try {
-      return execFileSync('ss', ['-ltn', `sport = :${port}`]).toString().includes(`:${port}`);
-    } catch {
-      return false;
-    }
-  }, { timeout: 15000 });
-  if (!listening) throw new Error(`x11vnc did not listen on ${port}: ${log}`);
+  const startVnc = async () => {
+    x11vnc = startProcess(
+      'x11vnc',
+      ['-display', `:${display}`, '-auth', xauthority, '-rfbauth', passwdFile, '-rfbport', String(port),
+        '-localhost', '-forever', '-shared', '-nopw', '-noxdamage', '-quiet'],
+      { env, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    x11vnc.stderr.on('data', (d) => (log += d));
+    const listening = await waitFor(() => {
+      try {
+        return execFileSync('ss', ['-ltn', `sport = :${port}`]).toString().includes(`:${port}`);
+      } catch {
+        return false;
+      }
+    }, { timeout: 15000 });
+    if (!listening) throw new Error(`x11vnc did not listen on ${port}: ${log}`);
+  };
+  await startVnc();
   return {
     display, env, port, password, dir,
     url: `vnc://127.0.0.1:${port}`,
+    startVnc,
+    stopVnc: () => x11vnc.stop(),
     async stop() {
       await x11vnc.stop();
       await xvfb.stop();
@@ -347,4 +353,87 @@ export function windowGeometry(env, name) {
   } catch {
     return null;
   }
+}
+
+// lizard-bridge serve on a free loopback port (or a UNIX socket), with a
+// known API key. Resolves once it listens.
+export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [] } = {}) {
+  if (!listen) {
+    const net = await import('node:net');
+    const probe = net.createServer();
+    await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    listen = `127.0.0.1:${probe.address().port}`;
+    await new Promise((resolve) => probe.close(resolve));
+  }
+  const child = spawn(bridgeBin, ['serve', '--listen', listen, ...args], {
+    env: bridgeEnv({ LIZARD_API_KEY: key }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log += d;
+    if (process.env.LIZARD_TEST_VERBOSE) process.stderr.write(d);
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const up = await waitFor(() => log.includes('serving MCP on') || child.exitCode !== null, { timeout: 15000 });
+  if (!up || child.exitCode !== null) throw new Error(`daemon did not start: ${log}`);
+  const url = listen.startsWith('/') ? `unix:${listen}` : `http://${listen}`;
+  return {
+    child, key, listen, url, exited,
+    get log() {
+      return log;
+    },
+    fdCount: () => fs.readdirSync(`/proc/${child.pid}/fd`).length,
+    rssKiB: () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]),
+    async stop() {
+      child.kill('SIGTERM');
+      const done = await Promise.race([exited, sleep(10000).then(() => null)]);
+      if (!done) child.kill('SIGKILL');
+      children.delete(child);
+      return exited;
+    },
+  };
+}
+
+// MCP SDK clients for a daemon: Streamable HTTP with the key in a header,
+// or WebSocket with the key in the URL (Node 20 needs ws as WebSocket).
+export async function httpClient(daemon, name = 'http-test') {
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${daemon.key}` } },
+  }));
+  return wrapClient(client);
+}
+
+export async function wsClient(daemon, name = 'ws-test') {
+  const { default: WebSocket } = await import('ws');
+  globalThis.WebSocket ??= WebSocket;
+  const { WebSocketClientTransport } = await import('@modelcontextprotocol/sdk/client/websocket.js');
+  const client = new Client({ name, version: '1.0.0' });
+  const url = new URL(`${daemon.url.replace('http://', 'ws://')}/mcp`);
+  url.searchParams.set('access_token', daemon.key);
+  await client.connect(new WebSocketClientTransport(url));
+  return wrapClient(client);
+}
+
+function wrapClient(client) {
+  return {
+    client,
+    call: (name, args = {}) => client.callTool({ name, arguments: args }, undefined, { timeout: 120000 }),
+    close: () => client.close(),
+  };
+}
+
+// Processes whose environment has this HOME: everything a local desktop runs.
+export function processesWithHome(home) {
+  const entry = `HOME=${home}`;
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(entry)) found.push(Number(pid));
+    } catch {}
+  }
+  return found;
 }
