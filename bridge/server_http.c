@@ -61,6 +61,7 @@ static void reset_request(struct connection *c)
 	c->body_len = 0;
 	c->body_too_large = false;
 	c->body_pending = false;
+	c->close_after_reply = false;
 	c->sse = false;
 	c->session_id[0] = '\0';
 	c->initializing = false;
@@ -174,8 +175,15 @@ static int begin_request(struct connection *c, const char *uri)
 	}
 
 	char length[32];
-	if (lws_hdr_copy(wsi, length, sizeof(length), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
-	    strtoull(length, NULL, 10) > c->server->options->max_message) {
+	if (lws_hdr_copy(wsi, length, sizeof(length), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0) {
+		/* libwebsockets 4.1 cannot read chunked request bodies: say so
+		 * and close, rather than misread the chunks as requests. */
+		c->body_pending = false;
+		c->close_after_reply = true;
+		reply_error(c, 411, "send the message with a Content-Length");
+		return 0;
+	}
+	if (strtoull(length, NULL, 10) > c->server->options->max_message) {
 		reply_error(c, 413, "message too large");
 		return 0;
 	}
@@ -312,7 +320,10 @@ static int write_reply(struct connection *c)
 			return 0;
 		}
 	}
+	bool close_now = c->close_after_reply;
 	reset_request(c);
+	if (close_now)
+		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -345,6 +356,7 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 				void *in, size_t len)
 {
 	struct connection *c = user;
+
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (!c->server)

@@ -44,6 +44,7 @@ struct connection {
 	size_t body_len;
 	bool body_too_large;
 	bool body_pending; /* a POST whose body has not all arrived yet */
+	bool close_after_reply;
 	bool sse;
 	char session_id[40];
 	bool initializing;

@@ -1,0 +1,55 @@
+// lizard-bridge call is enough to script a UI: tests/scripts/automate-terminal.sh.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDaemon, bridgeBin, bridgeEnv, tempDir, waitFor, decodePng } from './lib.mjs';
+
+const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../scripts/automate-terminal.sh');
+let daemon, out;
+
+before(async () => {
+  daemon = await startDaemon();
+  out = tempDir('lizard-call-');
+});
+
+after(async () => {
+  await daemon?.stop();
+  fs.rmSync(out, { recursive: true, force: true });
+});
+
+const env = () => bridgeEnv({ LIZARD_API_URL: daemon.url, LIZARD_API_KEY: daemon.key, LIZARD_BRIDGE_BIN: bridgeBin });
+
+test('a shell script automates a terminal with call alone', async () => {
+  const run = spawnSync('bash', [script, out], { env: env(), timeout: 120000 });
+  assert.equal(run.status, 0, run.stderr.toString());
+  const typed = await waitFor(() => fs.readFileSync(path.join(out, 'notes.txt'), 'utf8').includes('\n'));
+  assert.ok(typed);
+  assert.equal(fs.readFileSync(path.join(out, 'notes.txt'), 'utf8'), 'written by a shell script ✓\n');
+  const after = decodePng(fs.readFileSync(path.join(out, 'after.png')).toString('base64'));
+  assert.deepEqual([after.width, after.height], [800, 600]);
+  assert.match(run.stdout.toString(), /"state":"ready"/);
+  // The script's trap ended the session.
+  const list = spawnSync(bridgeBin, ['call', 'list_sessions'], { env: env() });
+  assert.equal(list.stdout.toString().trim(), '[]');
+});
+
+test('call exits non-zero with the message on tool errors, bad usage and no daemon', () => {
+  const toolError = spawnSync(bridgeBin, ['call', 'click', 'x=1', 'y=1'], { env: env() });
+  assert.equal(toolError.status, 1);
+  assert.match(toolError.stderr.toString(), /there is no session/);
+  const unknown = spawnSync(bridgeBin, ['call', 'teleport'], { env: env() });
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr.toString(), /Unknown tool: teleport/);
+  const usage = spawnSync(bridgeBin, ['call', 'click', 'novalue'], { env: env() });
+  assert.equal(usage.status, 2);
+  assert.match(usage.stderr.toString(), /not KEY=VALUE/);
+  const down = spawnSync(bridgeBin, ['call', '--url', 'http://127.0.0.1:9', 'list_sessions'], { env: env() });
+  assert.equal(down.status, 2);
+  assert.match(down.stderr.toString(), /cannot reach lizard-bridge at http:\/\/127\.0\.0\.1:9/);
+  const wrongKey = spawnSync(bridgeBin, ['call', 'list_sessions'], { env: { ...env(), LIZARD_API_KEY: 'wrong-key-wrong-key' } });
+  assert.equal(wrongKey.status, 2);
+  assert.match(wrongKey.stderr.toString(), /answered 401/);
+});
