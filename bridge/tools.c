@@ -283,21 +283,23 @@ static void dispatch(struct mcp_call *call, const cJSON *args, void *userdata)
 	release_held();
 }
 
+/* One binding per registered tool, for the life of the process. */
+#define MAX_TOOLS 64
+static struct binding bindings[MAX_TOOLS];
+static size_t binding_count;
+
 bool tools_register(struct mcp_server *server, struct bridge_context *context,
 		    const struct mcp_tool *tools, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
-		/* Lives as long as the process: tools are registered once. */
-		struct binding *binding = malloc(sizeof(*binding));
-		if (!binding)
+		if (binding_count == MAX_TOOLS)
 			return false;
+		struct binding *binding = &bindings[binding_count++];
 		*binding = (struct binding){ tools[i].handler, context };
 		struct mcp_tool tool = tools[i];
 		tool.handler = dispatch;
-		if (!mcp_server_add_tool(server, &tool, binding)) {
-			free(binding);
+		if (!mcp_server_add_tool(server, &tool, binding))
 			return false;
-		}
 	}
 	return true;
 }
