@@ -1,5 +1,6 @@
 #include "server_internal.h"
 
+#include "tools.h"
 #include "../mcp/server.h"
 #include "../util/log.h"
 
@@ -155,6 +156,10 @@ static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
 	if (reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED) {
 		drain_outbox(server);
+		/* Viewers whose hub has something new, or that must go. */
+		for (struct connection *c = server->live; c; c = c->next_live)
+			if (c->viewer_socket)
+				lws_callback_on_writable(c->wsi);
 		return 0;
 	}
 	return bridge_server_http_callback(wsi, reason, user, in, len);
@@ -205,6 +210,12 @@ static bool parse_listen(const char *listen, char *iface, size_t iface_size, int
 	return true;
 }
 
+static void wake_loop(void *context)
+{
+	struct bridge_server *server = context;
+	lws_cancel_service(server->lws);
+}
+
 struct stop_watch {
 	struct bridge_server *server;
 	int fd;
@@ -245,6 +256,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 	static const struct lws_protocols protocols[] = {
 		{ "http", route_callback, sizeof(struct connection), 0, 0, NULL, 0 },
 		{ "mcp", bridge_server_ws_callback, sizeof(struct connection), 65536, 0, NULL, 0 },
+		{ "lizard-viewer", bridge_server_viewer_callback, sizeof(struct connection), 4096, 0,
+		  NULL, 0 },
 		{ NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct lws_context_creation_info info;
@@ -276,6 +289,13 @@ int bridge_server_run(const struct bridge_server_options *options)
 		pthread_mutex_destroy(&server.outbox_lock);
 		return 1;
 	}
+	/* Viewer links point here; hubs wake the loop when they have news. */
+	char base[160];
+	snprintf(base, sizeof(base), "%s%s", unix_socket ? "unix:" : "http://", options->listen);
+	options->context->viewer_base_url = base;
+	options->context->viewer_headroom = LWS_PRE;
+	options->context->viewer_wake = wake_loop;
+	options->context->viewer_wake_context = &server;
 	log_info("serving MCP on %s%s/mcp (WebSocket and Streamable HTTP)",
 		 unix_socket ? "unix:" : "http://", options->listen);
 

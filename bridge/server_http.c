@@ -89,6 +89,12 @@ static void reply(struct connection *c, int status, const char *content_type, co
 		lws_callback_on_writable(c->wsi);
 }
 
+void bridge_server_http_reply(struct connection *c, int status, const char *content_type,
+			      const char *body, size_t len)
+{
+	reply(c, status, content_type, body, len);
+}
+
 static void reply_error(struct connection *c, int status, const char *message)
 {
 	char body[512];
@@ -129,6 +135,10 @@ static int begin_request(struct connection *c, const char *uri)
 	}
 	if (strcmp(uri, "/metrics") == 0) {
 		serve_metrics(c);
+		return 0;
+	}
+	if (strncmp(uri, "/view/", 6) == 0) {
+		bridge_server_viewer_page(c);
 		return 0;
 	}
 	if (strcmp(uri, "/mcp") != 0) {

@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bridge_session;
+struct bridge_viewer;
+struct bridge_viewer_message;
 struct mcp_peer;
 
 /* A message waiting to be written to a connection. */
@@ -51,6 +54,15 @@ struct connection {
 	bool awaiting_reply;
 	struct http_reply reply;
 
+	/* Viewer WebSocket */
+	bool viewer_socket;
+	struct bridge_session *viewer_session;
+	struct bridge_viewer *viewer;
+	struct bridge_viewer_message *sending;
+	size_t sending_offset;
+	char *notice;    /* a JSON text frame to send, then maybe close */
+	bool close_after_notice;
+
 	/* WebSocket */
 	char *message;
 	size_t message_len;
@@ -90,6 +102,13 @@ void bridge_server_untrack(struct bridge_server *server, struct connection *c);
 bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query);
 /* False when an Origin header names another site than this server. */
 bool bridge_server_origin_allowed(struct lws *wsi);
+
+int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				  void *in, size_t len);
+/* Serves the viewer page for GET /view/<session>. */
+void bridge_server_viewer_page(struct connection *c);
+void bridge_server_http_reply(struct connection *c, int status, const char *content_type,
+			      const char *body, size_t len);
 
 int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				void *in, size_t len);

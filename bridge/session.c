@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include "desktop.h"
+#include "viewer.h"
 #include "../util/base64.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
@@ -44,6 +45,7 @@ struct bridge_session {
 	int64_t timeout_ms, deadline_ms;
 	int buttons_held;
 	char *screenshot_base64;
+	struct bridge_viewers *viewers;
 	bool supervising;
 	pthread_t supervisor;
 };
@@ -235,6 +237,10 @@ void bridge_session_end(struct bridge_session *s, const char *why)
 	if (first)
 		log_info("session %s ended: %s", s->id, why);
 	vnc_framebuffer_close(s->fb);
+	pthread_mutex_lock(&s->lock);
+	if (s->viewers)
+		bridge_viewers_end(s->viewers);
+	pthread_mutex_unlock(&s->lock);
 }
 
 void bridge_session_unref(struct bridge_session *s)
@@ -244,6 +250,7 @@ void bridge_session_unref(struct bridge_session *s)
 	bridge_session_end(s, "released");
 	if (s->supervising)
 		pthread_join(s->supervisor, NULL);
+	bridge_viewers_destroy(s->viewers);
 	vnc_conn_destroy(s->conn);
 	bridge_desktop_destroy(s->desktop);
 	vnc_framebuffer_destroy(s->fb);
@@ -440,4 +447,15 @@ void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
 	pthread_mutex_lock(&s->lock);
 	s->buttons_held = buttons;
 	pthread_mutex_unlock(&s->lock);
+}
+
+struct bridge_viewers *bridge_session_viewers(struct bridge_session *s, size_t headroom,
+					      void (*wake)(void *), void *wake_context)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->viewers && wake)
+		s->viewers = bridge_viewers_create(s->fb, headroom, wake, wake_context);
+	struct bridge_viewers *viewers = s->viewers;
+	pthread_mutex_unlock(&s->lock);
+	return viewers;
 }

@@ -88,4 +88,10 @@ char *bridge_session_screenshot_base64(struct bridge_session *session, const uin
 int bridge_session_buttons_held(struct bridge_session *session);
 void bridge_session_set_buttons_held(struct bridge_session *session, int buttons);
 
+/* The session's viewer hub, made on first use when wake is given (NULL
+ * otherwise, until start_stream made one). */
+struct bridge_viewers;
+struct bridge_viewers *bridge_session_viewers(struct bridge_session *session, size_t headroom,
+					      void (*wake)(void *), void *wake_context);
+
 #endif

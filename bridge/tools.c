@@ -317,7 +317,8 @@ bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t s
 	/* Managing sessions never waits behind a session's queued input: a
 	 * kill must reach a session whose lane is busy. */
 	static const char *const unordered[] = { "create_session", "list_sessions",
-						 "session_info", "set_timeout", "kill_session" };
+						 "session_info", "set_timeout", "kill_session",
+						 "start_stream", "stop_stream" };
 	for (size_t i = 0; i < sizeof(unordered) / sizeof(unordered[0]); i++)
 		if (strcmp(tool, unordered[i]) == 0)
 			return false;

@@ -12,6 +12,11 @@ struct bridge_registry;
 /* What the tools act on; the caller owns it and what it points to. */
 struct bridge_context {
 	struct bridge_registry *registry;
+	/* Set by serve: where viewer links point, and how viewers wake it. */
+	const char *viewer_base_url;
+	size_t viewer_headroom;
+	void (*viewer_wake)(void *);
+	void *viewer_wake_context;
 };
 
 bool bridge_tools_register(struct mcp_server *server, struct bridge_context *context);

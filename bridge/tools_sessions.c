@@ -4,6 +4,7 @@
 
 #include "registry.h"
 #include "session.h"
+#include "viewer.h"
 #include "../mcp/server.h"
 #include "../vnc/target.h"
 
@@ -179,6 +180,52 @@ static void kill_session(struct mcp_call *call, const cJSON *args, void *userdat
 	mcp_call_text(call, "Session %s is ended; its desktop is going away.", name);
 }
 
+static void start_stream(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_context *c = userdata;
+	struct bridge_session *s = tools_session(c, call, args);
+	if (!s)
+		return;
+	if (!c->viewer_base_url) {
+		mcp_call_fail(call, "viewer links need the daemon (lizard-bridge serve): it serves "
+				    "the viewer page");
+		return;
+	}
+	struct bridge_viewers *viewers =
+		bridge_session_viewers(s, c->viewer_headroom, c->viewer_wake, c->viewer_wake_context);
+	if (!viewers) {
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	char control[33], view[33];
+	bridge_viewers_new_tokens(viewers, control, view);
+	cJSON *reply = cJSON_CreateObject();
+	char url[512];
+	snprintf(url, sizeof(url), "%s/view/%s#token=%s", c->viewer_base_url, bridge_session_id(s),
+		 control);
+	cJSON_AddStringToObject(reply, "url", url);
+	snprintf(url, sizeof(url), "%s/view/%s#token=%s", c->viewer_base_url, bridge_session_id(s),
+		 view);
+	cJSON_AddStringToObject(reply, "view_only_url", url);
+	cJSON_AddStringToObject(reply, "note", "A new start_stream replaces both links and "
+					       "disconnects their viewers; stop_stream revokes them.");
+	memset(control, 0, sizeof(control));
+	memset(view, 0, sizeof(view));
+	reply_json(call, reply);
+}
+
+static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct bridge_context *c = userdata;
+	struct bridge_session *s = tools_session(c, call, args);
+	if (!s)
+		return;
+	struct bridge_viewers *viewers = bridge_session_viewers(s, 0, NULL, NULL);
+	if (viewers)
+		bridge_viewers_revoke(viewers);
+	mcp_call_text(call, "The viewer links of session %s no longer work.", bridge_session_id(s));
+}
+
 #define REQUIRED_SESSION                                                                   \
 	"\"session\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Session id.\"}"
 
@@ -233,6 +280,22 @@ static const struct mcp_tool session_tools[] = {
 				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":"
 				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
 		.handler = set_timeout,
+	},
+	{
+		.name = "start_stream",
+		.title = "Share the desktop in a browser",
+		.description = "Links for people to watch or help: url lets them use mouse and "
+			       "keyboard, view_only_url only shows the screen. Calling it again "
+			       "replaces both links.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.handler = start_stream,
+	},
+	{
+		.name = "stop_stream",
+		.title = "Stop sharing",
+		.description = "Revoke the session's viewer links and disconnect their viewers.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.handler = stop_stream,
 	},
 	{
 		.name = "kill_session",

@@ -31,7 +31,7 @@ test('lists every computer-use tool with an object schema', async () => {
     'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'cursor_position',
     'drag', 'hold_key', 'kill_session', 'launch', 'list_sessions', 'mouse_down', 'mouse_up',
     'move_mouse', 'open_url', 'press', 'screen_size', 'screenshot', 'scroll', 'session_info',
-    'set_timeout', 'type', 'wait',
+    'set_timeout', 'start_stream', 'stop_stream', 'type', 'wait',
   ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });

@@ -1,0 +1,229 @@
+/* The browser viewer: GET /view/<session> serves the page (embedded in
+ * the binary); the page connects to /viewer with subprotocol
+ * lizard-viewer and sends {"session", "token"} as its first message, so the
+ * token never appears in a request line or a log. Then frames flow from the
+ * session's hub, and a control viewer's pointer and key messages go to the
+ * desktop; a view-only viewer's are dropped here, whatever the page sends. */
+#include "server_internal.h"
+
+#include "metrics.h"
+#include "registry.h"
+#include "session.h"
+#include "tools.h"
+#include "viewer.h"
+#include "../util/log.h"
+#include "../vnc/conn.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VIEWER_FRAGMENT 65536
+#define MAX_VIEWER_MESSAGE 4096
+
+extern const char viewer_page[];
+extern const size_t viewer_page_len;
+
+void bridge_server_viewer_page(struct connection *c)
+{
+	bridge_server_http_reply(c, 200, "text/html; charset=utf-8", viewer_page, viewer_page_len);
+}
+
+static void notice(struct connection *c, const char *json, bool then_close)
+{
+	free(c->notice);
+	c->notice = malloc(LWS_PRE + strlen(json) + 1);
+	if (c->notice)
+		memcpy(c->notice + LWS_PRE, json, strlen(json) + 1);
+	c->close_after_notice = then_close;
+	lws_callback_on_writable(c->wsi);
+}
+
+static void join(struct connection *c, const char *text, size_t len)
+{
+	struct bridge_server *server = c->server;
+	cJSON *hello = cJSON_ParseWithLength(text, len);
+	const char *session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "session"));
+	const char *token = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "token"));
+	char err[600];
+	struct bridge_session *s =
+		session && token ? bridge_registry_acquire(server->options->context->registry, session,
+							   err, sizeof(err))
+				 : NULL;
+	struct bridge_viewers *viewers = s ? bridge_session_viewers(s, 0, NULL, NULL) : NULL;
+	enum bridge_viewer_role role = viewers ? bridge_viewers_check(viewers, token)
+					       : BRIDGE_VIEWER_NONE;
+	cJSON_Delete(hello);
+	if (role == BRIDGE_VIEWER_NONE) {
+		bridge_session_unref(s);
+		log_info("refused a viewer: wrong or expired link");
+		notice(c, "{\"type\":\"error\",\"message\":\"this link is wrong or no longer "
+			  "valid\"}",
+		       true);
+		return;
+	}
+	c->viewer_session = s;
+	c->viewer = bridge_viewers_attach(viewers, role);
+	if (!c->viewer) {
+		notice(c, "{\"type\":\"error\",\"message\":\"out of memory\"}", true);
+		return;
+	}
+	bridge_metrics_viewers(server->options->metrics, 1);
+	log_info("a %s viewer joined session %s", role == BRIDGE_VIEWER_CONTROL ? "control" : "view-only",
+		 bridge_session_id(s));
+}
+
+/* Pointer and key events from a control viewer, checked and forwarded. */
+static void input(struct connection *c, const char *text, size_t len)
+{
+	if (bridge_viewer_role(c->viewer) != BRIDGE_VIEWER_CONTROL)
+		return; /* view only: dropped, whatever the page sent */
+	cJSON *m = cJSON_ParseWithLength(text, len);
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, "x");
+	const cJSON *y = cJSON_GetObjectItemCaseSensitive(m, "y");
+	const cJSON *buttons = cJSON_GetObjectItemCaseSensitive(m, "buttons");
+	const cJSON *keysym = cJSON_GetObjectItemCaseSensitive(m, "keysym");
+	const cJSON *down = cJSON_GetObjectItemCaseSensitive(m, "down");
+	struct vnc_input_event event = { 0 };
+	bool valid = false;
+	if (type && strcmp(type, "pointer") == 0 && cJSON_IsNumber(x) && cJSON_IsNumber(y) &&
+	    cJSON_IsNumber(buttons) && x->valueint >= 0 && y->valueint >= 0 &&
+	    x->valueint < 16384 && y->valueint < 16384 && buttons->valueint >= 0 &&
+	    buttons->valueint < 128) {
+		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x->valueint,
+						  .y = y->valueint, .buttons = buttons->valueint };
+		valid = true;
+	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) && cJSON_IsBool(down) &&
+		   keysym->valuedouble > 0 && keysym->valuedouble < 0x2000000) {
+		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+						  .keysym = (uint32_t)keysym->valuedouble,
+						  .down = cJSON_IsTrue(down) };
+		valid = true;
+	}
+	cJSON_Delete(m);
+	char err[320];
+	if (valid && !bridge_session_send_input(c->viewer_session, &event, 1, err, sizeof(err)))
+		log_debug("viewer input not delivered: %s", err);
+}
+
+static int receive(struct connection *c, const void *in, size_t len)
+{
+	if (c->message_len + len > MAX_VIEWER_MESSAGE)
+		return -1;
+	char *grown = realloc(c->message, c->message_len + len + 1);
+	if (!grown)
+		return -1;
+	memcpy(grown + c->message_len, in, len);
+	c->message = grown;
+	c->message_len += len;
+	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi) > 0)
+		return 0;
+	if (!c->viewer && !c->notice)
+		join(c, c->message, c->message_len);
+	else if (c->viewer)
+		input(c, c->message, c->message_len);
+	free(c->message);
+	c->message = NULL;
+	c->message_len = 0;
+	return 0;
+}
+
+static int write_notice(struct connection *c)
+{
+	size_t len = strlen(c->notice + LWS_PRE);
+	int n = lws_write(c->wsi, (unsigned char *)c->notice + LWS_PRE, len, LWS_WRITE_TEXT);
+	free(c->notice);
+	c->notice = NULL;
+	if (n < (int)len || c->close_after_notice) {
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static int writeable(struct connection *c)
+{
+	if (c->notice)
+		return write_notice(c);
+	if (!c->viewer)
+		return 0;
+	if (!c->sending) {
+		bool closing, ended;
+		c->sending = bridge_viewer_next(c->viewer, &closing, &ended);
+		c->sending_offset = 0;
+		if (closing) {
+			if (c->sending) {
+				bridge_viewer_sent(c->viewer, c->sending);
+				c->sending = NULL;
+			}
+			notice(c, ended ? "{\"type\":\"status\",\"state\":\"ended\"}"
+					: "{\"type\":\"error\",\"message\":\"this link was revoked\"}",
+			       true);
+			return 0;
+		}
+		if (!c->sending)
+			return 0;
+	}
+	struct bridge_viewer_message *m = c->sending;
+	size_t chunk = m->len - c->sending_offset > VIEWER_FRAGMENT ? VIEWER_FRAGMENT
+								     : m->len - c->sending_offset;
+	bool first = c->sending_offset == 0, last = c->sending_offset + chunk == m->len;
+	int flags = lws_write_ws_flags(m->text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY, first, last);
+	if (lws_write(c->wsi, m->data + LWS_PRE + c->sending_offset, chunk, flags) < (int)chunk)
+		return -1;
+	c->sending_offset += chunk;
+	if (last) {
+		bridge_viewer_sent(c->viewer, m);
+		c->sending = NULL;
+	}
+	lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				  void *in, size_t len)
+{
+	struct connection *c = user;
+	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
+	char uri[32];
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+		    strcmp(uri, "/viewer") != 0) {
+			lws_return_http_status(wsi, 404, NULL);
+			return -1;
+		}
+		if (!bridge_server_origin_allowed(wsi)) {
+			lws_return_http_status(wsi, 403, NULL);
+			return -1;
+		}
+		return 0;
+	case LWS_CALLBACK_ESTABLISHED:
+		bridge_server_track(server, c, wsi, true);
+		c->viewer_socket = true;
+		return 0;
+	case LWS_CALLBACK_RECEIVE:
+		return receive(c, in, len);
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return writeable(c);
+	case LWS_CALLBACK_CLOSED:
+		if (!c->server)
+			return 0;
+		if (c->sending)
+			bridge_viewer_sent(c->viewer, c->sending);
+		if (c->viewer) {
+			bridge_viewer_detach(c->viewer);
+			bridge_metrics_viewers(server->options->metrics, -1);
+		}
+		bridge_session_unref(c->viewer_session);
+		free(c->notice);
+		free(c->message);
+		bridge_server_untrack(server, c);
+		c->server = NULL;
+		return 0;
+	default:
+		return 0;
+	}
+}
