@@ -109,7 +109,7 @@ static void set_state(struct bridge_session *s, enum bridge_session_state state,
 				 why ? ": " : "", why ? why : "");
 		s->state = state;
 		if (why)
-			snprintf(s->failure, sizeof(s->failure), "%s", why);
+			snprintf(s->failure, sizeof(s->failure), "%.250s", why);
 	}
 	pthread_cond_broadcast(&s->changed);
 	pthread_mutex_unlock(&s->lock);

@@ -11,3 +11,5 @@ echo "== capture alone (no MCP), build-release/bench/capture-micro"
 build-release/bench/capture-micro 50
 echo "== computer use, end to end over MCP stdio"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/computer-use.mjs
+echo "== browser viewers"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 5

@@ -437,3 +437,13 @@ export function processesWithHome(home) {
   }
   return found;
 }
+
+// Headless Debian Chromium under playwright-core, as the probe set it up.
+export async function launchChromium() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}

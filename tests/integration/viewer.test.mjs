@@ -3,9 +3,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import {
-  startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, pixelAt, tempDir, sleep,
+  startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, tempDir, sleep, launchChromium,
 } from './lib.mjs';
 
 let daemon, client, browser, session, links, work;
@@ -16,11 +15,7 @@ before(async () => {
   client = await httpClient(daemon);
   session = JSON.parse(textOf(await client.call('create_session', { template: 'desktop', size: '800x600' }))).session;
   links = JSON.parse(textOf(await client.call('start_stream', { session })));
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
