@@ -5,6 +5,7 @@
  * such (x=10, path='[[1,2],[3,4]]', flag=true); anything else as a string. */
 #include "client.h"
 
+#include "../util/io.h"
 #include "../util/log.h"
 
 #include <cjson/cJSON.h>
@@ -115,20 +116,6 @@ static int connect_to(const struct endpoint *e, char *err, size_t err_size)
 	return fd;
 }
 
-static bool write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		data += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /* One HTTP/1.1 exchange on a fresh connection (Connection: close). */
 static bool exchange(const struct endpoint *e, const char *method, const char *key,
 		     const char *session, const char *body, struct response *r, char *err,
@@ -148,8 +135,8 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 			 e->unix_socket ? "" : ":", e->unix_socket ? "" : e->port, key,
 			 session ? "Mcp-Session-Id: " : "", session ? session : "",
 			 session ? "\r\n" : "", body ? strlen(body) : 0);
-	bool ok = n > 0 && (size_t)n < sizeof(head) && write_all(fd, head, (size_t)n) &&
-		  (!body || write_all(fd, body, strlen(body)));
+	bool ok = n > 0 && (size_t)n < sizeof(head) && io_write_all(fd, head, (size_t)n) &&
+		  (!body || io_write_all(fd, body, strlen(body)));
 	if (!ok) {
 		snprintf(err, err_size, "sending the request failed: %s", strerror(errno));
 		close(fd);

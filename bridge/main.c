@@ -78,21 +78,6 @@ static bool install_stop_signals(void)
 	       sigaction(SIGHUP, &sa, NULL) == 0;
 }
 
-static bool parse_size(const char *text, int *width, int *height)
-{
-	char *end;
-	long w = strtol(text, &end, 10);
-	if (end == text || (*end != 'x' && *end != 'X'))
-		return false;
-	const char *h_start = end + 1;
-	long h = strtol(h_start, &end, 10);
-	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
-		return false;
-	*width = (int)w;
-	*height = (int)h;
-	return true;
-}
-
 struct stdio_options {
 	const char *vnc_url;
 	const char *listen;
@@ -115,7 +100,7 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			o->listen = value;
 			i++;
 		} else if (strcmp(arg, "--size") == 0 && value && !o->serve) {
-			if (!parse_size(value, &o->width, &o->height)) {
+			if (!bridge_parse_size(value, &o->width, &o->height)) {
 				fprintf(stderr,
 					"lizard-bridge: --size '%s' is not WxH with each side "
 					"64..8192, e.g. 1280x800\n",

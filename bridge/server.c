@@ -109,6 +109,35 @@ static void drain_outbox(struct bridge_server *server)
 	}
 }
 
+enum ws_collect bridge_server_collect(struct connection *c, const void *in, size_t len,
+				      size_t limit)
+{
+	if (c->message_len + len > limit) {
+		static const char reason[] = "message too large";
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)reason,
+				 sizeof(reason) - 1);
+		log_info("closing a WebSocket: message over %zu bytes", limit);
+		return WS_MESSAGE_TOO_LARGE;
+	}
+	char *grown = realloc(c->message, c->message_len + len + 1);
+	if (!grown)
+		return WS_MESSAGE_TOO_LARGE;
+	memcpy(grown + c->message_len, in, len);
+	grown[c->message_len + len] = '\0';
+	c->message = grown;
+	c->message_len += len;
+	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi) > 0)
+		return WS_MESSAGE_PARTIAL;
+	return WS_MESSAGE_COMPLETE;
+}
+
+void bridge_server_message_done(struct connection *c)
+{
+	free(c->message);
+	c->message = NULL;
+	c->message_len = 0;
+}
+
 static bool equal_constant_time(const char *a, size_t a_len, const char *b, size_t b_len)
 {
 	/* Every byte of the longer one is looked at, whatever matches. */

@@ -97,6 +97,14 @@ void bridge_server_track(struct bridge_server *server, struct connection *c, str
 			 bool websocket);
 void bridge_server_untrack(struct bridge_server *server, struct connection *c);
 
+enum ws_collect { WS_MESSAGE_PARTIAL, WS_MESSAGE_COMPLETE, WS_MESSAGE_TOO_LARGE };
+/* Appends a received fragment to c->message; says whether the message is
+ * whole, or over limit (then it closes with 1009). The caller frees
+ * c->message after handling a complete one (bridge_server_message_done). */
+enum ws_collect bridge_server_collect(struct connection *c, const void *in, size_t len,
+				      size_t limit);
+void bridge_server_message_done(struct connection *c);
+
 /* Authorization: the API key from the Authorization header, or (when
  * allow_query) from ?access_token=. Constant time, nothing logged. */
 bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query);

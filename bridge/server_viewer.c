@@ -110,23 +110,14 @@ static void input(struct connection *c, const char *text, size_t len)
 
 static int receive(struct connection *c, const void *in, size_t len)
 {
-	if (c->message_len + len > MAX_VIEWER_MESSAGE)
-		return -1;
-	char *grown = realloc(c->message, c->message_len + len + 1);
-	if (!grown)
-		return -1;
-	memcpy(grown + c->message_len, in, len);
-	c->message = grown;
-	c->message_len += len;
-	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi) > 0)
-		return 0;
+	enum ws_collect state = bridge_server_collect(c, in, len, MAX_VIEWER_MESSAGE);
+	if (state != WS_MESSAGE_COMPLETE)
+		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
 	if (!c->viewer && !c->notice)
 		join(c, c->message, c->message_len);
 	else if (c->viewer)
 		input(c, c->message, c->message_len);
-	free(c->message);
-	c->message = NULL;
-	c->message_len = 0;
+	bridge_server_message_done(c);
 	return 0;
 }
 

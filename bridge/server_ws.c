@@ -43,22 +43,9 @@ static void free_queue(struct connection *c)
 
 static int receive(struct connection *c, const void *in, size_t len)
 {
-	size_t limit = c->server->options->max_message;
-	if (c->message_len + len > limit) {
-		static const char reason[] = "message too large";
-		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-				 (unsigned char *)reason, sizeof(reason) - 1);
-		log_info("closing an MCP WebSocket: message over %zu bytes", limit);
-		return -1;
-	}
-	char *grown = realloc(c->message, c->message_len + len + 1);
-	if (!grown)
-		return -1;
-	memcpy(grown + c->message_len, in, len);
-	c->message = grown;
-	c->message_len += len;
-	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi) > 0)
-		return 0;
+	enum ws_collect state = bridge_server_collect(c, in, len, c->server->options->max_message);
+	if (state != WS_MESSAGE_COMPLETE)
+		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
 	if (lws_frame_is_binary(c->wsi)) {
 		static const char reason[] = "send JSON-RPC as text frames";
 		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
@@ -66,9 +53,7 @@ static int receive(struct connection *c, const void *in, size_t len)
 		return -1;
 	}
 	mcp_peer_handle(c->peer, c->message, c->message_len);
-	free(c->message);
-	c->message = NULL;
-	c->message_len = 0;
+	bridge_server_message_done(c);
 	return 0;
 }
 

@@ -38,6 +38,9 @@ struct bridge_session_spec {
 	const struct cJSON *metadata;    /* object of strings, copied; may be NULL */
 };
 
+/* "WxH" with each side 64..8192. */
+bool bridge_parse_size(const char *text, int *width, int *height);
+
 /* A session in state starting, with one reference for the caller. */
 struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,
 					     char *err, size_t err_size);

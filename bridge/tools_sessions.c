@@ -30,21 +30,6 @@ static void reply_json(struct mcp_call *call, cJSON *json)
 	cJSON_Delete(json);
 }
 
-static bool parse_size(const char *text, int *width, int *height)
-{
-	char *end;
-	long w = strtol(text, &end, 10);
-	if (end == text || (*end != 'x' && *end != 'X'))
-		return false;
-	const char *h_start = end + 1;
-	long h = strtol(h_start, &end, 10);
-	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
-		return false;
-	*width = (int)w;
-	*height = (int)h;
-	return true;
-}
-
 static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 {
 	int count = 0;
@@ -82,7 +67,7 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
 	};
 	const char *size = tools_string(args, "size", NULL);
-	if (size && !parse_size(size, &spec.width, &spec.height)) {
+	if (size && !bridge_parse_size(size, &spec.width, &spec.height)) {
 		mcp_call_fail(call, "size '%.32s' is not WxH with each side 64..8192, e.g. 1280x800",
 			      size);
 		return;

@@ -1,6 +1,7 @@
 #include "stdio.h"
 
 #include "server.h"
+#include "../util/io.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -18,26 +19,12 @@ struct stdio_writer {
 	bool broken;
 };
 
-static bool write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		data += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 static void send_line(void *context, const char *json, size_t len)
 {
 	struct stdio_writer *writer = context;
 	pthread_mutex_lock(&writer->lock);
 	if (!writer->broken &&
-	    (!write_all(writer->fd, json, len) || !write_all(writer->fd, "\n", 1))) {
+	    (!io_write_all(writer->fd, json, len) || !io_write_all(writer->fd, "\n", 1))) {
 		writer->broken = true;
 		log_warn("cannot write to stdout: %s", strerror(errno));
 	}
