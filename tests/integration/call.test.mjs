@@ -25,8 +25,9 @@ const env = () => bridgeEnv({ LIZARD_API_URL: daemon.url, LIZARD_API_KEY: daemon
 test('a shell script automates a terminal with call alone', async () => {
   const run = spawnSync('bash', [script, out], { env: env(), timeout: 120000 });
   assert.equal(run.status, 0, run.stderr.toString());
-  const typed = await waitFor(() => fs.readFileSync(path.join(out, 'notes.txt'), 'utf8').includes('\n'));
-  assert.ok(typed);
+  const notes = path.join(out, 'notes.txt');
+  const typed = await waitFor(() => fs.readFileSync(notes, 'utf8').includes('\n'), { timeout: 20000 });
+  assert.ok(typed, `notes.txt holds ${JSON.stringify(fs.readFileSync(notes, 'utf8'))}; script said ${run.stdout}`);
   assert.equal(fs.readFileSync(path.join(out, 'notes.txt'), 'utf8'), 'written by a shell script ✓\n');
   const after = decodePng(fs.readFileSync(path.join(out, 'after.png')).toString('base64'));
   assert.deepEqual([after.width, after.height], [800, 600]);

@@ -18,6 +18,7 @@ for _ in $(seq 50); do [ -e "$out/notes.txt" ] && break; sleep 0.1; done
 # Let the window manager finish placing and drawing the terminal.
 "$bridge" call wait session="$session" quiet_ms=300
 "$bridge" call click session="$session" x=200 y=80 screenshot=true -o "$out/before.png"
+"$bridge" call wait session="$session" quiet_ms=300
 "$bridge" call type session="$session" text='written by a shell script ✓'
 "$bridge" call press session="$session" keys=Return
 "$bridge" call wait session="$session" quiet_ms=200
