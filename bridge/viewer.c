@@ -17,6 +17,7 @@
 
 struct bridge_viewer {
 	struct bridge_viewers *hub;
+	uint64_t id; /* unique per hub: survives the pointer being reused */
 	enum bridge_viewer_role role;
 	bool detached, kicked;
 	struct bridge_viewer_message *pending; /* given to the server, not yet sent */
@@ -39,6 +40,7 @@ struct bridge_viewers {
 	char control_token[33], view_token[33];
 	struct bridge_viewer *viewers;
 	int count;
+	uint64_t next_id;
 	bool ended, stopping, running;
 	pthread_t thread;
 };
@@ -155,7 +157,7 @@ static bool produce(struct bridge_viewers *v)
 
 	/* Decide under both locks, encode after letting go of them. */
 	struct job {
-		struct bridge_viewer *viewer;
+		uint64_t viewer; /* by id: it may leave while we encode */
 		int y0, y1;
 		bool resized;
 	} jobs[64];
@@ -168,7 +170,7 @@ static bool produce(struct bridge_viewers *v)
 		int y0 = 0, y1 = height;
 		if (!resized && !dirty_rows(w, &view, &y0, &y1))
 			continue;
-		jobs[job_count++] = (struct job){ w, y0, y1, resized };
+		jobs[job_count++] = (struct job){ w->id, y0, y1, resized };
 		w->width = width;
 		w->height = height;
 		w->version = newest;
@@ -194,7 +196,13 @@ static bool produce(struct bridge_viewers *v)
 
 	pthread_mutex_lock(&v->lock);
 	for (int i = 0; i < job_count; i++) {
-		struct bridge_viewer *w = jobs[i].viewer;
+		struct bridge_viewer *w = v->viewers;
+		while (w && w->id != jobs[i].viewer)
+			w = w->next_viewer;
+		if (!w) {
+			release_locked(made[i]); /* it left meanwhile */
+			continue;
+		}
 		if (jobs[i].resized) {
 			/* hello first; the frame follows once it is sent */
 			w->next = hello(v, w, width, height);
@@ -352,6 +360,7 @@ struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *v, enum bridg
 	w->hub = v;
 	w->role = role;
 	pthread_mutex_lock(&v->lock);
+	w->id = ++v->next_id;
 	w->next_viewer = v->viewers;
 	v->viewers = w;
 	v->count++;

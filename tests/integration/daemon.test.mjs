@@ -209,6 +209,21 @@ test('an attached session reconnects when its server comes back', async () => {
   }
 });
 
+test('when the daemon dies, even by SIGKILL, its desktops go with it', async () => {
+  const doomed = await startDaemon();
+  const a = await httpClient(doomed);
+  const s = json(await a.call('create_session', { template: 'desktop', size: '640x480' }));
+  const home = await homeOf(a, s.session);
+  await a.call('launch', { session: s.session, command: 'xterm -geometry 40x5+10+10' });
+  assert.ok(await waitFor(() => processesWithHome(home).length >= 3), 'Xvnc, openbox and xterm run');
+  await a.close().catch(() => {});
+  doomed.child.kill('SIGKILL');
+  await doomed.exited;
+  assert.ok(await waitFor(() => processesWithHome(home).length === 0, { timeout: 10000 }),
+    `left behind: ${processesWithHome(home)}`);
+  fs.rmSync(path.dirname(home), { recursive: true, force: true });
+});
+
 test('200 create/kill cycles leave descriptors and memory flat', async () => {
   const a = await httpClient(daemon);
   const sanitized = Boolean(process.env.ASAN_OPTIONS);
