@@ -19,6 +19,7 @@
 
 #define MAX_LAUNCHED 32
 #define XVNC_START_TIMEOUT_MS 15000
+#define WM_START_TIMEOUT_MS 10000
 
 struct bridge_desktop {
 	char dir[128];        /* private, 0700: socket, cookie, HOME, TMPDIR, logs */
@@ -204,6 +205,36 @@ static bool start_xvnc(struct bridge_desktop *d, const struct bridge_desktop_opt
 	return true;
 }
 
+/* openbox, and the wait until it manages the screen: windows mapped before
+ * that can end up without focus, so typing into them goes nowhere. openbox
+ * runs its --startup command once it is up. */
+static bool start_window_manager(struct bridge_desktop *d, char *err, size_t err_size)
+{
+	char ready[200], startup[260];
+	snprintf(ready, sizeof(ready), "%s/window-manager-ready", d->dir);
+	snprintf(startup, sizeof(startup), "touch %s", ready);
+	char *argv[] = { "openbox", "--sm-disable", "--startup", startup, NULL };
+	struct bridge_spawn spawn = {
+		.name = "openbox", .argv = argv, .envp = d->env, .cwd = d->home,
+		.log_path = d->log_path, .pass_fd = -1,
+	};
+	if (!bridge_process_spawn(&d->window_manager, &spawn, err, err_size))
+		return false;
+	for (int waited = 0; waited < WM_START_TIMEOUT_MS; waited += 20) {
+		if (access(ready, F_OK) == 0)
+			return true;
+		if (!bridge_process_running(&d->window_manager))
+			break;
+		struct timespec tick = { 0, 20 * 1000000L };
+		nanosleep(&tick, NULL);
+	}
+	char tail[256];
+	describe_log_tail(d->log_path, tail, sizeof(tail));
+	snprintf(err, err_size, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
+		 tail);
+	return false;
+}
+
 struct bridge_desktop *bridge_desktop_start(const struct bridge_desktop_options *options,
 					    char *err, size_t err_size)
 {
@@ -253,15 +284,8 @@ struct bridge_desktop *bridge_desktop_start(const struct bridge_desktop_options 
 		}
 	}
 
-	if (options->window_manager) {
-		char *argv[] = { "openbox", "--sm-disable", NULL };
-		struct bridge_spawn spawn = {
-			.name = "openbox", .argv = argv, .envp = d->env, .cwd = d->home,
-			.log_path = d->log_path, .pass_fd = -1,
-		};
-		if (!bridge_process_spawn(&d->window_manager, &spawn, err, err_size))
-			goto fail;
-	}
+	if (options->window_manager && !start_window_manager(d, err, err_size))
+		goto fail;
 	log_info("local desktop on display :%d (%dx%d), files in %s", d->display, options->width,
 		 options->height, d->dir);
 	return d;
