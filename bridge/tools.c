@@ -112,6 +112,15 @@ void tools_to_agent(const struct agent_space *space, int native_x, int native_y,
 	*y = (int)(((long long)native_y * 2 + 1) * space->height / (2LL * space->native_height));
 }
 
+void tools_pointer(struct bridge_session *s, int *x, int *y)
+{
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	int nx, ny;
+	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &nx, &ny);
+	tools_to_agent(&space, nx, ny, x, y);
+}
+
 bool tools_check_point(struct bridge_session *s, struct mcp_call *call, int x, int y,
 		       const char *what, int *native_x, int *native_y)
 {
@@ -224,9 +233,8 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 		return false;
 	}
 
-	int px, py, ax, ay;
-	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &px, &py);
-	tools_to_agent(&space, px, py, &ax, &ay);
+	int ax, ay;
+	tools_pointer(s, &ax, &ay);
 	if (region)
 		mcp_call_text(call,
 			      "Zoomed view of region [%d, %d, %d, %d], shown at %dx%d. Points in "

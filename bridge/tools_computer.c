@@ -132,11 +132,8 @@ static void computer(struct mcp_call *call, const cJSON *args, void *userdata)
 		return;
 	}
 	if (strcmp(action, "cursor_position") == 0) {
-		struct agent_space space;
-		tools_agent_space(s, &space);
-		int nx, ny, x, y;
-		vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &nx, &ny);
-		tools_to_agent(&space, nx, ny, &x, &y);
+		int x, y;
+		tools_pointer(s, &x, &y);
 		mcp_call_text(call, "X=%d,Y=%d", x, y);
 		return;
 	}

@@ -41,6 +41,8 @@ void tools_agent_space(struct bridge_session *session, struct agent_space *space
 /* Agent pixel to the native pixel at the centre of what it shows. */
 void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y);
 void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y);
+/* Where the pointer is, in agent space. */
+void tools_pointer(struct bridge_session *session, int *x, int *y);
 
 /* The session named by args, or the only one, held until the call ends.
  * On failure the call has been failed with a message listing the sessions. */

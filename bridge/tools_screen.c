@@ -41,11 +41,8 @@ static void cursor_position(struct mcp_call *call, const cJSON *args, void *user
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
 	if (!s)
 		return;
-	struct agent_space space;
-	tools_agent_space(s, &space);
-	int nx, ny, x, y;
-	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &nx, &ny);
-	tools_to_agent(&space, nx, ny, &x, &y);
+	int x, y;
+	tools_pointer(s, &x, &y);
 	mcp_call_text(call, "{\"x\":%d,\"y\":%d}", x, y);
 }
 
