@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   startDaemon, httpClient, wsClient, startX11vnc, waitFor, textOf, imageOf, decodePng,
-  tempDir, startTypingTarget, processesWithHome, sleep,
+  tempDir, startTypingTarget, processesWithHome, sleep, typedText,
 } from './lib.mjs';
 
 let daemon, x11vnc, work;
@@ -70,10 +70,7 @@ test('three sessions made at once, worked from two clients in parallel, stay iso
         .then(() => a.call('type', { session: three.session, text: texts[2] })),
     ]);
     for (let i = 0; i < 3; i++) {
-      const got = await waitFor(() => {
-        const content = fs.readFileSync(files[i], 'utf8');
-        return content.length >= texts[i].length ? content : null;
-      });
+      const got = await typedText(files[i], texts[i].length);
       assert.equal(got, texts[i], `session ${i + 1} got only its own text`);
     }
     await remote.stop();

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
   startXvnc, connectBridge, waitFor, windowReady, textOf, pointerLocation,
-  startTypingTarget, startXev,
+  startTypingTarget, startXev, typedText,
 } from './lib.mjs';
 
 let x, bridge;
@@ -137,10 +137,7 @@ test('type delivers ASCII, Latin-1 and other Unicode text exactly into an applic
   const text = 'Hello, wörld — ñ € 漢字 ÅÆØ ß ✓ 🙂\nTab:\there ~!@#$%^&*()_+{}|:"<>? `-=[]\\;\',./\n';
   const result = await bridge.call('type', { text });
   assert.equal(result.isError, false, textOf(result));
-  const typed = await waitFor(() => {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.length >= text.length ? content : null;
-  }, { timeout: 15000 });
+  const typed = await typedText(file, text.length, { timeout: 15000 });
   assert.equal(typed ?? fs.readFileSync(file, 'utf8'), text);
   await term.stop();
 });

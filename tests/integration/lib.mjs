@@ -40,6 +40,15 @@ export async function waitFor(probe, { timeout = 10000, interval = 50 } = {}) {
   }
 }
 
+// What a typing target's file holds once at least `length` characters (UTF-16
+// units, as JavaScript counts them) have arrived, or null at the deadline.
+export function typedText(file, length, options) {
+  return waitFor(() => {
+    const content = fs.readFileSync(file, 'utf8');
+    return content.length >= length ? content : null;
+  }, options);
+}
+
 export function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   connectBridge, desktopFromLog, waitFor, windowReady, textOf, imageOf, decodePng,
-  pointerLocation, startTypingTarget, startXev,
+  pointerLocation, startTypingTarget, startXev, typedText,
 } from './lib.mjs';
 
 let bridge, desktop;
@@ -104,10 +104,7 @@ test('type puts Unicode text into a terminal in the desktop', async () => {
   await bridge.call('click', { x: 200, y: 150 });
   const text = 'Hello, wörld — ñ € 漢字\n';
   assert.equal((await bridge.call('type', { text })).isError, false);
-  const typed = await waitFor(() => {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.length >= text.length ? content : null;
-  });
+  const typed = await typedText(file, text.length);
   assert.equal(typed, text);
   await term.stop();
 });

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   startX11vnc, startProcess, connectBridge, waitFor, windowReady, textOf, imageOf,
-  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels, startTypingTarget, bridgeBin, bridgeEnv,
+  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels, startTypingTarget, bridgeBin, bridgeEnv, typedText,
 } from './lib.mjs';
 
 let server;
@@ -51,10 +51,7 @@ test('password in LIZARD_VNC_PASSWORD: screenshot matches the server and typing 
     await bridge.call('click', { x: 100, y: 50 });
     const text = 'x11vnc says Hello, World 123!\n';
     assert.equal((await bridge.call('type', { text })).isError, false);
-    const typed = await waitFor(() => {
-      const content = fs.readFileSync(file, 'utf8');
-      return content.length >= text.length ? content : null;
-    });
+    const typed = await typedText(file, text.length);
     assert.equal(typed, text);
     await term.stop();
   } finally {
