@@ -3,8 +3,16 @@
 
 #include <stddef.h>
 
-/* Standard base64 with padding. Returns a NUL-terminated heap string the
- * caller frees, or NULL when out of memory. */
+/* Length of the padded base64 text for len bytes, without a NUL. */
+size_t base64_encoded_len(size_t len);
+
+/* Standard base64 with padding into out, which has room for
+ * base64_encoded_len(len) characters; no NUL is added. Returns the number
+ * of characters written. Thread-safe. */
+size_t base64_encode_into(char *out, const unsigned char *data, size_t len);
+
+/* The same as a NUL-terminated heap string the caller frees, or NULL when
+ * out of memory. */
 char *base64_encode(const unsigned char *data, size_t len);
 
 #endif
