@@ -43,9 +43,12 @@ static struct connection *find_connection(struct bridge_server *server, uint64_t
 	return NULL;
 }
 
-void bridge_server_post(struct bridge_server *server, uint64_t connection, const char *text,
-			size_t len)
+void bridge_server_post(struct bridge_server *server, uint64_t connection,
+			const struct iovec *parts, int count)
 {
+	size_t len = 0;
+	for (int i = 0; i < count; i++)
+		len += parts[i].iov_len;
 	struct outgoing *o = calloc(1, sizeof(*o));
 	char *copy = malloc(LWS_PRE + len + 1);
 	if (!o || !copy) {
@@ -54,8 +57,12 @@ void bridge_server_post(struct bridge_server *server, uint64_t connection, const
 		log_error("out of memory queueing a reply");
 		return;
 	}
-	memcpy(copy + LWS_PRE, text, len);
-	copy[LWS_PRE + len] = '\0';
+	char *p = copy + LWS_PRE;
+	for (int i = 0; i < count; i++) {
+		memcpy(p, parts[i].iov_base, parts[i].iov_len);
+		p += parts[i].iov_len;
+	}
+	*p = '\0';
 	o->connection = connection;
 	o->text = copy;
 	o->len = len;
@@ -69,10 +76,10 @@ void bridge_server_post(struct bridge_server *server, uint64_t connection, const
 	lws_cancel_service(server->lws);
 }
 
-void bridge_server_send_to_peer(void *context, const char *json, size_t len)
+void bridge_server_send_to_peer(void *context, const struct iovec *parts, int count)
 {
 	struct peer_link *link = context;
-	bridge_server_post(link->server, link->connection, json, len);
+	bridge_server_post(link->server, link->connection, parts, count);
 }
 
 static void free_outgoing(struct outgoing *o)

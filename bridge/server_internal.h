@@ -87,11 +87,12 @@ struct bridge_server {
 	bool stopping;
 };
 
-/* Queues text (copied) for a connection and wakes the loop. Any thread. */
-void bridge_server_post(struct bridge_server *server, uint64_t connection, const char *text,
-			size_t len);
+/* Queues a message (its parts copied, joined) for a connection and wakes
+ * the loop. Any thread. */
+void bridge_server_post(struct bridge_server *server, uint64_t connection,
+			const struct iovec *parts, int count);
 /* An mcp_send_fn over bridge_server_post; context is a struct peer_link. */
-void bridge_server_send_to_peer(void *context, const char *json, size_t len);
+void bridge_server_send_to_peer(void *context, const struct iovec *parts, int count);
 
 void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
 			 bool websocket);

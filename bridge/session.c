@@ -44,7 +44,6 @@ struct bridge_session {
 	char failure[256];
 	int64_t timeout_ms, deadline_ms;
 	int buttons_held;
-	char *screenshot_base64;
 	struct bridge_viewers *viewers;
 	bool supervising;
 	pthread_t supervisor;
@@ -273,7 +272,6 @@ void bridge_session_unref(struct bridge_session *s)
 	if (s->kind == BRIDGE_ATTACHED)
 		vnc_target_finish(&s->target);
 	cJSON_Delete(s->metadata);
-	free(s->screenshot_base64);
 	pthread_rwlock_destroy(&s->conn_lock);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
@@ -431,22 +429,6 @@ char *bridge_session_cut_text(struct bridge_session *s)
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *s)
 {
 	return s->capture_cache;
-}
-
-char *bridge_session_screenshot_base64(struct bridge_session *s, const uint8_t *png, size_t len,
-				       bool unchanged)
-{
-	pthread_mutex_lock(&s->lock);
-	char *copy = NULL;
-	if (unchanged && s->screenshot_base64) {
-		copy = strdup(s->screenshot_base64);
-	} else {
-		copy = base64_encode(png, len);
-		free(s->screenshot_base64);
-		s->screenshot_base64 = copy ? strdup(copy) : NULL;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return copy;
 }
 
 int bridge_session_buttons_held(struct bridge_session *s)

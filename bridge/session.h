@@ -81,11 +81,6 @@ char *bridge_session_cut_text(struct bridge_session *session);
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);
 
-/* The base64 text of a full-screen PNG (caller frees). When unchanged
- * (the capture cache found nothing new), the last encoding is reused. */
-char *bridge_session_screenshot_base64(struct bridge_session *session, const uint8_t *png,
-				       size_t len, bool unchanged);
-
 /* Mouse buttons left down by mouse_down: every pointer event carries them
  * until mouse_up, so moves in between drag. */
 int bridge_session_buttons_held(struct bridge_session *session);

@@ -206,28 +206,25 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 		request.height = space.height;
 	}
 
-	struct vnc_bytes image;
+	/* Full screens keep their bands in the session's cache; zooms come
+	 * and go, so they are encoded afresh. */
+	struct blob *image;
 	char err[256];
 	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
 	bool unchanged = false;
 	int64_t started = vnc_monotonic_ms();
-	if (!vnc_capture(bridge_session_framebuffer(s),
-			 whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
-			 &unchanged, err, sizeof(err))) {
+	if (!vnc_capture_base64(bridge_session_framebuffer(s),
+				whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
+				&unchanged, err, sizeof(err))) {
 		mcp_call_fail(call, "%s", err);
 		return false;
 	}
-	bool ok;
-	if (whole_png) {
-		char *base64 = bridge_session_screenshot_base64(s, image.data, image.len, unchanged);
-		ok = base64 && mcp_call_image_base64(call, base64, "image/png");
-	} else {
-		ok = mcp_call_image(call, image.data, image.len,
-				    request.format == VNC_FORMAT_JPEG ? "image/jpeg" : "image/png");
-	}
-	log_debug("screenshot %dx%d: %zu bytes in %lld ms%s", request.width, request.height,
-		  image.len, (long long)(vnc_monotonic_ms() - started), unchanged ? " (unchanged)" : "");
-	vnc_bytes_finish(&image);
+	bool ok = mcp_call_image_blob(call, image, request.format == VNC_FORMAT_JPEG ?
+							   "image/jpeg" : "image/png");
+	log_debug("screenshot %dx%d: %zu base64 characters in %lld ms%s", request.width,
+		  request.height, image->len, (long long)(vnc_monotonic_ms() - started),
+		  unchanged ? " (unchanged)" : "");
+	blob_unref(image);
 	if (!ok) {
 		mcp_call_fail(call, "out of memory while sending the screenshot");
 		return false;

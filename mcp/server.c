@@ -4,6 +4,7 @@
 #include "schema.h"
 #include "workers.h"
 #include "../util/base64.h"
+#include "../util/blob.h"
 #include "../util/log.h"
 
 #include <cjson/cJSON.h>
@@ -48,7 +49,7 @@ struct mcp_peer {
 	bool closed;
 };
 
-#define MAX_CALL_IMAGES 4
+#define MAX_CALL_IMAGES MCP_MAX_CALL_IMAGES
 
 struct mcp_call {
 	struct mcp_peer *peer;
@@ -57,10 +58,11 @@ struct mcp_call {
 	cJSON *arguments;
 	cJSON *content;
 	bool is_error;
-	/* Base64 image data is spliced into the printed reply rather than put
-	 * through cJSON, which would scan megabytes for characters to escape
-	 * that base64 never has. The content holds a marker in its place. */
-	char *images[MAX_CALL_IMAGES];
+	/* Base64 image data goes out beside the printed reply rather than
+	 * through cJSON, which would copy megabytes and scan them for characters
+	 * to escape that base64 never has. The content holds a marker in its
+	 * place. */
+	struct blob *images[MAX_CALL_IMAGES];
 	int image_count;
 };
 
@@ -202,18 +204,24 @@ void mcp_peer_close(struct mcp_peer *peer)
 	peer_unref(peer);
 }
 
-/* Sends and frees text. Holding the lock across send lets close wait for a
- * send in progress. */
+/* Holding the lock across send lets close wait for a send in progress. */
+static void peer_send_parts(struct mcp_peer *peer, const struct iovec *parts, int count)
+{
+	pthread_mutex_lock(&peer->lock);
+	if (!peer->closed)
+		peer->send(peer->context, parts, count);
+	pthread_mutex_unlock(&peer->lock);
+}
+
+/* Sends and frees text. */
 static void peer_send(struct mcp_peer *peer, char *text)
 {
 	if (!text) {
 		log_error("out of memory building a reply");
 		return;
 	}
-	pthread_mutex_lock(&peer->lock);
-	if (!peer->closed)
-		peer->send(peer->context, text, strlen(text));
-	pthread_mutex_unlock(&peer->lock);
+	struct iovec part = { text, strlen(text) };
+	peer_send_parts(peer, &part, 1);
 	free(text);
 }
 
@@ -260,7 +268,7 @@ static void handle_initialize(struct mcp_peer *peer, const struct jsonrpc_messag
 static void drop_images(struct mcp_call *call)
 {
 	for (int i = 0; i < call->image_count; i++)
-		free(call->images[i]);
+		blob_unref(call->images[i]);
 	call->image_count = 0;
 }
 
@@ -273,38 +281,28 @@ static void call_free(struct mcp_call *call)
 	free(call);
 }
 
-/* Replaces each "<marker><n>" in text with the n-th image's data. */
-static char *splice_images(struct mcp_call *call, char *text)
+/* Sends text with each image's marker replaced by its data. */
+static void send_with_images(struct mcp_call *call, char *text)
 {
-	size_t extra = 0;
-	for (int i = 0; i < call->image_count; i++)
-		extra += strlen(call->images[i]);
-	size_t len = strlen(text);
-	char *out = malloc(len + extra + 1);
-	if (!out) {
-		free(text);
-		return NULL;
-	}
-	size_t o = 0;
+	struct iovec parts[MCP_MAX_SEND_PARTS];
+	int count = 0;
 	const char *p = text;
 	for (int i = 0; i < call->image_count; i++) {
-		char marker[48];
-		snprintf(marker, sizeof(marker), IMAGE_MARKER "%d\"", i);
+		/* Only an image's own "data" member can hold its marker unescaped
+		 * and followed by a quote. */
+		char marker[64];
+		int marker_len = snprintf(marker, sizeof(marker), "\"data\":\"" IMAGE_MARKER "%d\"", i);
 		const char *at = strstr(p, marker);
 		if (!at)
 			break;
-		memcpy(out + o, p, (size_t)(at - p));
-		o += (size_t)(at - p);
-		size_t image_len = strlen(call->images[i]);
-		memcpy(out + o, call->images[i], image_len);
-		o += image_len;
-		out[o++] = '"';
-		p = at + strlen(marker);
+		const char *data_start = at + strlen("\"data\":\"");
+		parts[count++] = (struct iovec){ (void *)p, (size_t)(data_start - p) };
+		parts[count++] = (struct iovec){ call->images[i]->data, call->images[i]->len };
+		p = at + marker_len - 1; /* the closing quote starts the next part */
 	}
-	size_t rest = strlen(p);
-	memcpy(out + o, p, rest + 1);
+	parts[count++] = (struct iovec){ (void *)p, strlen(p) };
+	peer_send_parts(call->peer, parts, count);
 	free(text);
-	return out;
 }
 
 static void finish_call(struct mcp_call *call)
@@ -317,8 +315,9 @@ static void finish_call(struct mcp_call *call)
 	}
 	char *text = jsonrpc_result(call->id, result);
 	if (text && call->image_count > 0)
-		text = splice_images(call, text);
-	peer_send(call->peer, text);
+		send_with_images(call, text);
+	else
+		peer_send(call->peer, text);
 }
 
 static double now_seconds(void)
@@ -504,31 +503,33 @@ void mcp_call_fail(struct mcp_call *call, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool mcp_call_image_base64(struct mcp_call *call, char *base64, const char *mime_type)
+bool mcp_call_image_blob(struct mcp_call *call, struct blob *base64, const char *mime_type)
 {
-	if (call->image_count == MAX_CALL_IMAGES) {
-		free(base64);
+	if (call->image_count == MAX_CALL_IMAGES)
 		return false;
-	}
 	char marker[48];
 	snprintf(marker, sizeof(marker), IMAGE_MARKER "%d", call->image_count);
 	cJSON *item = cJSON_CreateObject();
-	if (!item) {
-		free(base64);
+	if (!item || !cJSON_AddStringToObject(item, "type", "image") ||
+	    !cJSON_AddStringToObject(item, "data", marker) ||
+	    !cJSON_AddStringToObject(item, "mimeType", mime_type)) {
+		cJSON_Delete(item);
 		return false;
 	}
-	cJSON_AddStringToObject(item, "type", "image");
-	cJSON_AddStringToObject(item, "data", marker);
-	cJSON_AddStringToObject(item, "mimeType", mime_type);
 	cJSON_AddItemToArray(call->content, item);
-	call->images[call->image_count++] = base64;
+	call->images[call->image_count++] = blob_ref(base64);
 	return true;
 }
 
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type)
 {
-	char *encoded = base64_encode(data, len);
-	return encoded && mcp_call_image_base64(call, encoded, mime_type);
+	struct blob *base64 = blob_create(base64_encoded_len(len));
+	if (!base64)
+		return false;
+	base64_encode_into(base64->data, data, len);
+	bool ok = mcp_call_image_blob(call, base64, mime_type);
+	blob_unref(base64);
+	return ok;
 }
 
 bool mcp_call_failed(const struct mcp_call *call)

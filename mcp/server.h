@@ -11,7 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
+struct blob;
 struct cJSON;
 struct mcp_server;
 struct mcp_peer;
@@ -33,7 +35,11 @@ struct mcp_tool {
 typedef bool (*mcp_lane_fn)(const char *tool, const struct cJSON *args, char *lane,
 			    size_t lane_size, void *userdata);
 
-typedef void (*mcp_send_fn)(void *context, const char *json, size_t len);
+/* Sends one message given as parts to write back to back: a reply with
+ * images comes in pieces, so image text is never copied to build it. */
+typedef void (*mcp_send_fn)(void *context, const struct iovec *parts, int count);
+#define MCP_MAX_CALL_IMAGES 4
+#define MCP_MAX_SEND_PARTS (2 * MCP_MAX_CALL_IMAGES + 1)
 
 /* Told about every finished tools/call, for metrics. */
 typedef void (*mcp_call_observer)(const char *tool, bool is_error, double seconds,
@@ -65,8 +71,9 @@ void mcp_peer_close(struct mcp_peer *peer);
 __attribute__((format(printf, 2, 3)))
 void mcp_call_text(struct mcp_call *call, const char *fmt, ...);
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type);
-/* Takes ownership of already encoded base64 (standard alphabet). */
-bool mcp_call_image_base64(struct mcp_call *call, char *base64, const char *mime_type);
+/* Adds an image already encoded as base64 (standard alphabet), keeping a
+ * reference to the blob until the reply is sent. */
+bool mcp_call_image_blob(struct mcp_call *call, struct blob *base64, const char *mime_type);
 /* Marks the result isError and adds the message: for bad arguments and
  * failed actions, phrased so a model can correct itself. */
 __attribute__((format(printf, 2, 3)))

@@ -19,12 +19,19 @@ struct stdio_writer {
 	bool broken;
 };
 
-static void send_line(void *context, const char *json, size_t len)
+/* One message and its newline, in one system call where the pipe has room. */
+static void send_line(void *context, const struct iovec *parts, int count)
 {
 	struct stdio_writer *writer = context;
+	struct iovec line[MCP_MAX_SEND_PARTS + 1];
+	if (count > MCP_MAX_SEND_PARTS) {
+		log_error("a reply in %d parts is more than stdio takes", count);
+		return;
+	}
+	memcpy(line, parts, sizeof(*parts) * (size_t)count);
+	line[count++] = (struct iovec){ "\n", 1 };
 	pthread_mutex_lock(&writer->lock);
-	if (!writer->broken &&
-	    (!io_write_all(writer->fd, json, len) || !io_write_all(writer->fd, "\n", 1))) {
+	if (!writer->broken && !io_writev_all(writer->fd, line, count)) {
 		writer->broken = true;
 		log_warn("cannot write to stdout: %s", strerror(errno));
 	}

@@ -1,5 +1,7 @@
 #include "capture.h"
 
+#include "../util/base64.h"
+
 #include <stdio.h> /* jpeglib.h needs FILE */
 #include <jpeglib.h>
 #include <pthread.h>
@@ -16,13 +18,20 @@
 #define BAND_ROWS 16
 #define MAX_THREADS 4
 
+/* Each band is an IDAT chunk of its own whose length is a multiple of three
+ * bytes, so its base64 text has no padding and the texts of the bands can
+ * be joined as they are: only bands that changed are encoded again, in
+ * either form. */
 struct band {
 	int out_y0, out_y1; /* output rows */
 	int src_y0, src_y1; /* screen rows they come from */
-	uint8_t *data;      /* raw deflate, ends byte-aligned */
+	uint8_t *data;      /* the chunk: length, "IDAT", deflate data, CRC */
 	size_t len, capacity;
+	char *base64;       /* the chunk as base64, when base64_valid */
+	size_t base64_len, base64_capacity;
+	bool base64_valid;
 	size_t raw_len;     /* filtered scanline bytes it holds */
-	uint32_t adler, crc;
+	uint32_t adler;
 	uint64_t version;        /* newest row version it shows */
 	uint64_t cursor_version; /* pointer state it shows */
 	bool had_cursor;
@@ -30,12 +39,21 @@ struct band {
 	bool dirty; /* this capture */
 };
 
+/* Before the bands: signature, IHDR and an IDAT holding the zlib header
+ * padded with two empty stored blocks; after them: an IDAT holding the
+ * final block and the Adler-32, and IEND. Both multiples of three bytes. */
+#define PNG_PREFIX_LEN 57
+#define PNG_SUFFIX_LEN 30
+#define CHUNK_OVERHEAD 12
+/* An empty stored block, as a sync flush ends with: pads deflate data. */
+static const uint8_t empty_stored_block[5] = { 0x00, 0x00, 0x00, 0xff, 0xff };
+
 struct vnc_capture_cache {
 	pthread_mutex_t lock;
 	struct vnc_capture_request key; /* geometry the bands belong to */
 	struct band *bands;
 	int band_count;
-	struct vnc_bytes last;          /* the previous PNG */
+	struct blob *last_base64;       /* the previous base64 output */
 };
 
 /* The work of one capture. */
@@ -46,6 +64,7 @@ struct capture {
 	int *column_start, *column_end; /* source columns of each output column */
 	struct band *bands;
 	int band_count;
+	bool want_base64;
 	atomic_int next_band;
 	atomic_bool failed;
 };
@@ -60,8 +79,10 @@ struct vnc_capture_cache *vnc_capture_cache_create(void)
 
 static void free_bands(struct band *bands, int count)
 {
-	for (int i = 0; i < count; i++)
+	for (int i = 0; i < count; i++) {
 		free(bands[i].data);
+		free(bands[i].base64);
+	}
 	free(bands);
 }
 
@@ -70,7 +91,7 @@ void vnc_capture_cache_destroy(struct vnc_capture_cache *cache)
 	if (!cache)
 		return;
 	free_bands(cache->bands, cache->band_count);
-	vnc_bytes_finish(&cache->last);
+	blob_unref(cache->last_base64);
 	pthread_mutex_destroy(&cache->lock);
 	free(cache);
 }
@@ -246,7 +267,39 @@ static size_t compress_raw(struct compressor *k, uint8_t *in, size_t in_len, uin
 #endif
 }
 
-/* PNG scanlines with the SUB filter, then deflated. */
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Writes a whole chunk at p; returns the end. */
+static uint8_t *put_chunk(uint8_t *p, const char *type, const uint8_t *data, uint32_t len)
+{
+	put_be32(p, len);
+	memcpy(p + 4, type, 4);
+	if (len > 0)
+		memcpy(p + 8, data, len);
+	put_be32(p + 8 + len, (uint32_t)crc32(0, p + 4, len + 4));
+	return p + CHUNK_OVERHEAD + len;
+}
+
+static bool grow(void *buffer, size_t *capacity, size_t needed)
+{
+	if (needed <= *capacity)
+		return true;
+	void **p = buffer;
+	void *grown = realloc(*p, needed);
+	if (!grown)
+		return false;
+	*p = grown;
+	*capacity = needed;
+	return true;
+}
+
+/* PNG scanlines with the SUB filter, deflated into the band's chunk. */
 static bool compress_band(struct capture *c, struct band *b, struct compressor *k, uint8_t *raw,
 			  uint8_t *rgb)
 {
@@ -263,22 +316,40 @@ static bool compress_band(struct capture *c, struct band *b, struct compressor *
 		raw_len += line;
 	}
 
-	size_t bound = compress_bound(raw_len);
-	if (bound > b->capacity) {
-		uint8_t *grown = realloc(b->data, bound);
-		if (!grown)
-			return false;
-		b->data = grown;
-		b->capacity = bound;
-	}
-	b->len = compress_raw(k, raw, raw_len, b->data, b->capacity);
-	if (b->len == 0)
+	size_t room = compress_bound(raw_len);
+	if (!grow(&b->data, &b->capacity, CHUNK_OVERHEAD + room + 2 * sizeof(empty_stored_block)))
 		return false;
+	size_t n = compress_raw(k, raw, raw_len, b->data + 8, room);
+	if (n == 0 || n > 0x7fffffff - 2 * sizeof(empty_stored_block))
+		return false;
+	/* One empty block adds 5 bytes, two add 10: 2 and 1 more, modulo 3. */
+	for (size_t pads = n % 3 == 1 ? 1 : n % 3 == 2 ? 2 : 0; pads > 0; pads--) {
+		memcpy(b->data + 8 + n, empty_stored_block, sizeof(empty_stored_block));
+		n += sizeof(empty_stored_block);
+	}
+	put_be32(b->data, (uint32_t)n);
+	memcpy(b->data + 4, "IDAT", 4);
+	put_be32(b->data + 8 + n, (uint32_t)crc32(0, b->data + 4, (uInt)n + 4));
+	b->len = CHUNK_OVERHEAD + n;
 	b->raw_len = raw_len;
 	b->adler = (uint32_t)adler32(adler32(0, Z_NULL, 0), raw, (uInt)raw_len);
-	b->crc = (uint32_t)crc32(0, b->data, (uInt)b->len);
+	b->base64_valid = false;
 	b->valid = true;
 	return true;
+}
+
+static bool encode_band_base64(struct band *b)
+{
+	if (!grow(&b->base64, &b->base64_capacity, base64_encoded_len(b->len)))
+		return false;
+	b->base64_len = base64_encode_into(b->base64, b->data, b->len);
+	b->base64_valid = true;
+	return true;
+}
+
+static bool band_needs_work(const struct capture *c, const struct band *b)
+{
+	return b->dirty || (c->want_base64 && !b->base64_valid);
 }
 
 static void *compress_worker(void *arg)
@@ -300,7 +371,10 @@ static void *compress_worker(void *arg)
 		if (i >= c->band_count || atomic_load(&c->failed))
 			break;
 		struct band *b = &c->bands[i];
-		if (b->dirty && !compress_band(c, b, &k, raw, rgb)) {
+		if (!band_needs_work(c, b))
+			continue;
+		if ((b->dirty && !compress_band(c, b, &k, raw, rgb)) ||
+		    (c->want_base64 && !encode_band_base64(b))) {
 			b->valid = false;
 			atomic_store(&c->failed, true);
 		}
@@ -311,14 +385,21 @@ static void *compress_worker(void *arg)
 	return NULL;
 }
 
-static bool compress_dirty_bands(struct capture *c, int dirty)
+/* Compresses (and encodes, when base64 is wanted) the bands that need it,
+ * spread over the cores. */
+static bool update_bands(struct capture *c)
 {
+	int work = 0;
+	for (int i = 0; i < c->band_count; i++)
+		work += band_needs_work(c, &c->bands[i]);
+	if (work == 0)
+		return true;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int threads = cores > 1 ? (int)cores : 1;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	if (threads > dirty / 2)
-		threads = dirty / 2 > 0 ? dirty / 2 : 1;
+	if (threads > work / 2)
+		threads = work / 2 > 0 ? work / 2 : 1;
 	pthread_t helpers[MAX_THREADS];
 	int started = 0;
 	for (int i = 1; i < threads; i++)
@@ -330,87 +411,73 @@ static bool compress_dirty_bands(struct capture *c, int dirty)
 	return !atomic_load(&c->failed);
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+static void png_prefix(const struct vnc_capture_request *r, uint8_t out[PNG_PREFIX_LEN])
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	uint8_t zlib_start[12] = { 0x78, 0x01 }; /* deflate, 32 KiB window, no dictionary */
+	memcpy(zlib_start + 2, empty_stored_block, 5);
+	memcpy(zlib_start + 7, empty_stored_block, 5);
+	uint8_t ihdr[13] = { 0 };
+	put_be32(ihdr, (uint32_t)r->width);
+	put_be32(ihdr + 4, (uint32_t)r->height);
+	ihdr[8] = 8; /* bits per channel */
+	ihdr[9] = 2; /* RGB */
+	memcpy(out, signature, sizeof(signature));
+	uint8_t *p = put_chunk(out + sizeof(signature), "IHDR", ihdr, sizeof(ihdr));
+	put_chunk(p, "IDAT", zlib_start, sizeof(zlib_start));
 }
 
-static void append(struct vnc_bytes *out, const void *data, size_t len)
+static void png_suffix(const struct capture *c, uint8_t out[PNG_SUFFIX_LEN])
 {
-	memcpy(out->data + out->len, data, len);
-	out->len += len;
-}
-
-static void append_chunk(struct vnc_bytes *out, const char *type, const uint8_t *data,
-			 uint32_t len)
-{
-	uint8_t header[8];
-	put_be32(header, len);
-	memcpy(header + 4, type, 4);
-	append(out, header, 8);
-	uint32_t crc = (uint32_t)crc32(0, (const Bytef *)type, 4);
-	if (len > 0) { /* crc32() with a NULL buffer restarts at 0 */
-		append(out, data, len);
-		crc = (uint32_t)crc32(crc, data, len);
-	}
-	uint8_t tail[4];
-	put_be32(tail, crc);
-	append(out, tail, 4);
+	uint32_t adler = (uint32_t)adler32(0, Z_NULL, 0);
+	for (int i = 0; i < c->band_count; i++)
+		adler = (uint32_t)adler32_combine(adler, c->bands[i].adler, (z_off_t)c->bands[i].raw_len);
+	uint8_t end[6] = { 0x03, 0x00 }; /* an empty final block, fixed Huffman */
+	put_be32(end + 2, adler);
+	uint8_t *p = put_chunk(out, "IDAT", end, sizeof(end));
+	put_chunk(p, "IEND", NULL, 0);
 }
 
 static bool assemble_png(const struct capture *c, struct vnc_bytes *out)
 {
-	static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-	static const uint8_t zlib_header[2] = { 0x78, 0x01 };
-	static const uint8_t final_block[2] = { 0x03, 0x00 }; /* empty, fixed Huffman */
-	size_t idat = sizeof(zlib_header) + sizeof(final_block) + 4;
-	uint32_t adler = (uint32_t)adler32(0, Z_NULL, 0);
-	for (int i = 0; i < c->band_count; i++) {
-		idat += c->bands[i].len;
-		adler = (uint32_t)adler32_combine(adler, c->bands[i].adler, (z_off_t)c->bands[i].raw_len);
-	}
-	if (idat > 0x7fffffff)
-		return false;
+	size_t len = PNG_PREFIX_LEN + PNG_SUFFIX_LEN;
+	for (int i = 0; i < c->band_count; i++)
+		len += c->bands[i].len;
 	memset(out, 0, sizeof(*out));
-	out->capacity = sizeof(signature) + 25 + 12 + idat + 12;
-	out->data = malloc(out->capacity);
+	out->data = malloc(len);
 	if (!out->data)
 		return false;
-
-	append(out, signature, sizeof(signature));
-	uint8_t ihdr[13] = { 0 };
-	put_be32(ihdr, (uint32_t)c->request->width);
-	put_be32(ihdr + 4, (uint32_t)c->request->height);
-	ihdr[8] = 8; /* bits per channel */
-	ihdr[9] = 2; /* RGB */
-	append_chunk(out, "IHDR", ihdr, sizeof(ihdr));
-
-	/* IDAT written piecewise; its CRC joined from the bands' own. */
-	uint8_t header[8];
-	put_be32(header, (uint32_t)idat);
-	memcpy(header + 4, "IDAT", 4);
-	append(out, header, 8);
-	uint32_t crc = (uint32_t)crc32(0, (const Bytef *)"IDAT", 4);
-	append(out, zlib_header, sizeof(zlib_header));
-	crc = (uint32_t)crc32(crc, zlib_header, sizeof(zlib_header));
+	out->len = out->capacity = len;
+	uint8_t *p = out->data;
+	png_prefix(c->request, p);
+	p += PNG_PREFIX_LEN;
 	for (int i = 0; i < c->band_count; i++) {
-		append(out, c->bands[i].data, c->bands[i].len);
-		crc = (uint32_t)crc32_combine(crc, c->bands[i].crc, (z_off_t)c->bands[i].len);
+		memcpy(p, c->bands[i].data, c->bands[i].len);
+		p += c->bands[i].len;
 	}
-	uint8_t trailer[6];
-	memcpy(trailer, final_block, 2);
-	put_be32(trailer + 2, adler);
-	append(out, trailer, sizeof(trailer));
-	crc = (uint32_t)crc32(crc, trailer, sizeof(trailer));
-	uint8_t crc_bytes[4];
-	put_be32(crc_bytes, crc);
-	append(out, crc_bytes, 4);
-
-	append_chunk(out, "IEND", NULL, 0);
+	png_suffix(c, p);
 	return true;
+}
+
+static struct blob *assemble_base64(const struct capture *c)
+{
+	size_t len = base64_encoded_len(PNG_PREFIX_LEN) + base64_encoded_len(PNG_SUFFIX_LEN);
+	for (int i = 0; i < c->band_count; i++)
+		len += c->bands[i].base64_len;
+	struct blob *out = blob_create(len);
+	if (!out)
+		return NULL;
+	uint8_t prefix[PNG_PREFIX_LEN], suffix[PNG_SUFFIX_LEN];
+	png_prefix(c->request, prefix);
+	png_suffix(c, suffix);
+	char *p = out->data;
+	p += base64_encode_into(p, prefix, sizeof(prefix));
+	for (int i = 0; i < c->band_count; i++) {
+		memcpy(p, c->bands[i].base64, c->bands[i].base64_len);
+		p += c->bands[i].base64_len;
+	}
+	base64_encode_into(p, suffix, sizeof(suffix));
+	return out;
 }
 
 static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
@@ -519,23 +586,18 @@ static bool capture_jpeg(struct vnc_framebuffer *fb, const struct vnc_capture_re
 	return ok;
 }
 
-bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
-		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
-		 char *err, size_t err_size)
+/* The PNG path: into png, or as base64 into *base64 (exactly one is set). */
+static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
+			const struct vnc_capture_request *request, struct vnc_bytes *png,
+			struct blob **base64, bool *unchanged, char *err, size_t err_size)
 {
-	memset(out, 0, sizeof(*out));
-	if (unchanged)
-		*unchanged = false;
-	if (request->format == VNC_FORMAT_JPEG)
-		return capture_jpeg(fb, request, out, err, err_size);
-
 	struct vnc_capture_cache scratch_cache = { 0 };
 	if (!cache)
 		cache = &scratch_cache;
 	else
 		pthread_mutex_lock(&cache->lock);
 
-	struct capture c = { 0 };
+	struct capture c = { .want_base64 = base64 != NULL };
 	bool ok = false;
 	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(fb, &view);
@@ -545,7 +607,8 @@ bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 	}
 	if (!cache->bands || !same_geometry(&cache->key, request)) {
 		free_bands(cache->bands, cache->band_count);
-		vnc_bytes_finish(&cache->last);
+		blob_unref(cache->last_base64);
+		cache->last_base64 = NULL;
 		cache->key = *request;
 		cache->bands = make_bands(request, &cache->band_count);
 	}
@@ -570,39 +633,68 @@ bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 		map[n] = 0;
 		fprintf(stderr, "bands %s\n", map);
 	}
-	if (dirty == 0 && cache->last.len > 0) {
-		/* Nothing moved: the previous file is this one. */
-		out->data = malloc(cache->last.len);
-		if (out->data) {
-			memcpy(out->data, cache->last.data, cache->last.len);
-			out->len = out->capacity = cache->last.len;
-			ok = true;
-			if (unchanged)
-				*unchanged = true;
+	if (unchanged)
+		*unchanged = dirty == 0;
+	if (base64 && dirty == 0 && cache->last_base64) {
+		/* Nothing moved: the previous text is this one. */
+		*base64 = blob_ref(cache->last_base64);
+		ok = true;
+	} else if (!update_bands(&c)) {
+		ok = false;
+	} else if (base64) {
+		*base64 = assemble_base64(&c);
+		ok = *base64 != NULL;
+		if (ok && cache != &scratch_cache) {
+			blob_unref(cache->last_base64);
+			cache->last_base64 = blob_ref(*base64);
 		}
 	} else {
-		ok = compress_dirty_bands(&c, dirty) && assemble_png(&c, out);
-		if (ok && cache != &scratch_cache) {
-			vnc_bytes_finish(&cache->last);
-			cache->last.data = malloc(out->len);
-			if (cache->last.data) {
-				memcpy(cache->last.data, out->data, out->len);
-				cache->last.len = cache->last.capacity = out->len;
-			}
-		}
+		ok = assemble_png(&c, png);
 	}
 	if (!ok) {
-		vnc_bytes_finish(out);
+		if (unchanged)
+			*unchanged = false;
 		snprintf(err, err_size, "encoding the screenshot failed (out of memory?)");
 	}
 
 out:
 	release(&c);
-	if (cache == &scratch_cache) {
+	if (cache == &scratch_cache)
 		free_bands(cache->bands, cache->band_count);
-		vnc_bytes_finish(&cache->last);
-	} else {
+	else
 		pthread_mutex_unlock(&cache->lock);
-	}
 	return ok;
+}
+
+bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
+		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
+		 char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	if (unchanged)
+		*unchanged = false;
+	if (request->format == VNC_FORMAT_JPEG)
+		return capture_jpeg(fb, request, out, err, err_size);
+	return capture_png(fb, cache, request, out, NULL, unchanged, err, err_size);
+}
+
+bool vnc_capture_base64(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
+			const struct vnc_capture_request *request, struct blob **out,
+			bool *unchanged, char *err, size_t err_size)
+{
+	*out = NULL;
+	if (unchanged)
+		*unchanged = false;
+	if (request->format == VNC_FORMAT_PNG)
+		return capture_png(fb, cache, request, NULL, out, unchanged, err, err_size);
+	struct vnc_bytes jpeg;
+	if (!capture_jpeg(fb, request, &jpeg, err, err_size))
+		return false;
+	*out = blob_create(base64_encoded_len(jpeg.len));
+	if (*out)
+		base64_encode_into((*out)->data, jpeg.data, jpeg.len);
+	else
+		snprintf(err, err_size, "out of memory encoding the screenshot");
+	vnc_bytes_finish(&jpeg);
+	return *out != NULL;
 }

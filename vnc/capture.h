@@ -6,12 +6,16 @@
  * stream with adler32_combine. A cache keeps the bands of the last capture;
  * the next capture with the same geometry compresses again only the bands
  * whose rows changed or that the pointer entered or left, spread over the
- * cores. So a screenshot costs what changed, not the screen size. */
+ * cores. Each band is its own IDAT chunk, a multiple of three bytes long,
+ * so the cache keeps every band's base64 text too and joins those. So a
+ * screenshot costs what changed, not the screen size, and an unchanged
+ * screen costs a reference to the previous text. */
 #ifndef LIZARD_VNC_CAPTURE_H
 #define LIZARD_VNC_CAPTURE_H
 
 #include "framebuffer.h"
 #include "png.h"
+#include "../util/blob.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,5 +42,11 @@ void vnc_capture_cache_destroy(struct vnc_capture_cache *cache);
 bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
 		 char *err, size_t err_size);
+
+/* The same image as base64 text in a new reference *out (caller drops it
+ * with blob_unref), as MCP carries images. */
+bool vnc_capture_base64(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
+			const struct vnc_capture_request *request, struct blob **out,
+			bool *unchanged, char *err, size_t err_size);
 
 #endif

@@ -1,5 +1,6 @@
 #include "test.h"
 
+#include "../../util/base64.h"
 #include "../../vnc/capture.h"
 
 #include "png_decode.h"
@@ -123,6 +124,53 @@ static void moving_the_pointer_redraws_it(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* The base64 text is the PNG's, whole, with no padding anywhere (every
+ * chunk is a multiple of three bytes), and an unchanged screen gives the
+ * very same text back. */
+static void base64_text_is_the_png_and_follows_changes(void)
+{
+	struct vnc_framebuffer *fb = patterned(333, 101, 5);
+	struct vnc_capture_cache *cache = vnc_capture_cache_create();
+	struct vnc_capture_request r = whole(333, 101);
+	r.with_cursor = true;
+	vnc_framebuffer_set_cursor_position(fb, 20, 20);
+	char err[256];
+	for (int round = 0; round < 3; round++) {
+		struct blob *text, *again;
+		struct vnc_bytes png;
+		bool unchanged;
+		ASSERT(vnc_capture_base64(fb, cache, &r, &text, &unchanged, err, sizeof(err)));
+		ASSERT(!unchanged);
+		ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, err, sizeof(err)));
+		char *expected = base64_encode(png.data, png.len);
+		ASSERT_STR_EQ(text->data, expected);
+		ASSERT_EQ(text->len, strlen(expected));
+		ASSERT(strchr(text->data, '=') == NULL);
+		free(expected);
+		int w, h;
+		unsigned char *rgb = decode_rgb(&png, &w, &h);
+		ASSERT(rgb != NULL);
+		free(rgb);
+		vnc_bytes_finish(&png);
+
+		ASSERT(vnc_capture_base64(fb, cache, &r, &again, &unchanged, err, sizeof(err)));
+		ASSERT(unchanged);
+		ASSERT(again == text);
+		blob_unref(again);
+		blob_unref(text);
+
+		/* Next round: new rows in one band, and the pointer elsewhere. */
+		unsigned char *source = malloc(333 * 101 * 4);
+		memset(source, 0x40 * round, 333 * 101 * 4);
+		vnc_framebuffer_write_rect(fb, source, 333 * 4, 5, 40 + round * 20, 100, 4);
+		free(source);
+		vnc_framebuffer_commit(fb);
+		vnc_framebuffer_set_cursor_position(fb, 50 + round * 90, 80);
+	}
+	vnc_capture_cache_destroy(cache);
+	vnc_framebuffer_destroy(fb);
+}
+
 static void scaling_averages_boxes(void)
 {
 	struct vnc_framebuffer *fb = vnc_framebuffer_create();
@@ -186,6 +234,7 @@ int main(void)
 	RUN_TEST(banded_png_decodes_to_the_framebuffer);
 	RUN_TEST(cache_reencodes_only_what_changed_and_stays_exact);
 	RUN_TEST(moving_the_pointer_redraws_it);
+	RUN_TEST(base64_text_is_the_png_and_follows_changes);
 	RUN_TEST(scaling_averages_boxes);
 	RUN_TEST(regions_and_jpeg);
 	TEST_EXIT();

@@ -59,12 +59,23 @@ static pthread_cond_t replies_changed = PTHREAD_COND_INITIALIZER;
 static char *replies[16];
 static int reply_count;
 
-static void capture(void *context, const char *json, size_t len)
+static void capture(void *context, const struct iovec *parts, int count)
 {
 	(void)context;
+	size_t len = 0;
+	for (int i = 0; i < count; i++)
+		len += parts[i].iov_len;
+	char *json = malloc(len + 1), *p = json;
+	for (int i = 0; i < count; i++) {
+		memcpy(p, parts[i].iov_base, parts[i].iov_len);
+		p += parts[i].iov_len;
+	}
+	*p = '\0';
 	pthread_mutex_lock(&replies_lock);
 	if (reply_count < 16)
-		replies[reply_count++] = strndup(json, len);
+		replies[reply_count++] = json;
+	else
+		free(json);
 	pthread_cond_broadcast(&replies_changed);
 	pthread_mutex_unlock(&replies_lock);
 }
@@ -97,6 +108,24 @@ static const struct mcp_tool echo = {
 	.handler = echo_tool,
 };
 
+/* Text that looks like an image marker, then two images. */
+static void pictures_tool(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	(void)args;
+	(void)userdata;
+	mcp_call_text(call, "lizard-image-data-0");
+	mcp_call_image(call, (const uint8_t *)"ab", 2, "image/png");
+	mcp_call_text(call, "\"data\":\"lizard-image-data-1\"");
+	mcp_call_image(call, (const uint8_t *)"xyz!", 4, "image/jpeg");
+}
+
+static const struct mcp_tool pictures = {
+	.name = "pictures",
+	.description = "Returns two small images.",
+	.input_schema = "{\"type\":\"object\"}",
+	.handler = pictures_tool,
+};
+
 static void send_text(struct mcp_peer *peer, const char *text)
 {
 	mcp_peer_handle(peer, text, strlen(text));
@@ -106,6 +135,7 @@ static void peer_answers_lifecycle_and_tool_calls(void)
 {
 	struct mcp_server *server = mcp_server_create("t", "1", NULL, 2);
 	ASSERT(mcp_server_add_tool(server, &echo, NULL));
+	ASSERT(mcp_server_add_tool(server, &pictures, NULL));
 	struct mcp_peer *peer = mcp_peer_create(server, capture, NULL);
 
 	send_text(peer, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
@@ -139,6 +169,25 @@ static void peer_answers_lifecycle_and_tool_calls(void)
 	ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code")->valueint,
 		  JSONRPC_INVALID_PARAMS);
 	ASSERT_EQ(cJSON_GetObjectItem(r, "id")->valueint, 4);
+	cJSON_Delete(r);
+
+	/* Image data goes exactly where each image's marker was, and nowhere
+	 * else, whatever text items say. */
+	send_text(peer, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"pictures\"}}");
+	r = wait_reply(5);
+	cJSON *content = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "content");
+	ASSERT_EQ(cJSON_GetArraySize(content), 4);
+	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "text")->valuestring,
+		      "lizard-image-data-0");
+	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 1), "data")->valuestring,
+		      "YWI=");
+	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 2), "text")->valuestring,
+		      "\"data\":\"lizard-image-data-1\"");
+	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 3), "data")->valuestring,
+		      "eHl6IQ==");
+	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 3), "mimeType")->valuestring,
+		      "image/jpeg");
 	cJSON_Delete(r);
 
 	mcp_peer_close(peer);
