@@ -14,7 +14,7 @@ import {
 import { waitFor, sleep, decodePng, pixelAt } from '../tests/integration/lib.mjs';
 
 const quick = process.env.LIZARD_BENCH_QUICK;
-const SHOTS = quick ? 5 : 40, INPUTS = quick ? 5 : 60, TYPING_ROUNDS = quick ? 1 : 3, SETTLE_ROUNDS = 5;
+const SHOTS = quick ? 5 : 100, INPUTS = quick ? 5 : 60, TYPING_ROUNDS = quick ? 1 : 3, SETTLE_ROUNDS = 5;
 const ratio = (base, ours) => `${(median(base) / median(ours)).toFixed(1)}x`;
 
 const { bridge, desktop, work, close } = await desktopWithPage();
