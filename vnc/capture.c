@@ -408,7 +408,14 @@ static bool update_bands(struct capture *c)
 	compress_worker(c);
 	for (int i = 0; i < started; i++)
 		pthread_join(helpers[i], NULL);
-	return !atomic_load(&c->failed);
+	if (!atomic_load(&c->failed))
+		return true;
+	/* Workers stop at the first failure: bands they never reached must not
+	 * pass for current next time. */
+	for (int i = 0; i < c->band_count; i++)
+		if (c->bands[i].dirty)
+			c->bands[i].valid = false;
+	return false;
 }
 
 static void png_prefix(const struct vnc_capture_request *r, uint8_t out[PNG_PREFIX_LEN])
