@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 		full[i] = now_ms() - t0;
 		bytes = out.len;
 		t0 = now_ms();
-		free(base64_encode(out.data, out.len));
+		blob_unref(base64_encode(out.data, out.len));
 		b64[i] = now_ms() - t0;
 		vnc_bytes_finish(&out);
 

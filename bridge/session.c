@@ -2,7 +2,6 @@
 
 #include "desktop.h"
 #include "viewer.h"
-#include "../util/base64.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"

@@ -523,10 +523,9 @@ bool mcp_call_image_blob(struct mcp_call *call, struct blob *base64, const char 
 
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type)
 {
-	struct blob *base64 = blob_create(base64_encoded_len(len));
+	struct blob *base64 = base64_encode(data, len);
 	if (!base64)
 		return false;
-	base64_encode_into(base64->data, data, len);
 	bool ok = mcp_call_image_blob(call, base64, mime_type);
 	blob_unref(base64);
 	return ok;

@@ -1,8 +1,8 @@
 #include "base64.h"
+#include "blob.h"
 
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -59,13 +59,12 @@ size_t base64_encode_into(char *out, const unsigned char *data, size_t len)
 	return (size_t)(p - out);
 }
 
-char *base64_encode(const unsigned char *data, size_t len)
+struct blob *base64_encode(const unsigned char *data, size_t len)
 {
-	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+	if (len > SIZE_MAX / 4 * 3 - 3)
 		return NULL;
-	char *out = malloc(base64_encoded_len(len) + 1);
-	if (!out)
-		return NULL;
-	out[base64_encode_into(out, data, len)] = '\0';
+	struct blob *out = blob_create(base64_encoded_len(len));
+	if (out)
+		base64_encode_into(out->data, data, len);
 	return out;
 }

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+struct blob;
+
 /* Length of the padded base64 text for len bytes, without a NUL. */
 size_t base64_encoded_len(size_t len);
 
@@ -11,8 +13,8 @@ size_t base64_encoded_len(size_t len);
  * of characters written. Thread-safe. */
 size_t base64_encode_into(char *out, const unsigned char *data, size_t len);
 
-/* The same as a NUL-terminated heap string the caller frees, or NULL when
- * out of memory. */
-char *base64_encode(const unsigned char *data, size_t len);
+/* The same as a new blob (NUL-terminated text), or NULL when out of
+ * memory. */
+struct blob *base64_encode(const unsigned char *data, size_t len);
 
 #endif

@@ -286,17 +286,16 @@ static uint8_t *put_chunk(uint8_t *p, const char *type, const uint8_t *data, uin
 	return p + CHUNK_OVERHEAD + len;
 }
 
-static bool grow(void *buffer, size_t *capacity, size_t needed)
+/* data with room for at least needed bytes, or NULL (data kept) when out
+ * of memory. */
+static void *grow(void *data, size_t *capacity, size_t needed)
 {
 	if (needed <= *capacity)
-		return true;
-	void **p = buffer;
-	void *grown = realloc(*p, needed);
-	if (!grown)
-		return false;
-	*p = grown;
-	*capacity = needed;
-	return true;
+		return data;
+	void *grown = realloc(data, needed);
+	if (grown)
+		*capacity = needed;
+	return grown;
 }
 
 /* PNG scanlines with the SUB filter, deflated into the band's chunk. */
@@ -317,8 +316,11 @@ static bool compress_band(struct capture *c, struct band *b, struct compressor *
 	}
 
 	size_t room = compress_bound(raw_len);
-	if (!grow(&b->data, &b->capacity, CHUNK_OVERHEAD + room + 2 * sizeof(empty_stored_block)))
+	uint8_t *data = grow(b->data, &b->capacity,
+			     CHUNK_OVERHEAD + room + 2 * sizeof(empty_stored_block));
+	if (!data)
 		return false;
+	b->data = data;
 	size_t n = compress_raw(k, raw, raw_len, b->data + 8, room);
 	if (n == 0 || n > 0x7fffffff - 2 * sizeof(empty_stored_block))
 		return false;
@@ -340,8 +342,10 @@ static bool compress_band(struct capture *c, struct band *b, struct compressor *
 
 static bool encode_band_base64(struct band *b)
 {
-	if (!grow(&b->base64, &b->base64_capacity, base64_encoded_len(b->len)))
+	char *text = grow(b->base64, &b->base64_capacity, base64_encoded_len(b->len));
+	if (!text)
 		return false;
+	b->base64 = text;
 	b->base64_len = base64_encode_into(b->base64, b->data, b->len);
 	b->base64_valid = true;
 	return true;
@@ -697,10 +701,8 @@ bool vnc_capture_base64(struct vnc_framebuffer *fb, struct vnc_capture_cache *ca
 	struct vnc_bytes jpeg;
 	if (!capture_jpeg(fb, request, &jpeg, err, err_size))
 		return false;
-	*out = blob_create(base64_encoded_len(jpeg.len));
-	if (*out)
-		base64_encode_into((*out)->data, jpeg.data, jpeg.len);
-	else
+	*out = base64_encode(jpeg.data, jpeg.len);
+	if (!*out)
 		snprintf(err, err_size, "out of memory encoding the screenshot");
 	vnc_bytes_finish(&jpeg);
 	return *out != NULL;

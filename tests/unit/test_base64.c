@@ -31,9 +31,10 @@ static void rfc4648_vectors(void)
 		{ "foobar", "Zm9vYmFy" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *text = base64_encode((const unsigned char *)cases[i][0], strlen(cases[i][0]));
-		ASSERT_STR_EQ(text, cases[i][1]);
-		free(text);
+		struct blob *text = base64_encode((const unsigned char *)cases[i][0],
+						  strlen(cases[i][0]));
+		ASSERT_STR_EQ(text->data, cases[i][1]);
+		blob_unref(text);
 	}
 }
 

@@ -142,11 +142,11 @@ static void base64_text_is_the_png_and_follows_changes(void)
 		ASSERT(vnc_capture_base64(fb, cache, &r, &text, &unchanged, err, sizeof(err)));
 		ASSERT(!unchanged);
 		ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, err, sizeof(err)));
-		char *expected = base64_encode(png.data, png.len);
-		ASSERT_STR_EQ(text->data, expected);
-		ASSERT_EQ(text->len, strlen(expected));
+		struct blob *expected = base64_encode(png.data, png.len);
+		ASSERT_STR_EQ(text->data, expected->data);
+		ASSERT_EQ(text->len, expected->len);
 		ASSERT(strchr(text->data, '=') == NULL);
-		free(expected);
+		blob_unref(expected);
 		int w, h;
 		unsigned char *rgb = decode_rgb(&png, &w, &h);
 		ASSERT(rgb != NULL);
