@@ -1,6 +1,7 @@
 #include "registry.h"
 
 #include "session.h"
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../vnc/framebuffer.h"
 
@@ -59,13 +60,7 @@ static void *reaper_main(void *arg)
 	struct bridge_registry *r = arg;
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
-		struct timespec tick;
-		clock_gettime(CLOCK_REALTIME, &tick);
-		tick.tv_nsec += REAPER_TICK_MS * 1000000L;
-		if (tick.tv_nsec >= 1000000000L) {
-			tick.tv_sec++;
-			tick.tv_nsec -= 1000000000L;
-		}
+		struct timespec tick = clock_deadline_ms(REAPER_TICK_MS);
 		pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
 		if (r->stopping)
 			break;
@@ -83,7 +78,7 @@ struct bridge_registry *bridge_registry_create(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->stop_signal, NULL);
+	clock_cond_init(&r->stop_signal);
 	if (pthread_create(&r->reaper, NULL, reaper_main, r) != 0) {
 		pthread_cond_destroy(&r->stop_signal);
 		pthread_mutex_destroy(&r->lock);

@@ -2,6 +2,7 @@
 
 #include "desktop.h"
 #include "viewer.h"
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"
@@ -89,7 +90,7 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	s->created = time(NULL);
 	s->state = BRIDGE_STARTING;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->changed, NULL);
+	clock_cond_init(&s->changed);
 	pthread_rwlock_init(&s->conn_lock, NULL);
 	s->fb = vnc_framebuffer_create();
 	s->capture_cache = vnc_capture_cache_create();
@@ -139,14 +140,7 @@ static bool ended(struct bridge_session *s)
 /* Sleeps up to ms, waking early when the session ends. */
 static void sleep_unless_ended(struct bridge_session *s, int64_t ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = clock_deadline_ms(ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->state != BRIDGE_ENDED)
 		if (pthread_cond_timedwait(&s->changed, &s->lock, &until) != 0)

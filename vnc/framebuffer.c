@@ -1,5 +1,7 @@
 #include "framebuffer.h"
 
+#include "../util/clock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,29 +39,12 @@ int64_t vnc_monotonic_ms(void)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-static struct timespec deadline_after_ms(int64_t ms)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 struct vnc_framebuffer *vnc_framebuffer_create(void)
 {
 	struct vnc_framebuffer *fb = calloc(1, sizeof(*fb));
 	if (!fb)
 		return NULL;
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&fb->changed, &attr);
-	pthread_condattr_destroy(&attr);
+	clock_cond_init(&fb->changed);
 	pthread_mutex_init(&fb->lock, NULL);
 	fb->last_change_ms = vnc_monotonic_ms();
 	return fb;
@@ -339,7 +324,7 @@ void vnc_image_finish(struct vnc_image *image)
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms)
 {
-	struct timespec deadline = deadline_after_ms(timeout_ms);
+	struct timespec deadline = clock_deadline_ms(timeout_ms);
 	enum vnc_wait_result result = VNC_WAIT_OK;
 	pthread_mutex_lock(&fb->lock);
 	while (fb->sequence <= sequence && !fb->closed) {
@@ -375,7 +360,7 @@ enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, in
 			break;
 		}
 		int64_t wake = quiet_until < give_up ? quiet_until : give_up;
-		struct timespec deadline = deadline_after_ms(wake - now);
+		struct timespec deadline = clock_deadline_ms(wake - now);
 		pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline);
 	}
 	pthread_mutex_unlock(&fb->lock);
