@@ -350,7 +350,9 @@ static void open_connection(struct connection *c, struct lws *wsi)
 
 static void close_connection(struct connection *c)
 {
-	if (!c->server)
+	/* A connection that closes before sending a request (a port scan, a
+	 * TCP health probe) has no per-connection memory at all. */
+	if (!c || !c->server)
 		return;
 	/* A call still running finds its peer closed and drops its reply. */
 	mcp_peer_close(c->peer);
