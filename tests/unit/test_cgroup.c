@@ -363,11 +363,12 @@ static void kill_all_ends_a_tree_that_left_the_session(void)
 	bool read_after = sandbox_cgroup_usage(cg, &after, &err);
 	int child_status = wait_status(child, 2000);
 	int orphan_status = told ? wait_status(orphan, 2000) : -1;
-	const char *dirs[SANDBOX_CGROUP_MAX_HIERARCHIES];
 	char *copies[SANDBOX_CGROUP_MAX_HIERARCHIES];
 	size_t count = 0;
-	while ((dirs[count] = sandbox_cgroup_dir(cg, count)))
-		copies[count] = strdup(dirs[count]), count++;
+	while (count < SANDBOX_CGROUP_MAX_HIERARCHIES && sandbox_cgroup_dir(cg, count)) {
+		copies[count] = strdup(sandbox_cgroup_dir(cg, count));
+		count++;
+	}
 	bool destroyed = sandbox_cgroup_destroy(cg, 2000, &err);
 
 	ASSERT(told);
