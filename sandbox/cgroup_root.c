@@ -293,6 +293,15 @@ static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount
 	if (!own)
 		return sandbox_error_set(err, 0, "no cgroup v2 mount shows this process's cgroup %s",
 					 path);
+	/* Opened before in this process (a probe, then the real one): we sit in
+	 * our own leaf already, and our cgroup is the one above it. */
+	char leaf[160];
+	snprintf(leaf, sizeof(leaf), "/%s/%s/%s", CGROUP_PARENT_NAME, root->id, CGROUP_DAEMON_LEAF);
+	size_t own_len = strlen(own), leaf_len = strlen(leaf);
+	if (own_len > leaf_len && strcmp(own + own_len - leaf_len, leaf) == 0) {
+		own[own_len - leaf_len] = '\0';
+		root->moved_into_leaf = true;
+	}
 	char available[256];
 	if (!cgroup_read(own, "cgroup.controllers", available, sizeof(available), err)) {
 		free(own);
@@ -316,7 +325,7 @@ static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount
 		strcat(enable, "+memory ");
 	if (controllers & CGROUP_PIDS)
 		strcat(enable, "+pids ");
-	bool ok = make_dir(h->parent, true, err) && make_dir(h->dir, false, err);
+	bool ok = make_dir(h->parent, true, err) && make_dir(h->dir, root->moved_into_leaf, err);
 	if (ok && enable[0])
 		ok = enable_v2(root, own_again, enable, err) &&
 		     cgroup_write(h->parent, "cgroup.subtree_control", enable, err) &&

@@ -198,8 +198,9 @@ static void boost_weight(struct sandbox_cgroup *cg, struct weight_boost *b)
 		char dir[4096];
 		snprintf(dir, sizeof(dir), "%s", sandbox_cgroup_dir(cg, i));
 		for (int level = 0; level < 3 && b->count < 3; level++) {
-			static const char *const files[][2] = { { "cpu.shares", "262144" },
-								{ "cpu.weight", "10000" } };
+			/* file, highest weight, the kernel's default */
+			static const char *const files[][3] = { { "cpu.shares", "262144", "1024\n" },
+								{ "cpu.weight", "10000", "100\n" } };
 			for (int f = 0; f < 2; f++) {
 				char path[4200];
 				snprintf(path, sizeof(path), "%s/%s", dir, files[f][0]);
@@ -208,6 +209,9 @@ static void boost_weight(struct sandbox_cgroup *cg, struct weight_boost *b)
 					continue;
 				bool got = fgets(b->old[b->count], sizeof(b->old[0]), in) != NULL;
 				fclose(in);
+				/* Only from the default: another run boosting the shared
+				 * directory right now restores it itself. */
+				got = got && strcmp(b->old[b->count], files[f][2]) == 0;
 				FILE *out = got ? fopen(path, "we") : NULL;
 				if (!out)
 					continue;
