@@ -26,6 +26,32 @@
 #define MIB ((uint64_t)1 << 20)
 
 static struct sandbox_cgroup_root *root;
+
+/* Every process a test started, so that when the code under test fails to
+ * kill them, the test still does not leave them running. */
+static pid_t started[64];
+static int started_count;
+
+static void remember(pid_t pid)
+{
+	if (pid > 0 && started_count < (int)(sizeof(started) / sizeof(started[0])))
+		started[started_count++] = pid;
+}
+
+static int wait_status(pid_t pid, int timeout_ms);
+
+/* Kills what is still running of ours. waitpid(WNOHANG) returning 0 means
+ * pid is our unreaped child, so the pid cannot belong to anyone else. */
+static void kill_leftovers(void)
+{
+	for (int i = 0; i < started_count; i++) {
+		if (waitpid(started[i], NULL, WNOHANG) == 0) {
+			kill(started[i], SIGKILL);
+			wait_status(started[i], 2000); /* a v1-frozen one dies only when thawed */
+		}
+	}
+	started_count = 0;
+}
 static char prefix[32]; /* cgroup names unique to this run */
 
 static int64_t now_ms(void)
@@ -86,6 +112,7 @@ static pid_t spawn_in(struct sandbox_cgroup *cg, void (*body)(void *), void *arg
 		_exit(0);
 	}
 	sandbox_cgroup_join_close(&join);
+	remember(pid);
 	return pid;
 }
 
@@ -357,6 +384,7 @@ static void kill_all_ends_a_tree_that_left_the_session(void)
 		    read(fds[0], &got[1], sizeof(pid_t)) == sizeof(pid_t) &&
 		    (got[0] == child || got[1] == child);
 	pid_t orphan = got[0] == child ? got[1] : got[0];
+	remember(orphan); /* ours once orphaned: we are the subreaper */
 	close(fds[0]);
 	close(fds[1]);
 	struct sandbox_usage before, after;
@@ -388,6 +416,26 @@ static void kill_all_ends_a_tree_that_left_the_session(void)
 			FAIL_AT("%s is still there after destroy", copies[i]);
 		free(copies[i]);
 	}
+}
+
+static void paused_group_can_still_be_killed(void)
+{
+	struct sandbox_error err;
+	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("paused"), NULL, &err);
+	if (!cg)
+		FAIL_AT("create: %s", err.message);
+	pid_t a = spawn_in(cg, sleep_forever, NULL), b = spawn_in(cg, spin, NULL);
+	bool froze = sandbox_cgroup_freeze(cg, 2000, &err);
+	bool killed = sandbox_cgroup_kill_all(cg, 3000, &err);
+	int status_a = wait_status(a, 2000), status_b = wait_status(b, 2000);
+	bool still_frozen = sandbox_cgroup_is_frozen(cg);
+	bool destroyed = sandbox_cgroup_destroy(cg, 2000, &err);
+	ASSERT(froze);
+	ASSERT(killed);
+	ASSERT(killed_by(status_a, SIGKILL));
+	ASSERT(killed_by(status_b, SIGKILL));
+	ASSERT(!still_frozen);
+	ASSERT(destroyed);
 }
 
 static void limits_need_their_controller_and_names_are_checked(void)
@@ -438,8 +486,10 @@ static void stale_groups_of_a_dead_daemon_are_removed(void)
 			_exit(2);
 		sleep_forever(NULL);
 	}
+	remember(daemon);
 	pid_t worker = -1;
 	bool told = read(fds[0], &worker, sizeof(worker)) == sizeof(worker) && worker > 0;
+	remember(worker);
 	close(fds[0]);
 	close(fds[1]);
 	kill(daemon, SIGKILL);
@@ -483,6 +533,29 @@ static void run_all(const char *label)
 	RUN_TEST(frozen_counter_stops_and_continues_after_thaw);
 	RUN_TEST(kill_all_ends_a_tree_that_left_the_session);
 	RUN_TEST(stale_groups_of_a_dead_daemon_are_removed);
+	RUN_TEST(paused_group_can_still_be_killed);
+	kill_leftovers();
+}
+
+/* Last: closes the root, and checks nothing of this daemon is left. */
+static void closing_the_root_removes_the_daemon_directories(void)
+{
+	char *dirs[SANDBOX_CGROUP_MAX_HIERARCHIES];
+	size_t count = 0;
+	while (count < SANDBOX_CGROUP_MAX_HIERARCHIES && sandbox_cgroup_root_dir(root, count)) {
+		dirs[count] = strdup(sandbox_cgroup_root_dir(root, count));
+		count++;
+	}
+	struct sandbox_error err;
+	sandbox_error_clear(&err);
+	sandbox_cgroup_root_close(root, &err);
+	root = NULL;
+	ASSERT_STR_EQ(err.message, "");
+	for (size_t i = 0; i < count; i++) {
+		if (!gone(dirs[i]))
+			FAIL_AT("%s is still there after close", dirs[i]);
+		free(dirs[i]);
+	}
 }
 
 int main(void)
@@ -508,8 +581,9 @@ int main(void)
 	run_all("limited hierarchy");
 	RUN_TEST(memory_limit_kills_one_process_not_the_group);
 	RUN_TEST(cpu_quota_holds_two_spinners_to_one_cpu);
+	kill_leftovers();
 	enum sandbox_cgroup_version version = sandbox_cgroup_root_version(root);
-	sandbox_cgroup_root_close(root, &err);
+	RUN_TEST(closing_the_root_removes_the_daemon_directories);
 
 	/* On a hybrid host the unified (v2) tree may have no controllers but
 	 * still has cgroup.freeze and cgroup.kill: run what needs none there. */
@@ -520,7 +594,7 @@ int main(void)
 		} else {
 			run_all("unified hierarchy");
 			RUN_TEST(limits_without_their_controller_say_which);
-			sandbox_cgroup_root_close(root, &err);
+			RUN_TEST(closing_the_root_removes_the_daemon_directories);
 		}
 	}
 	TEST_EXIT();
