@@ -104,15 +104,35 @@ static pid_t spawn_in(struct sandbox_cgroup *cg, void (*body)(void *), void *arg
 		fprintf(stderr, "join_open: %s\n", err.message);
 		return -1;
 	}
+	/* The child says when it has joined, so that no test acts on the group
+	 * before its processes are in it (EOF instead: it failed to). */
+	int joined[2];
+	if (pipe(joined) != 0) {
+		sandbox_cgroup_join_close(&join);
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
+		close(joined[0]);
 		if (sandbox_cgroup_join_self(&join) != 0)
 			_exit(99);
+		if (write(joined[1], "j", 1) != 1)
+			_exit(98);
+		close(joined[1]);
 		body(arg);
 		_exit(0);
 	}
+	close(joined[1]);
 	sandbox_cgroup_join_close(&join);
 	remember(pid);
+	char byte;
+	ssize_t n;
+	do
+		n = read(joined[0], &byte, 1);
+	while (n < 0 && errno == EINTR);
+	close(joined[0]);
+	if (n != 1)
+		fprintf(stderr, "child %d did not join its cgroup\n", (int)pid);
 	return pid;
 }
 
@@ -427,6 +447,8 @@ static void paused_group_can_still_be_killed(void)
 	pid_t a = spawn_in(cg, sleep_forever, NULL), b = spawn_in(cg, spin, NULL);
 	bool froze = sandbox_cgroup_freeze(cg, 2000, &err);
 	bool killed = sandbox_cgroup_kill_all(cg, 3000, &err);
+	if (!killed)
+		fprintf(stderr, "kill_all: %s\n", err.message);
 	int status_a = wait_status(a, 2000), status_b = wait_status(b, 2000);
 	bool still_frozen = sandbox_cgroup_is_frozen(cg);
 	bool destroyed = sandbox_cgroup_destroy(cg, 2000, &err);
@@ -504,7 +526,9 @@ static void stale_groups_of_a_dead_daemon_are_removed(void)
 	if (!ok)
 		FAIL_AT("remove_stale: %s", err.message);
 	ASSERT(removed >= 1);
-	ASSERT(killed_by(worker_status, SIGKILL));
+	if (!killed_by(worker_status, SIGKILL))
+		FAIL_AT("the left-behind worker %d: status 0x%x (removed %u)", (int)worker,
+			worker_status, removed);
 	for (size_t i = 0; sandbox_cgroup_root_dir(root, i); i++)
 		if (has_entry_starting(sandbox_cgroup_root_dir(root, i), (int)daemon))
 			FAIL_AT("the dead daemon's directory is still next to %s",
