@@ -18,7 +18,12 @@
  *
  * Memory: going over the limit makes the kernel kill one process of the
  * group (the biggest), not the group (v2 memory.oom.group stays 0; v1's OOM
- * killer works per process). The count of those kills is in the usage. */
+ * killer works per process). The count of those kills is in the usage.
+ *
+ * Threads: open one root per process (its directory is named after the
+ * process). After open the root is only read, so threads may create and
+ * destroy groups at once; remove_stale belongs at start, before sessions.
+ * A sandbox_cgroup is used by one thread at a time (its session's). */
 #ifndef LIZARD_SANDBOX_CGROUP_H
 #define LIZARD_SANDBOX_CGROUP_H
 
