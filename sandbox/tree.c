@@ -80,10 +80,36 @@ bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, 
 	return true;
 }
 
+struct removal {
+	int top;              /* the directory being removed */
+	unsigned long moved;  /* directories moved up to it in this pass */
+	unsigned long serial; /* for their new names */
+};
+
+/* A directory at the depth limit moves up to the top under a fresh name, to
+ * be emptied by the next pass: so any depth can be removed while holding
+ * at most SANDBOX_TREE_MAX_DEPTH directories open. */
+static bool move_to_top(struct removal *r, int parent, const char *name, const char *path,
+			struct sandbox_error *err)
+{
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		char fresh[48];
+		snprintf(fresh, sizeof(fresh), ".lizard-deep-%lu", r->serial++);
+		if (renameat2(parent, name, r->top, fresh, RENAME_NOREPLACE) == 0) {
+			r->moved++;
+			return true;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	return sandbox_error_set(err, errno, "cannot move %s/%s up to be removed", path, name);
+}
+
 /* Empties the directory open at fd (which it closes). A directory without
  * write or search permission for us is opened up first: a sandbox may leave
  * chmod 000 directories behind, and they are ours to delete. */
-static bool empty_dir(int fd, const char *path, unsigned depth, struct sandbox_error *err)
+static bool empty_dir(struct removal *r, int fd, const char *path, unsigned depth,
+		      struct sandbox_error *err)
 {
 	DIR *dir = fdopendir(fd);
 	if (!dir) {
@@ -104,9 +130,8 @@ static bool empty_dir(int fd, const char *path, unsigned depth, struct sandbox_e
 		}
 		/* A directory (Linux says EISDIR; POSIX allows EPERM). */
 		if (depth + 1 >= SANDBOX_TREE_MAX_DEPTH) {
-			ok = sandbox_error_set(err, 0, "cannot remove %s: directories nest deeper "
-					       "than %d levels", path, SANDBOX_TREE_MAX_DEPTH);
-			break;
+			ok = move_to_top(r, dirfd(dir), d->d_name, path, err);
+			continue;
 		}
 		int child = open_dir_at(dirfd(dir), d->d_name);
 		if (child < 0 && errno == EACCES && fchmodat(dirfd(dir), d->d_name, 0700, 0) == 0)
@@ -118,7 +143,7 @@ static bool empty_dir(int fd, const char *path, unsigned depth, struct sandbox_e
 		fchmod(child, 0700);
 		char child_path[4096];
 		snprintf(child_path, sizeof(child_path), "%s/%s", path, d->d_name);
-		if (!empty_dir(child, child_path, depth + 1, err)) {
+		if (!empty_dir(r, child, child_path, depth + 1, err)) {
 			ok = false;
 			break;
 		}
@@ -131,16 +156,37 @@ static bool empty_dir(int fd, const char *path, unsigned depth, struct sandbox_e
 
 bool sandbox_tree_remove(const char *path, struct sandbox_error *err)
 {
-	int fd = open_dir_at(AT_FDCWD, path);
-	if (fd < 0) {
+	struct removal r = { .top = open_dir_at(AT_FDCWD, path) };
+	if (r.top < 0) {
 		if (errno == ENOENT)
 			return true;
 		return sandbox_error_set(err, errno, "cannot open %s", path);
 	}
-	fchmod(fd, 0700);
-	if (!empty_dir(fd, path, 0, err))
-		return false;
-	if (rmdir(path) != 0 && errno != ENOENT)
-		return sandbox_error_set(err, errno, "cannot remove %s", path);
-	return true;
+	fchmod(r.top, 0700);
+	bool ok = true;
+	/* A pass that moved nothing up saw every entry (none were added while it
+	 * listed) and removed them all. Each pass takes SANDBOX_TREE_MAX_DEPTH
+	 * levels off the deepest branch, so the count of passes is bounded by
+	 * the tree; the cap is only a backstop. */
+	for (unsigned pass = 0; ok; pass++) {
+		if (pass == 1u << 20) {
+			ok = sandbox_error_set(err, 0, "cannot remove %s: it keeps growing", path);
+			break;
+		}
+		int fd = dup(r.top);
+		if (fd < 0) {
+			ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+			break;
+		}
+		/* fdopendir shares the file offset of r.top: rewind for each pass. */
+		lseek(fd, 0, SEEK_SET);
+		r.moved = 0;
+		ok = empty_dir(&r, fd, path, 0, err);
+		if (ok && r.moved == 0)
+			break;
+	}
+	close(r.top);
+	if (ok && rmdir(path) != 0 && errno != ENOENT)
+		ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+	return ok;
 }

@@ -10,6 +10,7 @@
 
 #include "error.h"
 
+/* Directories open at once in a walk; sizes count no deeper. */
 #define SANDBOX_TREE_MAX_DEPTH 128
 
 /* Bytes on disk (allocated blocks) of everything under path, counting at
@@ -18,8 +19,8 @@
 bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
 		       struct sandbox_error *err);
 
-/* Removes path and everything below it. Fails, naming what stayed, on a
- * tree deeper than SANDBOX_TREE_MAX_DEPTH or an entry it may not remove. */
+/* Removes path and everything below it, at any depth. Fails, naming what
+ * stayed, on an entry it may not remove. */
 bool sandbox_tree_remove(const char *path, struct sandbox_error *err);
 
 #endif

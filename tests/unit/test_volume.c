@@ -269,6 +269,44 @@ static void delete_does_not_follow_links_out_of_the_volume(void)
 	sandbox_volumes_close(v);
 }
 
+/* Deeper than the walk keeps directories open: a sandbox must not be able
+ * to make its volume undeletable by nesting. */
+static void delete_removes_a_tree_of_any_depth(void)
+{
+	struct sandbox_error err;
+	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
+	ASSERT(v != NULL);
+	ASSERT(sandbox_volume_create(v, "deep", &err));
+	char path[512];
+	snprintf(path, sizeof(path), "%s/volumes/deep", data_dir);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT(fd >= 0);
+	int levels = 3 * SANDBOX_TREE_MAX_DEPTH + 7;
+	for (int i = 0; i < levels && fd >= 0; i++) {
+		int next = -1;
+		if (mkdirat(fd, "d", 0700) == 0)
+			next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (i % 50 == 0) { /* and a file now and then */
+			int file = openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+			if (file >= 0)
+				close(file);
+		}
+		close(fd);
+		fd = next;
+	}
+	ASSERT(fd >= 0);
+	close(fd);
+	struct sandbox_volume_info *list;
+	size_t count;
+	ASSERT(sandbox_volume_list(v, &list, &count, &err));
+	ASSERT(count == 1 && !list[0].bytes_complete); /* deeper than the size walk goes */
+	free(list);
+	if (!sandbox_volume_delete(v, "deep", &err))
+		FAIL_AT("delete: %s", err.message);
+	ASSERT(!exists(path));
+	sandbox_volumes_close(v);
+}
+
 static void size_walk_stops_at_its_ceiling(void)
 {
 	char dir[512], file[600];
@@ -299,6 +337,7 @@ int main(void)
 	RUN_TEST(files_outlive_the_session_and_the_daemon);
 	RUN_TEST(another_daemon_on_the_same_data_dir_is_refused);
 	RUN_TEST(delete_does_not_follow_links_out_of_the_volume);
+	RUN_TEST(delete_removes_a_tree_of_any_depth);
 	RUN_TEST(size_walk_stops_at_its_ceiling);
 	struct sandbox_error err;
 	if (!sandbox_tree_remove(data_dir, &err))
