@@ -274,6 +274,23 @@ void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const 
 		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
 }
 
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report)
+{
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply &&
+		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
+		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
+		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
+		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
+}
+
 /* Each tool runs through here, so the sessions it took are released
  * however it returns. */
 struct binding {

@@ -123,12 +123,15 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		if (!text)
 			text = strdup("");
 	}
-	if (!text) {
+	cJSON *reply = text ? cJSON_CreateObject() : NULL;
+	if (!reply || !cJSON_AddStringToObject(reply, "text", text)) {
+		cJSON_Delete(reply);
+		free(text);
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_text(call, "%s", text);
 	free(text);
+	mcp_call_structured(call, reply);
 }
 
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
@@ -246,8 +249,12 @@ static const struct mcp_tool desktop_tools[] = {
 	{
 		.name = "clipboard_get",
 		.title = "Read the clipboard",
-		.description = "The text on the desktop's clipboard (what ctrl+c copied).",
+		.description = "The text on the desktop's clipboard (what ctrl+c copied), as "
+			       "{\"text\":...}.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
+				 "\"string\"}},\"required\":[\"text\"],"
+				 "\"additionalProperties\":false}",
 		.handler = clipboard_get,
 		.read_only = true,
 	},

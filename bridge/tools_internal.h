@@ -102,7 +102,26 @@ bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *
 bool tools_do_press(struct bridge_session *s, struct mcp_call *call, const char *keys);
 bool tools_do_hold_key(struct bridge_session *s, struct mcp_call *call, const char *keys,
 		       int duration_ms);
+/* What a wait saw, for tools that return it as data. */
+struct tools_wait_report {
+	long long waited_ms;
+	unsigned long long updates; /* frames the screen changed in */
+	bool settled;               /* until_settled: it stayed still for quiet_ms */
+};
 bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool until_settled,
-		   int quiet_ms, int timeout_ms);
+		   int quiet_ms, int timeout_ms, struct tools_wait_report *report);
+/* The wait tool's data: {"mode":"fixed"|"settle","waited_ms","updates"} plus
+ * "settled" after a settle wait, next to the sentence tools_do_wait wrote. */
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report);
+#define TOOLS_WAIT_SCHEMA                                                                   \
+	"{\"type\":\"object\",\"properties\":{"                                             \
+	"\"mode\":{\"type\":\"string\",\"enum\":[\"fixed\",\"settle\"]},"                   \
+	"\"waited_ms\":{\"type\":\"integer\",\"minimum\":0},"                                 \
+	"\"updates\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"How often the "   \
+	"screen changed meanwhile.\"},"                                                      \
+	"\"settled\":{\"type\":\"boolean\",\"description\":\"settle: the screen stayed "      \
+	"still for quiet_ms before timeout_ms.\"}},"                                         \
+	"\"required\":[\"mode\",\"waited_ms\",\"updates\"],\"additionalProperties\":false}"
 
 #endif
