@@ -1,5 +1,7 @@
 #include "keys.h"
 
+#include "../util/utf8.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -42,35 +44,7 @@ uint32_t vnc_keysym_for_codepoint(uint32_t codepoint)
 
 size_t vnc_utf8_decode(const char *s, size_t len, uint32_t *codepoint)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	if (len == 0)
-		return 0;
-	if (u[0] < 0x80) {
-		*codepoint = u[0];
-		return 1;
-	}
-	size_t need;
-	uint32_t cp, min;
-	if ((u[0] & 0xe0) == 0xc0) {
-		need = 2, cp = u[0] & 0x1f, min = 0x80;
-	} else if ((u[0] & 0xf0) == 0xe0) {
-		need = 3, cp = u[0] & 0x0f, min = 0x800;
-	} else if ((u[0] & 0xf8) == 0xf0) {
-		need = 4, cp = u[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((u[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (u[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*codepoint = cp;
-	return need;
+	return utf8_decode(s, len, codepoint);
 }
 
 uint32_t vnc_keysym_from_name(const char *name)

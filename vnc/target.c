@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include "../util/utf8.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,9 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		return target->host != NULL;
 	}
 	if (strncmp(url, "vnc://", 6) != 0) {
-		snprintf(err, err_size, "unsupported VNC URL scheme in '%.64s'; use " FORMS, url);
+		char shown[65];
+		snprintf(err, err_size, "unsupported VNC URL scheme in '%s'; use " FORMS,
+			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 
@@ -111,8 +115,9 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		long port = strtol(port_part, &end, 10);
 		if (end == port_part || (*end != '\0' && strcmp(end, "/") != 0) || port < 1 ||
 		    port > 65535) {
-			snprintf(err, err_size, "VNC port '%.16s' is not a number from 1 to 65535",
-				 port_part);
+			char shown[17];
+			snprintf(err, err_size, "VNC port '%s' is not a number from 1 to 65535",
+				 utf8_excerpt(shown, sizeof(shown), port_part));
 			goto fail;
 		}
 		target->port = (int)port;
