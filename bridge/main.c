@@ -1,5 +1,6 @@
 /* lizard-bridge: command line and the stdio daemon. */
 #include "client.h"
+#include "geometry.h"
 #include "metrics.h"
 #include "registry.h"
 #include "server.h"

@@ -55,21 +55,6 @@ static const char *kind_name(enum bridge_session_kind kind)
 	return kind == BRIDGE_DESKTOP ? "desktop" : kind == BRIDGE_BARE ? "bare" : "vnc";
 }
 
-bool bridge_parse_size(const char *text, int *width, int *height)
-{
-	char *end;
-	long w = strtol(text, &end, 10);
-	if (end == text || (*end != 'x' && *end != 'X'))
-		return false;
-	const char *h_start = end + 1;
-	long h = strtol(h_start, &end, 10);
-	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
-		return false;
-	*width = (int)w;
-	*height = (int)h;
-	return true;
-}
-
 const char *bridge_session_state_name(enum bridge_session_state state)
 {
 	static const char *const names[] = { "starting", "ready", "reconnecting", "failed",

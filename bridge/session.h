@@ -49,8 +49,6 @@ typedef void (*bridge_session_event_fn)(const char *id, enum bridge_session_stat
  * of the previous sink is running. */
 void bridge_session_set_event_sink(bridge_session_event_fn fn, void *context);
 
-/* "WxH" with each side 64..8192. */
-bool bridge_parse_size(const char *text, int *width, int *height);
 
 /* A session in state starting, with one reference for the caller. */
 struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,

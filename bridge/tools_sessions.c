@@ -2,6 +2,7 @@
  * set_timeout, kill_session. */
 #include "tools_internal.h"
 
+#include "geometry.h"
 #include "registry.h"
 #include "session.h"
 #include "viewer.h"
