@@ -88,7 +88,12 @@ char *utf8_repair(const char *s, size_t len, size_t *out_len)
 
 const char *utf8_excerpt(char *out, size_t size, const char *s)
 {
-	size_t len = strlen(s), o = 0;
+	return utf8_excerpt_len(out, size, s, strlen(s));
+}
+
+const char *utf8_excerpt_len(char *out, size_t size, const char *s, size_t len)
+{
+	size_t o = 0;
 	for (size_t i = 0; i < len;) {
 		uint32_t cp;
 		size_t n = utf8_decode(s + i, len - i, &cp);

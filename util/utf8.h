@@ -27,5 +27,7 @@ char *utf8_repair(const char *s, size_t len, size_t *out_len);
  * size - 1 bytes, ending between characters, invalid bytes shown as '?'.
  * For quoting values in messages. Returns out. */
 const char *utf8_excerpt(char *out, size_t size, const char *s);
+/* The same for len bytes at s, which need no NUL. */
+const char *utf8_excerpt_len(char *out, size_t size, const char *s, size_t len);
 
 #endif

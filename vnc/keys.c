@@ -113,26 +113,30 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			end++;
 		char part[64];
 		size_t part_len = end - pos;
+		/* The combination as quoted in messages: whole characters. */
+		char shown[65];
+		utf8_excerpt_len(shown, sizeof(shown), start, len);
 		if (part_len == 0 || part_len >= sizeof(part)) {
-			snprintf(err, err_size, "key combination '%.*s' has an empty or overlong part",
-				 (int)(len > 64 ? 64 : len), start);
+			snprintf(err, err_size, "key combination '%s' has an empty or overlong part",
+				 shown);
 			return false;
 		}
 		memcpy(part, start + pos, part_len);
 		part[part_len] = '\0';
 		uint32_t sym = vnc_keysym_from_name(part);
 		if (!sym) {
+			char part_shown[sizeof(part)];
 			snprintf(err, err_size,
-				 "unknown key '%s' in '%.*s'; use X keysym names (Return, Tab, "
+				 "unknown key '%s' in '%s'; use X keysym names (Return, Tab, "
 				 "Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
 				 "shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
 				 "right), joined with '+' as in ctrl+shift+t",
-				 part, (int)(len > 64 ? 64 : len), start);
+				 utf8_excerpt(part_shown, sizeof(part_shown), part), shown);
 			return false;
 		}
 		if (combo->count == VNC_MAX_COMBO_KEYS) {
-			snprintf(err, err_size, "key combination '%.*s' has more than %d keys",
-				 (int)(len > 64 ? 64 : len), start, VNC_MAX_COMBO_KEYS);
+			snprintf(err, err_size, "key combination '%s' has more than %d keys", shown,
+				 VNC_MAX_COMBO_KEYS);
 			return false;
 		}
 		combo->keysyms[combo->count++] = sym;
@@ -141,9 +145,9 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			pos++;
 			if (pos == len) { /* trailing '+' after a key: "ctrl+" */
 				snprintf(err, err_size,
-					 "key combination '%.*s' ends with '+'; write ctrl+plus "
+					 "key combination '%s' ends with '+'; write ctrl+plus "
 					 "or ctrl++ for the plus key",
-					 (int)(len > 64 ? 64 : len), start);
+					 shown);
 				return false;
 			}
 		}

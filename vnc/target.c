@@ -52,10 +52,11 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 	if (strncmp(url, "unix://", 7) == 0) {
 		const char *path = url + 7;
 		if (path[0] != '/' || strlen(path) >= 108) {
+			char shown[81];
 			snprintf(err, err_size,
 				 "'%s' needs an absolute socket path under 108 bytes, as in "
 				 "unix:///run/vnc.sock",
-				 url);
+				 utf8_excerpt(shown, sizeof(shown), url));
 			return false;
 		}
 		target->host = strdup(path);
