@@ -11,11 +11,15 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 struct stdio_writer {
 	int fd;
+	/* A write the client does not read ends when either becomes
+	 * readable: the stop pipe, or ours once replies are abandoned. */
+	int stop_fds[2];
 	pthread_mutex_t lock;
 	bool broken;
 };
@@ -32,9 +36,10 @@ static void send_line(void *context, const struct iovec *parts, int count)
 	memcpy(line, parts, sizeof(*parts) * (size_t)count);
 	line[count++] = (struct iovec){ "\n", 1 };
 	pthread_mutex_lock(&writer->lock);
-	if (!writer->broken && !io_writev_all(writer->fd, line, count)) {
+	if (!writer->broken && !io_writev_all_until(writer->fd, line, count, writer->stop_fds, 2)) {
 		writer->broken = true;
-		log_warn("cannot write to stdout: %s", strerror(errno));
+		log_warn("cannot write to stdout: %s", errno == ECANCELED ?
+			 "the client stopped reading and the bridge is leaving" : strerror(errno));
 	}
 	pthread_mutex_unlock(&writer->lock);
 }
@@ -91,11 +96,24 @@ static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
 enum mcp_stdio_end mcp_stdio_serve(struct mcp_server *server, int in_fd, int out_fd, int stop_fd,
 				   size_t max_message)
 {
-	struct stdio_writer writer = { .fd = out_fd };
+	int give_up[2];
+	if (pipe2(give_up, O_CLOEXEC | O_NONBLOCK) != 0)
+		return MCP_STDIO_ERROR;
+	struct stdio_writer writer = { .fd = out_fd, .stop_fds = { stop_fd, give_up[0] } };
 	/* A screenshot reply is most of a megabyte: a larger pipe lets it go
 	 * out in one write instead of sixteen wake-ups of the reader. */
 	if (fcntl(out_fd, F_SETPIPE_SZ, 1024 * 1024) < 0)
 		log_debug("stdout is not a pipe, or its size cannot grow");
+	/* A client that stops reading must not hold a writer (and the peer
+	 * lock with it) once we leave: writes wait in poll beside the stop and
+	 * give-up pipes. Only for a pipe or a socket (ours alone, unlike a
+	 * terminal); the flags are put back at the end. */
+	struct stat out_stat;
+	int out_flags = fcntl(out_fd, F_GETFL);
+	bool made_nonblocking = out_flags >= 0 && !(out_flags & O_NONBLOCK) &&
+				fstat(out_fd, &out_stat) == 0 &&
+				(S_ISFIFO(out_stat.st_mode) || S_ISSOCK(out_stat.st_mode)) &&
+				fcntl(out_fd, F_SETFL, out_flags | O_NONBLOCK) == 0;
 	pthread_mutex_init(&writer.lock, NULL);
 	struct mcp_peer *peer = mcp_peer_create(server, send_line, &writer);
 	size_t capacity = 2 * READ_CHUNK;
@@ -169,9 +187,16 @@ enum mcp_stdio_end mcp_stdio_serve(struct mcp_server *server, int in_fd, int out
 
 out:
 	free(buffer);
-	/* Close waits out a reply being written; later replies are dropped,
-	 * so the writer can go right after. */
+	/* Replies still being written are abandoned (after EOF the drain has
+	 * waited for them already); close waits for the writer to see that,
+	 * and later replies are dropped, so the writer can go right after. */
+	if (write(give_up[1], "x", 1) < 0)
+		log_warn("cannot wake the stdout writer: %s", strerror(errno));
 	mcp_peer_close(peer);
 	pthread_mutex_destroy(&writer.lock);
+	if (made_nonblocking)
+		fcntl(out_fd, F_SETFL, out_flags);
+	close(give_up[0]);
+	close(give_up[1]);
 	return end;
 }

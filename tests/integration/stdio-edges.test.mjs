@@ -115,6 +115,24 @@ test('stdin closing with calls in flight, 30 times: replies arrive, and SIGTERM 
   }
 });
 
+test('a client that stops reading replies cannot keep SIGTERM from ending the bridge in 2 s', async () => {
+  const bridge = spawnStdio(['--vnc', x.url]);
+  try {
+    await bridge.write(init);
+    await bridge.waitFor((m) => m.id === 'init');
+    bridge.child.stdout.pause();
+    // tools/list replies, megabytes of them: far more than the pipe holds.
+    let requests = '';
+    for (let i = 0; i < 400; i++) requests += line({ jsonrpc: '2.0', id: i, method: 'tools/list' });
+    await bridge.write(requests);
+    await bridge.write(call('shot', 'screenshot'));
+    bridge.child.kill('SIGTERM');
+    assert.ok(await bridge.endedWithin(2000), `SIGTERM did not end the bridge in 2 s; stderr: ${bridge.stderr.slice(-1000)}`);
+  } finally {
+    bridge.kill();
+  }
+});
+
 test('numeric ids above 2^53 come back exactly as sent', async () => {
   const bridge = spawnStdio(['--vnc', x.url]);
   try {
