@@ -16,6 +16,7 @@ const WebSocket = createRequire(new URL('../tests/package.json', import.meta.url
 const cycles = Number(process.argv[2] || 200);
 const desktopEvery = Number(process.argv[3] || 10);
 const RSS_LIMIT_KIB = 5 * 1024;
+const WARMUP_CYCLES = 20;
 
 function descendants(root) {
   const parents = new Map();
@@ -98,7 +99,9 @@ const daemon = await startDaemon();
 const client = await httpClient(daemon, 'soak');
 let failed = false;
 try {
-  for (let i = 0; i < 5; i++) await cycle(daemon, client, i + 1); // allocator arenas settle
+  // Warm-up, as many cycles as the daemon's worker threads need to have
+  // each made its malloc arena (glibc): after it, RSS stays flat.
+  for (let i = 0; i < WARMUP_CYCLES; i++) await cycle(daemon, client, i);
   const before = measure(daemon);
   const started = Date.now();
   for (let i = 0; i < cycles; i++) {
