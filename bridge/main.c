@@ -1,5 +1,6 @@
 /* lizard-bridge: command line and the stdio daemon. */
 #include "client.h"
+#include "geometry.h"
 #include "metrics.h"
 #include "registry.h"
 #include "server.h"
@@ -156,6 +157,35 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_r
 	return ok;
 }
 
+/* Session events go to MCP clients as log messages (notifications/message). */
+static void log_session_event(const char *id, enum bridge_session_state from,
+			      enum bridge_session_state to, const char *why, void *context)
+{
+	struct mcp_server *server = context;
+	char message[400];
+	enum mcp_log_level level = MCP_LOG_INFO;
+	const char *what = bridge_session_state_name(to);
+	switch (to) {
+	case BRIDGE_READY:
+		what = from == BRIDGE_RECONNECTING ? "reconnected" : "started";
+		break;
+	case BRIDGE_RECONNECTING:
+		level = MCP_LOG_WARNING;
+		break;
+	case BRIDGE_FAILED:
+		level = MCP_LOG_ERROR;
+		break;
+	case BRIDGE_ENDED:
+		level = MCP_LOG_NOTICE;
+		break;
+	case BRIDGE_STARTING:
+		break;
+	}
+	snprintf(message, sizeof(message), "session %s %s%s%s", id, what, why ? ": " : "",
+		 why ? why : "");
+	mcp_server_log(server, level, "session", message);
+}
+
 /* LIZARD_API_KEY, or a fresh one printed once: the only time it is shown. */
 static bool api_key(char *key, size_t size)
 {
@@ -211,6 +241,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 		return 1;
 	}
 	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
+	bridge_session_set_event_sink(log_session_event, server);
 	struct bridge_metrics *metrics = bridge_metrics_create();
 	if (metrics)
 		mcp_server_set_observer(server, bridge_metrics_observe_call, metrics);
@@ -238,10 +269,16 @@ static int run_bridge(int argc, char **argv, bool serve)
 	}
 	memset(key, 0, sizeof(key));
 
-	/* End the sessions first: calls waiting on them wake, the workers
-	 * finish, and the last references take the desktops down. */
-	bridge_registry_destroy(context.registry);
+	/* Nothing is read any more. What still runs is cancelled (after EOF,
+	 * stdio has already waited for the replies), then the sessions end,
+	 * once each: calls waiting on them wake and fail, and none can find a
+	 * session any more. Only when the workers are joined can nothing
+	 * reach the registry, so it is freed last. */
+	mcp_server_cancel_all(server);
+	bridge_registry_shutdown(context.registry);
+	bridge_session_set_event_sink(NULL, NULL);
 	mcp_server_destroy(server);
+	bridge_registry_destroy(context.registry);
 	bridge_metrics_destroy(metrics);
 	return rc;
 }
