@@ -15,14 +15,48 @@
 
 #define REAPER_TICK_MS 100
 
+struct release {
+	struct bridge_session *session;
+	struct release *next;
+};
+
 struct bridge_registry {
 	pthread_mutex_t lock;
-	pthread_cond_t stop_signal;
+	pthread_cond_t stop_signal; /* also: something to release */
 	struct bridge_session *sessions[BRIDGE_MAX_SESSIONS];
 	size_t count;
+	struct release *releases; /* references to drop on the reaper */
 	bool stopping;
 	pthread_t reaper;
 };
+
+/* Drops the queued references; called without the lock. */
+static void release_all(struct release *r)
+{
+	while (r) {
+		struct release *next = r->next;
+		bridge_session_unref(r->session);
+		free(r);
+		r = next;
+	}
+}
+
+void bridge_registry_release(struct bridge_registry *r, struct bridge_session *s)
+{
+	if (!s)
+		return;
+	struct release *entry = malloc(sizeof(*entry));
+	if (!entry) {
+		bridge_session_unref(s); /* out of memory: here, then */
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	entry->session = s;
+	entry->next = r->releases;
+	r->releases = entry;
+	pthread_cond_broadcast(&r->stop_signal);
+	pthread_mutex_unlock(&r->lock);
+}
 
 void bridge_registry_new_id(char *id, size_t size)
 {
@@ -61,10 +95,12 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		struct timespec tick = clock_deadline_ms(REAPER_TICK_MS);
-		pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
-		if (r->stopping)
-			break;
+		if (!r->releases)
+			pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
+		struct release *releases = r->releases;
+		r->releases = NULL;
 		pthread_mutex_unlock(&r->lock);
+		release_all(releases);
 		reap(r);
 		pthread_mutex_lock(&r->lock);
 	}
@@ -97,6 +133,7 @@ void bridge_registry_destroy(struct bridge_registry *r)
 	pthread_cond_broadcast(&r->stop_signal);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->reaper, NULL);
+	release_all(r->releases);
 	for (size_t i = 0; i < r->count; i++) {
 		bridge_session_end(r->sessions[i], "the bridge is shutting down");
 		bridge_session_unref(r->sessions[i]);
