@@ -7,7 +7,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { startDaemon, sleep, waitFor } from './lib.mjs';
+import path from 'node:path';
+import {
+  startDaemon, sleep, waitFor, startXvnc, startTypingTarget, tempDir, httpClient, textOf, windowReady,
+  pidsMatching,
+} from './lib.mjs';
 
 let daemon;
 
@@ -324,5 +328,195 @@ test('out of descriptors: no busy loop, no log flood, and service resumes', asyn
     }, { timeout: 12000 }), '/healthz answers again');
   } finally {
     await starved.stop();
+  }
+});
+
+// ---- Viewers and MCP clients that hold what they were given.
+
+// The daemon side of one of our TCP connections, while it is established:
+// its send queue in bytes, or null once the daemon has closed it.
+function daemonSide(target, localPort) {
+  const port = new URL(target.url).port;
+  const out = execFileSync('ss', ['-tnH', 'state', 'established', `( sport = :${port} and dport = :${localPort} )`]).toString().trim();
+  return out ? Number(out.split(/\s+/)[1]) : null;
+}
+
+// A screen full of noise that PNG cannot shrink: frames and screenshots of
+// about 2 MB each. Alternates between two pictures on every call.
+function noiseScreen(env, dir) {
+  const files = [1, 2].map((n) => path.join(dir, `noise${n}.png`));
+  for (const f of files) execFileSync('convert', ['-size', '1024x768', 'xc:', '+noise', 'Random', '-depth', '8', `PNG24:${f}`]);
+  let next = 0;
+  return () => {
+    try {
+      execFileSync('display', ['-window', 'root', files[next++ % 2]], { env, stdio: 'ignore' });
+    } catch {} // display exits 1 after setting the root window
+  };
+}
+
+function openSocket(url, protocol, options = {}) {
+  return import('ws').then(({ default: WebSocket }) => new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocol, options);
+    ws.received = [];
+    ws.on('message', (data, binary) => ws.received.push(binary ? data : data.toString()));
+    ws.on('open', () => resolve(ws));
+    ws.on('error', reject);
+  }));
+}
+
+test('a revoked control viewer that does not read: its input is dropped and it is closed at once', async () => {
+  const xvnc = await startXvnc({ width: 1024, height: 768 });
+  const dir = tempDir('lizard-revoke-');
+  const file = path.join(dir, 'typed.txt');
+  const terminal = startTypingTarget(xvnc.env, file, '60x6+0+0');
+  const watched = await startDaemon();
+  const client = await httpClient(watched);
+  try {
+    assert.ok(await waitFor(() => windowReady(xvnc.env, 'xterm', 'class') && fs.existsSync(file)));
+    const session = JSON.parse(textOf(await client.call('create_session', { vnc: xvnc.url }))).session;
+    const links = JSON.parse(textOf(await client.call('start_stream', { session })));
+    const token = /#token=([0-9a-f]{32})/.exec(links.url)[1];
+    const viewer = await openSocket(watched.url.replace('http://', 'ws://') + '/viewer', 'lizard-viewer');
+    viewer.send(JSON.stringify({ session, token }));
+    assert.ok(await waitFor(() => viewer.received.some((m) => typeof m === 'string' && /"hello"/.test(m))));
+    await client.call('click', { session, x: 100, y: 40 }); // focus the terminal
+    const key = (keysym) => {
+      viewer.send(JSON.stringify({ type: 'key', keysym, down: true }));
+      viewer.send(JSON.stringify({ type: 'key', keysym, down: false }));
+    };
+    key(0x78); // x: the control viewer's input arrives while its link is good
+    assert.equal(await waitFor(() => fs.readFileSync(file, 'utf8') === 'x' && 'x'), 'x');
+
+    // It stops reading; the screen keeps changing until the daemon can
+    // send it nothing more.
+    viewer.pause();
+    const paint = noiseScreen(xvnc.env, dir);
+    const localPort = viewer._socket.localPort;
+    let last = -1;
+    for (let i = 0; i < 20; i++) {
+      paint();
+      await sleep(300);
+      const queued = daemonSide(watched, localPort);
+      if (queued > 0 && queued === last) break;
+      last = queued;
+    }
+    assert.ok(daemonSide(watched, localPort) > 0, 'the viewer socket is full');
+
+    await client.call('stop_stream', { session });
+    key(0x79); // y: sent after the revocation; must not arrive
+    assert.ok(await waitFor(() => daemonSide(watched, localPort) === null, { timeout: 2000 }),
+      'the revoked viewer was closed within 2 s although it does not read');
+    await client.call('type', { session, text: 'marker\n' });
+    const typed = await waitFor(() => fs.readFileSync(file, 'utf8').includes('marker\n') && fs.readFileSync(file, 'utf8'));
+    assert.equal(typed, 'xmarker\n');
+    viewer.terminate();
+  } finally {
+    await client.close();
+    await watched.stop();
+    await terminal.stop();
+    await xvnc.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an MCP WebSocket client that stops reading is closed at its queue bound; others go on', async () => {
+  const xvnc = await startXvnc({ width: 1024, height: 768 });
+  const dir = tempDir('lizard-queue-');
+  const flooded = await startDaemon();
+  const other = await httpClient(flooded);
+  try {
+    noiseScreen(xvnc.env, dir)();
+    const session = JSON.parse(textOf(await other.call('create_session', { vnc: xvnc.url }))).session;
+    const url = new URL(flooded.url.replace('http://', 'ws://') + '/mcp');
+    url.searchParams.set('access_token', flooded.key);
+    const ws = await openSocket(url, 'mcp');
+    ws.send(initialize);
+    assert.ok(await waitFor(() => ws.received.length > 0));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    const before = flooded.rssKiB();
+    ws.pause();
+    const localPort = ws._socket.localPort;
+    // 40 screenshots of noise: about 130 MB of replies nobody reads.
+    for (let id = 2; id < 42; id++) {
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'screenshot', arguments: { session } } }));
+    }
+    assert.ok(await waitFor(() => daemonSide(flooded, localPort) === null, { timeout: 30000, interval: 200 }),
+      'the client that does not read was closed');
+    assert.match(flooded.log, /64 MiB of replies queued/);
+    const grown = (flooded.rssKiB() - before) / 1024;
+    assert.ok(grown < 160, `RSS grew ${grown.toFixed(0)} MiB`);
+    // The other client was never held up.
+    const listed = await other.call('list_sessions');
+    assert.equal(listed.isError, false);
+    await healthzFast(flooded.url);
+    ws.terminate();
+  } finally {
+    await other.close();
+    await flooded.stop();
+    await xvnc.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('SIGTERM with a stream and a viewer open: a clean exit (ASan: no use of a returned stack frame)', async () => {
+  const xvnc = await startXvnc({ width: 640, height: 480 });
+  const ending = await startDaemon();
+  try {
+    const client = await httpClient(ending);
+    const session = JSON.parse(textOf(await client.call('create_session', { vnc: xvnc.url }))).session;
+    const links = JSON.parse(textOf(await client.call('start_stream', { session })));
+    const viewer = await openSocket(ending.url.replace('http://', 'ws://') + '/viewer', 'lizard-viewer');
+    viewer.send(JSON.stringify({ session, token: /#token=([0-9a-f]{32})/.exec(links.url)[1] }));
+    assert.ok(await waitFor(() => viewer.received.some((m) => typeof m === 'string' && /"hello"/.test(m))));
+    await client.close();
+    const started = Date.now();
+    const { code, signal } = await ending.stop();
+    assert.equal(signal, null);
+    assert.equal(code, 0, ending.log.slice(-3000));
+    assert.ok(Date.now() - started < 5000, 'exited within 5 s of SIGTERM');
+    assert.doesNotMatch(ending.log, /AddressSanitizer|runtime error/);
+    viewer.terminate();
+  } finally {
+    await ending.stop();
+    await xvnc.stop();
+  }
+});
+
+test('killing a watched local desktop leaves /healthz answering within 100 ms', async () => {
+  const watched = await startDaemon();
+  const client = await httpClient(watched);
+  try {
+    const session = JSON.parse(textOf(await client.call('create_session', { template: 'bare', size: '640x480' }))).session;
+    // Programs that ignore SIGTERM: the teardown waits out their grace.
+    const marker = `${1000 + Math.floor(Math.random() * 1000)}.${process.pid}`;
+    for (let i = 0; i < 4; i++) {
+      const launched = await client.call('launch', { session, command: `trap '' TERM; sleep ${marker}; :` });
+      assert.equal(launched.isError, false, textOf(launched));
+    }
+    assert.ok(await waitFor(() => pidsMatching(`sleep ${marker}`).length >= 4), 'the programs run');
+    const links = JSON.parse(textOf(await client.call('start_stream', { session })));
+    const viewer = await openSocket(watched.url.replace('http://', 'ws://') + '/viewer', 'lizard-viewer');
+    viewer.send(JSON.stringify({ session, token: /#token=([0-9a-f]{32})/.exec(links.url)[1] }));
+    assert.ok(await waitFor(() => viewer.received.some((m) => typeof m === 'string' && /"hello"/.test(m))));
+    const ended = new Promise((resolve) => viewer.on('close', resolve));
+    const killed = client.call('kill_session', { session });
+    // The viewer is told and let go (the desktop's last reference) while
+    // /healthz keeps answering.
+    const probes = [];
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      probes.push(await healthzFast(watched.url));
+      await sleep(50);
+    }
+    assert.equal((await killed).isError, false);
+    await ended;
+    assert.ok(viewer.received.some((m) => typeof m === 'string' && /"ended"/.test(m)), 'the viewer was told');
+    assert.ok(probes.length > 10, `${probes.length} probes answered`);
+    // The desktop still goes, on another thread: its programs are killed.
+    assert.ok(await waitFor(() => pidsMatching(`sleep ${marker}`).length === 0),
+      'the desktop was taken down');
+  } finally {
+    await client.close();
+    await watched.stop();
   }
 });
