@@ -270,12 +270,13 @@ static void wake_viewers(struct bridge_server *server)
 	for (struct connection *c = server->live; c; c = c->next_live) {
 		if (!c->viewer_socket || c->kicked)
 			continue;
-		if (c->viewer && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
+		if (c->viewer && !c->leaving && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
 			if (lws_send_pipe_choked(c->wsi)) {
 				bridge_server_kill(c, "viewer link revoked or session ended");
 				continue;
 			}
 			/* It is told why first, if that goes out within a second. */
+			c->leaving = true;
 			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, 1);
 		}
 		lws_callback_on_writable(c->wsi);

@@ -62,6 +62,7 @@ struct connection {
 	size_t sending_offset;
 	char *notice;    /* a JSON text frame to send, then maybe close */
 	bool close_after_notice;
+	bool leaving;    /* revoked or ended: told why, closed within 1 s */
 
 	/* WebSocket */
 	char *message;
