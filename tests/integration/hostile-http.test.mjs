@@ -460,7 +460,9 @@ test('an MCP WebSocket client that stops reading is closed at its queue bound; o
 
 test('SIGTERM with a stream and a viewer open: a clean exit (ASan: no use of a returned stack frame)', async () => {
   const xvnc = await startXvnc({ width: 640, height: 480 });
-  const ending = await startDaemon();
+  // Under the sanitizers, have ASan catch any use of a returned frame.
+  const asan = process.env.ASAN_OPTIONS;
+  const ending = await startDaemon({ env: asan ? { ASAN_OPTIONS: `${asan}:detect_stack_use_after_return=1` } : {} });
   try {
     const client = await httpClient(ending);
     const session = JSON.parse(textOf(await client.call('create_session', { vnc: xvnc.url }))).session;
