@@ -273,6 +273,9 @@ void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
 		free(o);
 		return;
 	}
+	/* The client gets its full time to read the reply, however long the
+	 * call took. */
+	bridge_server_arm_request_timer(c->server, c->wsi);
 	/* Errors without an id (unparsable, invalid) are the request's fault. */
 	bool bad_request = strstr(o->text + LWS_PRE, "\"id\":null,\"error\"") != NULL;
 	if (c->initializing)

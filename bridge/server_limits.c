@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Raising the soft limit further would only grow libwebsockets' tables,
@@ -220,15 +221,25 @@ void bridge_server_shed_backlog(struct bridge_server *server)
 	if (server->reserve_fd >= 0)
 		close(server->reserve_fd);
 	int shed = 0;
+	bool starved = false;
 	struct pollfd pfd = { .fd = server->listen_fd, .events = POLLIN };
 	while (shed < SHED_BATCH && poll(&pfd, 1, 0) > 0) {
 		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			starved = errno == EMFILE || errno == ENFILE;
 			break;
+		}
 		close(fd);
 		shed++;
 	}
 	server->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (starved) {
+		/* Not even the spare could be had back: the backlog cannot be
+		 * emptied, and the next poll would wake at once. Pause instead of
+		 * spinning until something lets a descriptor go. */
+		struct timespec pause = { 0, 50 * 1000000L };
+		nanosleep(&pause, NULL);
+	}
 	server->refused += shed > 0 ? shed - 1 : 0;
 	note_refusal(server, "out of file descriptors");
 }
