@@ -24,14 +24,14 @@ struct bridge_server_options {
 	 * (--allowed-host): the DNS rebinding guard. */
 	const char *const *allowed_hosts;
 	size_t allowed_host_count;
-	/* Caps; 0 for the defaults. The total is kept below the descriptor
-	 * limit whatever is asked. */
+	/* Caps; 0 for the defaults. The total is kept under half the
+	 * descriptor limit and half of FD_SETSIZE whatever is asked. */
 	int max_connections;
 	int max_peer_connections;
 	int request_timeout_s; /* one HTTP request, headers to last body byte */
 };
 
-#define BRIDGE_SERVER_MAX_CONNECTIONS 1024
+#define BRIDGE_SERVER_MAX_CONNECTIONS 512
 #define BRIDGE_SERVER_MAX_PEER_CONNECTIONS 64
 #define BRIDGE_SERVER_REQUEST_TIMEOUT_S 30
 /* A viewer socket that has not sent a valid link by then is closed. */

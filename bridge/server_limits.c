@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -63,14 +64,19 @@ bool bridge_server_limits_init(struct bridge_server *server)
 	const struct bridge_server_options *o = server->options;
 	rlim_t fds = raise_fd_limit();
 	/* Half the descriptors for connections, half for everything else:
-	 * sessions, their VNC sockets and processes, files. */
-	int budget = (int)(fds / 2 > 1000000 ? 1000000 : fds / 2);
+	 * sessions, their VNC sockets and processes, files. And no more than
+	 * half of FD_SETSIZE: libvncclient waits on its socket with select(),
+	 * which cannot take a descriptor number of FD_SETSIZE or more, and a new
+	 * socket gets the lowest free number, above every connection's if need
+	 * be. */
+	rlim_t budget_fds = fds / 2 < FD_SETSIZE / 2 ? fds / 2 : FD_SETSIZE / 2;
+	int budget = (int)budget_fds;
 	int wanted = o->max_connections > 0 ? o->max_connections : BRIDGE_SERVER_MAX_CONNECTIONS;
 	server->max_connections = wanted < budget ? wanted : budget;
 	if (server->max_connections < wanted)
-		log_warn("at most %d connections: the descriptor limit is %llu (raise it with "
-			 "ulimit -n for more)",
-			 server->max_connections, (unsigned long long)fds);
+		log_warn("at most %d connections (the descriptor limit is %llu, and VNC "
+			 "sockets must stay under %d)",
+			 server->max_connections, (unsigned long long)fds, FD_SETSIZE);
 	server->max_peer_connections = o->max_peer_connections > 0
 					       ? o->max_peer_connections
 					       : BRIDGE_SERVER_MAX_PEER_CONNECTIONS;
