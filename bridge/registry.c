@@ -16,15 +16,56 @@
 
 #define REAPER_TICK_MS 100
 
+struct release {
+	struct bridge_session *session;
+	struct release *next;
+};
+
 struct bridge_registry {
 	pthread_mutex_t lock;
-	pthread_cond_t stop_signal;
+	pthread_cond_t stop_signal; /* also: something to release */
 	struct bridge_session *sessions[BRIDGE_MAX_SESSIONS];
 	size_t count;
+	struct release *releases; /* references to drop on the reaper */
 	bool stopping;   /* the reaper ends */
 	bool shut_down;  /* no session may be added or acquired any more */
 	pthread_t reaper;
 };
+
+/* Drops the queued references; called without the lock. */
+static void release_all(struct release *r)
+{
+	while (r) {
+		struct release *next = r->next;
+		bridge_session_unref(r->session);
+		free(r);
+		r = next;
+	}
+}
+
+void bridge_registry_release(struct bridge_registry *r, struct bridge_session *s)
+{
+	if (!s)
+		return;
+	struct release *entry = malloc(sizeof(*entry));
+	if (!entry) {
+		bridge_session_unref(s); /* out of memory: here, then */
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	bool reaper_gone = r->shut_down;
+	if (!reaper_gone) {
+		entry->session = s;
+		entry->next = r->releases;
+		r->releases = entry;
+		pthread_cond_broadcast(&r->stop_signal);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (reaper_gone) { /* shutting down: nobody else will */
+		free(entry);
+		bridge_session_unref(s);
+	}
+}
 
 void bridge_registry_new_id(char *id, size_t size)
 {
@@ -63,10 +104,12 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		struct timespec tick = clock_deadline_ms(REAPER_TICK_MS);
-		pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
-		if (r->stopping)
-			break;
+		if (!r->releases)
+			pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
+		struct release *releases = r->releases;
+		r->releases = NULL;
 		pthread_mutex_unlock(&r->lock);
+		release_all(releases);
 		reap(r);
 		pthread_mutex_lock(&r->lock);
 	}
@@ -109,6 +152,12 @@ void bridge_registry_shutdown(struct bridge_registry *r)
 	pthread_mutex_unlock(&r->lock);
 	if (first)
 		pthread_join(r->reaper, NULL);
+	/* References handed over after the reaper ended are dropped here. */
+	pthread_mutex_lock(&r->lock);
+	struct release *releases = r->releases;
+	r->releases = NULL;
+	pthread_mutex_unlock(&r->lock);
+	release_all(releases);
 	for (size_t i = 0; i < n; i++) {
 		bridge_session_end(held[i], "the bridge is shutting down");
 		bridge_session_unref(held[i]);

@@ -22,6 +22,11 @@ void bridge_registry_shutdown(struct bridge_registry *registry);
  * fine. */
 void bridge_registry_destroy(struct bridge_registry *registry);
 
+/* Drops a reference on the registry's own thread: the last one takes a
+ * desktop down (grace periods, joins), which a network loop must not wait
+ * for. NULL is fine. */
+void bridge_registry_release(struct bridge_registry *registry, struct bridge_session *session);
+
 /* A fresh id, unguessable enough not to collide: "s-" and 8 hex digits. */
 void bridge_registry_new_id(char *id, size_t size);
 /* Takes a reference of its own. False (with a message) when full. */

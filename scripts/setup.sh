@@ -32,7 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >&2
 fi
 
-if [ "${1:-}" = "--tests" ] && [ ! -d tests/node_modules/@modelcontextprotocol/sdk ]; then
+if [ "${1:-}" = "--tests" ] && { [ ! -d tests/node_modules/@modelcontextprotocol/sdk ] ||
+  [ ! -d tests/node_modules/@modelcontextprotocol/conformance ]; }; then
   echo "setup: installing the test's npm packages" >&2
   (cd tests && npm ci --no-audit --no-fund >&2)
 fi

@@ -43,6 +43,15 @@ run_suite() { # name builddir [meson options...]
 
 run_suite "normal" build
 
+# The official MCP conformance suite's DNS rebinding scenario (Node 22 from
+# tests/node_modules; the other server scenarios expect its own test tools).
+echo "== MCP conformance: dns-rebinding-protection" >&2
+out=$(mktemp)
+LIZARD_BRIDGE_BIN="$PWD/build/lizard-bridge" scripts/conformance.sh dns-rebinding-protection 2>&1 |
+  tee "$out" >&2
+count "$out" '^Passed: [0-9]+' '[0-9]+ failed,'
+rm -f "$out"
+
 reports=$(mktemp -d)
 export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
