@@ -74,6 +74,33 @@ static void join(struct connection *c, const char *text, size_t len)
 		 bridge_session_id(s));
 }
 
+/* The page names physical keys by KeyboardEvent.code ("KeyA"); any string
+ * up to 32 bytes, folded into a number (FNV-1a) to find the key again. */
+static uint32_t key_code(const cJSON *code, uint32_t keysym)
+{
+	const char *name = cJSON_GetStringValue(code);
+	if (!name || !*name || strlen(name) > 32)
+		return keysym;
+	uint32_t hash = 2166136261u;
+	for (const char *p = name; *p; p++)
+		hash = (hash ^ (unsigned char)*p) * 16777619u;
+	return hash;
+}
+
+static void deliver(struct connection *c, const struct vnc_input_event *events, size_t count)
+{
+	char err[320];
+	if (count && !bridge_session_send_input(c->viewer_session, events, count, err, sizeof(err)))
+		log_debug("viewer input not delivered: %s", err);
+}
+
+/* Everything the viewer holds goes up: it lost focus, hid, or went away. */
+static void release_held(struct connection *c)
+{
+	struct vnc_input_event events[BRIDGE_VIEWER_MAX_HELD + 1];
+	deliver(c, events, bridge_viewer_release_all(c->viewer, events));
+}
+
 /* Pointer and key events from a control viewer, checked and forwarded. */
 static void input(struct connection *c, const char *text, size_t len)
 {
@@ -86,6 +113,7 @@ static void input(struct connection *c, const char *text, size_t len)
 	const cJSON *buttons = cJSON_GetObjectItemCaseSensitive(m, "buttons");
 	const cJSON *keysym = cJSON_GetObjectItemCaseSensitive(m, "keysym");
 	const cJSON *down = cJSON_GetObjectItemCaseSensitive(m, "down");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "code");
 	struct vnc_input_event event = { 0 };
 	bool valid = false;
 	if (type && strcmp(type, "pointer") == 0 && cJSON_IsNumber(x) && cJSON_IsNumber(y) &&
@@ -94,18 +122,19 @@ static void input(struct connection *c, const char *text, size_t len)
 	    buttons->valueint < 128) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x->valueint,
 						  .y = y->valueint, .buttons = buttons->valueint };
-		valid = true;
+		valid = bridge_viewer_track_input(c->viewer, &event, 0);
 	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) && cJSON_IsBool(down) &&
 		   keysym->valuedouble > 0 && keysym->valuedouble < 0x2000000) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
 						  .keysym = (uint32_t)keysym->valuedouble,
 						  .down = cJSON_IsTrue(down) };
-		valid = true;
+		valid = bridge_viewer_track_input(c->viewer, &event, key_code(code, event.keysym));
+	} else if (type && strcmp(type, "release") == 0) {
+		release_held(c);
 	}
 	cJSON_Delete(m);
-	char err[320];
-	if (valid && !bridge_session_send_input(c->viewer_session, &event, 1, err, sizeof(err)))
-		log_debug("viewer input not delivered: %s", err);
+	if (valid)
+		deliver(c, &event, 1);
 }
 
 static int receive(struct connection *c, const void *in, size_t len)
@@ -205,6 +234,7 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 		if (c->sending)
 			bridge_viewer_sent(c->viewer, c->sending);
 		if (c->viewer) {
+			release_held(c);
 			bridge_viewer_detach(c->viewer);
 			bridge_metrics_viewers(server->options->metrics, -1);
 		}

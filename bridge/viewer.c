@@ -2,6 +2,7 @@
 
 #include "../util/log.h"
 #include "../vnc/capture.h"
+#include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
 
 #include <pthread.h>
@@ -26,6 +27,11 @@ struct bridge_viewer {
 	uint64_t version;                      /* newest row version it shows */
 	uint64_t cursor_version;
 	struct vnc_rect cursor;                /* where it shows the pointer */
+	/* What it holds down on the desktop, released when it goes. Only the
+	 * connection's thread touches these. */
+	struct { uint32_t code, keysym; } held[BRIDGE_VIEWER_MAX_HELD];
+	int held_count;
+	int buttons, pointer_x, pointer_y;
 	struct bridge_viewer *next_viewer;
 };
 
@@ -421,4 +427,50 @@ void bridge_viewer_sent(struct bridge_viewer *w, struct bridge_viewer_message *m
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *w)
 {
 	return w->role;
+}
+
+bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event, uint32_t code)
+{
+	if (event->type == VNC_INPUT_POINTER) {
+		w->buttons = event->buttons & (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
+		w->pointer_x = event->x;
+		w->pointer_y = event->y;
+		return true;
+	}
+	if (event->type != VNC_INPUT_KEY)
+		return true;
+	int i = 0;
+	while (i < w->held_count && w->held[i].code != code)
+		i++;
+	if (!event->down) {
+		if (i < w->held_count) {
+			event->keysym = w->held[i].keysym; /* what went down comes up */
+			w->held[i] = w->held[--w->held_count];
+		}
+		return true;
+	}
+	if (i < w->held_count)
+		return w->held[i].keysym == event->keysym; /* a repeat; not another key */
+	if (w->held_count == BRIDGE_VIEWER_MAX_HELD)
+		return false;
+	w->held[w->held_count].code = code;
+	w->held[w->held_count].keysym = event->keysym;
+	w->held_count++;
+	return true;
+}
+
+size_t bridge_viewer_release_all(struct bridge_viewer *w, struct vnc_input_event *out)
+{
+	size_t n = 0;
+	/* Last pressed first, as fingers would let go. */
+	while (w->held_count > 0)
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+						     .keysym = w->held[--w->held_count].keysym,
+						     .down = false };
+	if (w->buttons) {
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = w->pointer_x,
+						     .y = w->pointer_y, .buttons = 0 };
+		w->buttons = 0;
+	}
+	return n;
 }

@@ -13,6 +13,7 @@
 struct bridge_viewers;
 struct bridge_viewer;
 struct vnc_framebuffer;
+struct vnc_input_event;
 
 enum bridge_viewer_role { BRIDGE_VIEWER_NONE, BRIDGE_VIEWER_CONTROL, BRIDGE_VIEWER_VIEW };
 
@@ -52,5 +53,19 @@ struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *viewer, b
 						 bool *ended);
 void bridge_viewer_sent(struct bridge_viewer *viewer, struct bridge_viewer_message *message);
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *viewer);
+
+/* Input from a control viewer passes through here before it goes to the
+ * desktop, so the hub knows what the viewer holds down. A key release is
+ * rewritten to the keysym that went down for the same physical key (code,
+ * the page's name for it), since the page's release may carry another
+ * (Shift let go first: "A" down, "a" up). Returns false when the event must
+ * be dropped (too many keys held: a bound, not a keyboard). */
+bool bridge_viewer_track_input(struct bridge_viewer *viewer, struct vnc_input_event *event,
+			       uint32_t code);
+/* Events that release everything the viewer still holds (keys, then
+ * buttons), into out (room for BRIDGE_VIEWER_MAX_HELD + 1); forgets them.
+ * Returns how many. */
+#define BRIDGE_VIEWER_MAX_HELD 32
+size_t bridge_viewer_release_all(struct bridge_viewer *viewer, struct vnc_input_event *out);
 
 #endif
