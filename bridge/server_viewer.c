@@ -137,6 +137,23 @@ static void input(struct connection *c, const char *text, size_t len)
 		deliver(c, &event, 1);
 }
 
+/* Messages any viewer may send: an update painted, the quality it wants. */
+static bool viewer_state(struct connection *c, const char *text, size_t len)
+{
+	cJSON *m = cJSON_ParseWithLength(text, len);
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
+	const char *quality = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "quality"));
+	bool handled = true;
+	if (type && strcmp(type, "ack") == 0)
+		bridge_viewer_painted(c->viewer);
+	else if (type && strcmp(type, "quality") == 0 && quality)
+		bridge_viewer_set_fast(c->viewer, strcmp(quality, "fast") == 0);
+	else
+		handled = false;
+	cJSON_Delete(m);
+	return handled;
+}
+
 static int receive(struct connection *c, const void *in, size_t len)
 {
 	enum ws_collect state = bridge_server_collect(c, in, len, MAX_VIEWER_MESSAGE);
@@ -144,7 +161,7 @@ static int receive(struct connection *c, const void *in, size_t len)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
 	if (!c->viewer && !c->notice)
 		join(c, c->message, c->message_len);
-	else if (c->viewer)
+	else if (c->viewer && !viewer_state(c, c->message, c->message_len))
 		input(c, c->message, c->message_len);
 	bridge_server_message_done(c);
 	return 0;
