@@ -177,3 +177,17 @@ test('a window moved by 200 px arrives as a copy, and the canvas ends exact', as
   await inDesktop('mover-close', `xdotool search --name ${title} windowkill`);
   await page.close();
 });
+
+test('"fast" sends a photograph as JPEG, and the canvas is exact once it is still', async () => {
+  const page = await openViewer(links.view_only_url);
+  await page.selectOption('#quality', 'fast');
+  const title = 'photo';
+  await client.call('launch', { session, command: `display -title ${title} -size 400x300 plasma:fractal` });
+  assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.jpeg)) > 0, { timeout: 15000 }),
+    'a JPEG arrived');
+  await assertExact([page], 'after the photograph was still');
+  assert.equal(await page.evaluate(() => localStorage.getItem('lizard-quality')), 'fast');
+  await inDesktop('photo-close', `xdotool search --name ${title} windowkill`);
+  await page.evaluate(() => localStorage.removeItem('lizard-quality'));
+  await page.close();
+});
