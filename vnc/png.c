@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
-static bool bytes_append(struct vnc_bytes *b, const void *data, size_t len)
+bool vnc_bytes_append(struct vnc_bytes *b, const void *data, size_t len)
 {
 	if (len > SIZE_MAX - b->len)
 		return false;
@@ -42,7 +42,7 @@ struct write_state {
 static void write_data(png_structp png, png_bytep data, png_size_t len)
 {
 	struct write_state *state = png_get_io_ptr(png);
-	if (!state->failed && !bytes_append(state->out, data, len))
+	if (!state->failed && !vnc_bytes_append(state->out, data, len))
 		state->failed = true;
 }
 

@@ -17,6 +17,8 @@ struct vnc_bytes {
  * frees with vnc_bytes_finish). */
 bool vnc_png_encode(const struct vnc_image *image, struct vnc_bytes *out);
 void vnc_bytes_finish(struct vnc_bytes *bytes);
+/* Appends, growing as needed; false when memory runs out. */
+bool vnc_bytes_append(struct vnc_bytes *bytes, const void *data, size_t len);
 
 /* Encodes an RGBX image as a baseline JPEG at quality 1..100 (lossy: for
  * viewers that asked for speed, never for screenshots an agent reads). */

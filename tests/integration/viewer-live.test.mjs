@@ -5,28 +5,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, tempDir, launchChromium,
-} from './lib.mjs';
+import { waitFor, textOf, imageOf, viewerFixture } from './lib.mjs';
 
-let daemon, client, browser, session, links, work;
+let fixture, daemon, client, browser, session, links, work;
 
 before(async () => {
-  work = tempDir('lizard-viewer-live-');
-  daemon = await startDaemon();
-  client = await httpClient(daemon);
-  session = JSON.parse(textOf(await client.call('create_session', { template: 'desktop', size: '800x600' }))).session;
-  links = JSON.parse(textOf(await client.call('start_stream', { session })));
-  browser = await launchChromium();
+  fixture = await viewerFixture('lizard-viewer-live-');
+  ({ daemon, client, browser, session, links, work } = fixture);
 });
 
-after(async () => {
-  await browser?.close();
-  await client?.call('kill_session', { session }).catch(() => {});
-  await client?.close();
-  await daemon?.stop();
-  fs.rmSync(work, { recursive: true, force: true });
-});
+after(() => fixture?.stop());
 
 async function openViewer(url = links.url) {
   const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
@@ -122,37 +110,46 @@ function canvasDiff(page, png) {
 // Runs a shell script in the desktop and waits until it has finished.
 async function inDesktop(name, script) {
   const done = path.join(work, `${name}.done`);
+  fs.rmSync(done, { force: true });
   await client.call('launch', { session, command: `sh -c '${script}; touch ${done}'` });
-  assert.ok(await waitFor(() => fs.existsSync(done), { timeout: 20000 }), `${name} finished`);
+  assert.ok(await waitFor(() => fs.existsSync(done), { timeout: 60000 }), `${name} finished`);
 }
 
-// Every page equals the screen within a second of it settling.
-async function assertExact(pages, what) {
+// Every page equals the screen within `within` ms of it settling.
+async function assertExact(pages, what, within = 1000) {
   await client.call('wait', { session, quiet_ms: 200, timeout_ms: 5000 });
   const shot = imageOf(await client.call('screenshot', { session })).data;
-  const deadline = Date.now() + 1000;
+  const deadline = Date.now() + within;
   const diffs = await waitFor(async () => {
     const d = await Promise.all(pages.map((page) => canvasDiff(page, shot)));
     return d.every((n) => n === 0) ? d : Date.now() > deadline && d;
-  }, { timeout: 3000, interval: 50 });
+  }, { timeout: within + 2000, interval: 50 });
   assert.ok(diffs.every((n) => n === 0), `${what}: differing pixels per viewer ${diffs}`);
 }
 
 for (const viewers of [1, 5]) {
   test(`after a burst of motion the canvas is exact within 1 s (${viewers} viewer${viewers > 1 ? 's' : ''})`, async () => {
     const pages = [];
-    for (let i = 0; i < viewers; i++) pages.push(await openViewer(i % 2 ? links.view_only_url : links.url));
-    const title = `burst${viewers}`;
-    await client.call('launch', { session, command: `xterm -geometry 40x12+10+200 -title ${title} -e sh -c "ls -lR /usr/share | head -200; sleep 600"` });
-    assert.ok(await waitFor(async () => {
-      await inDesktop(`${title}-find`, `xdotool search --name ${title} > ${path.join(work, title)}`);
-      return fs.readFileSync(path.join(work, title), 'utf8').trim();
-    }));
-    await inDesktop(title, `for i in $(seq 1 60); do xdotool search --name ${title} windowmove %@ $((i * 7)) $((200 + i % 13 * 9)); done`);
-    await assertExact(pages, 'after the burst');
-    await inDesktop(`${title}-close`, `xdotool search --name ${title} windowkill`);
-    for (const page of pages) await page.close();
+    try {
+      await burst(pages, viewers);
+    } finally {
+      for (const page of pages) await page.close();
+    }
   });
+}
+
+// Moves a window in a burst of 60 steps; then every page must be exact.
+async function burst(pages, viewers) {
+  for (let i = 0; i < viewers; i++) pages.push(await openViewer(i % 2 ? links.view_only_url : links.url));
+  const title = `burst${viewers}`;
+  await client.call('launch', { session, command: `xterm -geometry 40x12+10+200 -title ${title} -e sh -c "ls -lR /usr/share | head -200; sleep 600"` });
+  assert.ok(await waitFor(async () => {
+    await inDesktop(`${title}-find`, `xdotool search --name ${title} > ${path.join(work, title)}`);
+    return fs.readFileSync(path.join(work, title), 'utf8').trim();
+  }));
+  await inDesktop(title, `for i in $(seq 1 60); do xdotool search --name ${title} windowmove %@ $((i * 7)) $((200 + i % 13 * 9)); done`);
+  await assertExact(pages, 'after the burst');
+  await inDesktop(`${title}-close`, `xdotool search --name ${title} windowkill`);
 }
 
 test('a window moved by 200 px arrives as a copy, and the canvas ends exact', async () => {
@@ -185,7 +182,8 @@ test('"fast" sends a photograph as JPEG, and the canvas is exact once it is stil
   await client.call('launch', { session, command: `display -title ${title} -size 400x300 plasma:fractal` });
   assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.jpeg)) > 0, { timeout: 15000 }),
     'a JPEG arrived');
-  await assertExact([page], 'after the photograph was still');
+  // The exact refresh follows 300 ms of stillness; the machine may be busy.
+  await assertExact([page], 'after the photograph was still', 3000);
   assert.equal(await page.evaluate(() => localStorage.getItem('lizard-quality')), 'fast');
   await inDesktop('photo-close', `xdotool search --name ${title} windowkill`);
   await page.evaluate(() => localStorage.removeItem('lizard-quality'));
