@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { waitFor, textOf, sleep, viewerFixture } from './lib.mjs';
+import { waitFor, textOf, sleep, viewerFixture, startX11vnc } from './lib.mjs';
 
 let fixture, daemon, client, browser, session, links, work;
 
@@ -123,4 +123,38 @@ test('a new start_stream disconnects noVNC viewers of the old links', async () =
   links = fresh;
   await page.close();
   await sleep(100);
+});
+
+// An RFB client over the relay, up to the ServerInit; resolves with it.
+function rfbHandshake(url, token) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, ['lizard-rfb', token]);
+    let got = Buffer.alloc(0);
+    ws.on('message', (d) => {
+      got = Buffer.concat([got, d]);
+      if (got.length === 12) ws.send(Buffer.from('RFB 003.008\n'));
+      if (got.length === 14) ws.send(Buffer.from([1])); // None, all the relay offers
+      if (got.length === 18) ws.send(Buffer.from([1])); // ClientInit
+      if (got.length >= 18 + 24 && got.length >= 18 + 24 + got.readUInt32BE(18 + 20)) {
+        ws.close();
+        resolve({ security: [...got.subarray(12, 14)], width: got.readUInt16BE(18), height: got.readUInt16BE(20) });
+      }
+    });
+    ws.on('error', reject);
+    setTimeout(() => reject(new Error(`no ServerInit, ${got.length} bytes`)), 10000);
+  });
+}
+
+test('an attached server behind a VNC password: the relay authenticates, the client never needs it', async () => {
+  const x11vnc = await startX11vnc({ width: 640, height: 480 });
+  try {
+    const attached = JSON.parse(textOf(await client.call('create_session', { vnc: `vnc://:${x11vnc.password}@127.0.0.1:${x11vnc.port}` }))).session;
+    const own = JSON.parse(textOf(await client.call('start_stream', { session: attached })));
+    const token = /token=([0-9a-f]{32})/.exec(own.novnc_url)[1];
+    const init = await rfbHandshake(`${daemon.url.replace('http', 'ws')}/rfb/${attached}`, token);
+    assert.deepEqual(init, { security: [1, 1], width: 640, height: 480 });
+    await client.call('kill_session', { session: attached });
+  } finally {
+    await x11vnc.stop();
+  }
 });
