@@ -1,51 +1,294 @@
-// Viewer throughput: frames per second and bytes per second delivered to
-// browser viewers (headless Chromium) while a window moves continuously on a
-// 1280x800 desktop, for one viewer and for ten.
+// Remote viewing side by side: lizard-bridge's viewer and noVNC behind
+// websockify, watching the same Xvnc desktop (1280x800) at the same time.
 //
-// Usage: node bench/viewer.mjs [seconds]   (scripts/bench.sh runs it)
-import { startDaemon, httpClient, textOf, waitFor, sleep, launchChromium } from '../tests/integration/lib.mjs';
+// Scenarios: a still screen, a window moved continuously, a Chromium page
+// scrolling itself. For each: one headless Chromium viewer per system
+// (bytes/s on its WebSocket, animation frames that received data per
+// second, change latency: a colour change on the desktop until that pixel
+// shows on the page's canvas, and the server's CPU), then 1 and 10
+// WebSocket viewers that decode nothing (bytes/s each, latency until the
+// first bytes after a change, the server's CPU per added viewer).
+// The bridge's CPU includes its own VNC connection; websockify decodes
+// nothing, so it is the floor any re-encoding server pays above.
+//
+// Usage: node bench/viewer.mjs [seconds per run]   (scripts/bench.sh runs it)
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  startXvnc, startProcess, startDaemon, httpClient, textOf, waitFor, sleep, launchChromium, tempDir,
+} from '../tests/integration/lib.mjs';
 import { median } from './lib.mjs';
 
-const seconds = Number(process.argv[2] || 5);
+const WebSocket = (await import('../tests/node_modules/ws/wrapper.mjs')).default;
+const run = promisify(execFile);
+const seconds = Number(process.argv[2] || 10);
+const LATENCY_SAMPLES = 5;
+const PROBE = { x: 1200, y: 20 }; // root window, never covered below
+const COLOURS = ['#ff0000', '#0000ff'];
+
+const freePort = () => new Promise((resolve) => {
+  const probe = net.createServer();
+  probe.listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+
+// CPU seconds (user + system) a process and its live children have used
+// so far (websockify forks one child per connection).
+function cpuSeconds(pid) {
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(entry) === pid || Number(fields[1]) === pid) total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {}
+  }
+  return total;
+}
+
+// Counts what a page's WebSockets receive (seen by the browser's protocol
+// monitor, the same for both pages), and the 60 Hz display frames in which
+// anything arrived: updates the viewer could show.
+function instrument(page) {
+  const stats = { bytes: 0, frames: 0 };
+  let lastTick = -1;
+  page.on('websocket', (ws) => ws.on('framereceived', (frame) => {
+    stats.bytes += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length;
+    const tick = Math.floor(Date.now() / (1000 / 60));
+    if (tick !== lastTick) stats.frames++;
+    lastTick = tick;
+  }));
+  return stats;
+}
+
+// Resolves with Date.now() when the canvas pixel has the colour.
+function seen(page, colour) {
+  const rgb = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
+  return page.evaluate(([x, y, want]) => new Promise((resolve) => {
+    const poll = () => {
+      const canvas = document.querySelector('canvas');
+      const p = canvas?.getContext('2d').getImageData(x, y, 1, 1).data;
+      if (p && p[0] === want[0] && p[1] === want[1] && p[2] === want[2]) resolve(Date.now());
+      else requestAnimationFrame(poll);
+    };
+    poll();
+  }), [PROBE.x, PROBE.y, rgb]);
+}
+
+let colourIndex = 0;
+async function changeColour(env) {
+  const colour = COLOURS[colourIndex++ % 2];
+  const start = Date.now();
+  await run('xsetroot', ['-solid', colour], { env });
+  return { colour, start };
+}
+
+async function pageLatency(page, env) {
+  const samples = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const { colour, start } = await changeColour(env);
+    const at = await Promise.race([seen(page, colour), sleep(5000).then(() => null)]);
+    samples.push(at ? at - start : 5000);
+    await sleep(200);
+  }
+  return median(samples);
+}
+
+// A viewer of the bridge that decodes nothing: joins, acknowledges each
+// update at once (the page would after painting), counts bytes.
+function lizardSocket(daemon, session, token) {
+  const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/viewer`, 'lizard-viewer');
+  const stats = { bytes: 0, last: 0, ws };
+  ws.on('error', () => {}); // closing at the end; a dropped one shows as no bytes
+  ws.on('open', () => ws.send(JSON.stringify({ session, token })));
+  ws.on('message', (data, binary) => {
+    stats.bytes += data.length;
+    stats.last = Date.now();
+    if (binary) ws.send('{"type":"ack"}');
+  });
+  return stats;
+}
+
+// An RFB client of websockify that decodes nothing: the handshake, then
+// incremental update requests, parsing only lengths (ZRLE, CopyRect, raw).
+function rfbSocket(port) {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/websockify`, ['binary']);
+  const stats = { bytes: 0, last: 0, ws };
+  ws.on('error', () => {});
+  let buffer = Buffer.alloc(0), state = 'version', width = 0, height = 0;
+  const request = (incremental) => ws.send(Buffer.from([3, incremental, 0, 0, 0, 0, width >> 8, width & 255, height >> 8, height & 255]));
+  ws.on('message', (data) => {
+    stats.bytes += data.length;
+    stats.last = Date.now();
+    buffer = Buffer.concat([buffer, data]);
+    for (;;) {
+      if (state === 'version' && buffer.length >= 12) {
+        ws.send(Buffer.from('RFB 003.008\n'));
+        buffer = buffer.subarray(12);
+        state = 'types';
+      } else if (state === 'types' && buffer.length >= 1 && buffer.length >= 1 + buffer[0]) {
+        ws.send(Buffer.from([1]));
+        buffer = buffer.subarray(1 + buffer[0]);
+        state = 'result';
+      } else if (state === 'result' && buffer.length >= 4) {
+        ws.send(Buffer.from([1]));
+        buffer = buffer.subarray(4);
+        state = 'init';
+      } else if (state === 'init' && buffer.length >= 24 && buffer.length >= 24 + buffer.readUInt32BE(20)) {
+        width = buffer.readUInt16BE(0);
+        height = buffer.readUInt16BE(2);
+        buffer = buffer.subarray(24 + buffer.readUInt32BE(20));
+        // 32 bpp true colour as the server has it; ZRLE, CopyRect, raw.
+        ws.send(Buffer.from([2, 0, 0, 3, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 0]));
+        request(0);
+        state = 'messages';
+      } else if (state === 'messages' && buffer.length >= 1) {
+        const used = serverMessageLength(buffer);
+        if (used === 0) break;
+        const update = buffer[0] === 0;
+        buffer = buffer.subarray(used);
+        if (update) request(1);
+      } else {
+        break;
+      }
+    }
+  });
+  return stats;
+}
+
+// The length of the server message at the start of b, or 0 if incomplete.
+function serverMessageLength(b) {
+  if (b[0] === 2) return 1; // Bell
+  if (b[0] === 3) return b.length >= 8 && b.length >= 8 + b.readUInt32BE(4) ? 8 + b.readUInt32BE(4) : 0;
+  if (b[0] === 1) return b.length >= 6 && b.length >= 6 + 6 * b.readUInt16BE(4) ? 6 + 6 * b.readUInt16BE(4) : 0;
+  if (b[0] !== 0) throw new Error(`unexpected RFB message ${b[0]}`);
+  if (b.length < 4) return 0;
+  let at = 4;
+  for (let n = b.readUInt16BE(2); n > 0; n--) {
+    if (b.length < at + 12) return 0;
+    const w = b.readUInt16BE(at + 4), h = b.readUInt16BE(at + 6), encoding = b.readInt32BE(at + 8);
+    at += 12;
+    if (encoding === 0) at += w * h * 4;
+    else if (encoding === 1) at += 4;
+    else if (encoding === 16) {
+      if (b.length < at + 4) return 0;
+      at += 4 + b.readUInt32BE(at);
+    } else throw new Error(`unexpected encoding ${encoding}`);
+  }
+  return b.length >= at ? at : 0;
+}
+
+async function socketLatency(sockets, env) {
+  const samples = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    await sleep(300);
+    const { start } = await changeColour(env);
+    await waitFor(() => sockets.every((s) => s.last >= start), { timeout: 5000, interval: 5 });
+    for (const s of sockets) samples.push(s.last >= start ? s.last - start : 5000);
+  }
+  return { median: median(samples), max: Math.max(...samples) };
+}
+
+async function measure(read, pid) {
+  const before = await read(), cpu = cpuSeconds(pid), t = Date.now();
+  await sleep(seconds * 1000);
+  const after = await read(), elapsed = (Date.now() - t) / 1000;
+  return { after, before, elapsed, cpu: (cpuSeconds(pid) - cpu) / elapsed };
+}
+
+const work = tempDir('lizard-bench-viewer-');
+const xvnc = await startXvnc({ width: 1280, height: 800 });
+const env = xvnc.env;
 const daemon = await startDaemon();
 const client = await httpClient(daemon);
+const port = await freePort();
+const websockify = startProcess('websockify', ['--web', '/usr/share/novnc', `127.0.0.1:${port}`, `--unix-target=${xvnc.socket}`]);
 const browser = await launchChromium();
+const motion = [];
+const rows = [], fanRows = [];
 try {
-  const session = JSON.parse(textOf(await client.call('create_session', { template: 'desktop', size: '1280x800' }))).session;
+  await run('xsetroot', ['-solid', '#303030'], { env });
+  const session = JSON.parse(textOf(await client.call('create_session', { vnc: `unix://${xvnc.socket}` }))).session;
   const links = JSON.parse(textOf(await client.call('start_stream', { session })));
-  // A terminal that a loop inside the desktop keeps moving, 50 times a second.
-  await client.call('launch', { session, command: 'xterm -geometry 80x24+0+100 -title mover -e top' });
-  await client.call('wait', { session, quiet_ms: 500 });
-  await client.call('launch', {
-    session,
-    command: 'while :; do for x in $(seq 0 16 640) $(seq 640 -16 0); do xdotool search --name mover windowmove %@ $x 120; sleep 0.02; done; done',
-  });
-
-  console.log(`\nViewer updates while a window moves continuously (1280x800, ${seconds} s per run)\n`);
-  console.log('| viewers | frames/s per viewer (median) | bytes/s per viewer (median) | bytes/s all viewers |');
-  console.log('|---:|---:|---:|---:|');
-  for (const count of [1, 10]) {
-    const pages = [];
-    for (let i = 0; i < count; i++) {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 830 } });
-      await page.goto(links.view_only_url);
-      pages.push(page);
+  const token = /token=([0-9a-f]{32})/.exec(links.view_only_url)[1];
+  await waitFor(() => new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+    s.on('error', () => resolve(false));
+  }));
+  const viewers = {
+    'lizard-bridge': { url: links.view_only_url, pid: daemon.child.pid },
+    'noVNC + websockify': { url: `http://127.0.0.1:${port}/vnc_lite.html?port=${port}&path=websockify&view_only=true`, pid: websockify.pid },
+  };
+  // The page that scrolls itself, for the last scenario.
+  const long = path.join(work, 'long.html');
+  fs.writeFileSync(long, `<body style="font:16px serif">${Array.from({ length: 3000 }, (_, i) => `<p>Line ${i}: the quick brown fox jumps over the lazy dog ${'#'.repeat(i % 40)}</p>`).join('')}
+<script>setInterval(() => scrollBy(0, 40), 50)</script></body>`);
+  const scenarios = {
+    'screen still': async () => {},
+    'window moving': async () => {
+      motion.push(startProcess('xterm', ['-geometry', '80x24+0+100', '-title', 'mover', '-e', 'top'], { env }));
+      await sleep(1000);
+      motion.push(startProcess('sh', ['-c', 'while :; do for x in $(seq 0 16 640) $(seq 640 -16 0); do xdotool search --name mover windowmove %@ $x 120; sleep 0.02; done; done'], { env }));
+    },
+    'Chromium scrolling': async () => {
+      motion.push(startProcess('chromium', ['--no-sandbox', '--no-first-run', '--disable-gpu', `--user-data-dir=${path.join(work, 'chromium')}`,
+        '--window-position=0,60', '--window-size=1100,700', `file://${long}`], { env }));
+      await sleep(3000);
+    },
+  };
+  for (const [scenario, start] of Object.entries(scenarios)) {
+    for (const stop of motion.splice(0)) await stop.stop();
+    await run('sh', ['-c', 'xdotool search --name mover windowkill 2>/dev/null; true'], { env });
+    await start();
+    for (const [name, viewer] of Object.entries(viewers)) {
+      const context = await browser.newContext({ viewport: { width: 1300, height: 850 } });
+      const page = await context.newPage();
+      const stats = instrument(page);
+      await page.goto(viewer.url);
+      if (!await waitFor(async () => stats.bytes > 0 && (await page.$('canvas')), { timeout: 20000 })) throw new Error(`${name} shows nothing`);
+      await sleep(1500);
+      const m = await measure(() => ({ ...stats }), viewer.pid);
+      const latency = await pageLatency(page, env);
+      rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latency} ms | ${(m.cpu * 100).toFixed(1)}% |`);
+      await context.close();
     }
-    await waitFor(async () => (await Promise.all(pages.map((p) => p.evaluate(() => window.lizardViewer.frames)))).every((f) => f > 0), { timeout: 20000 });
-    await sleep(1000);
-    const before = await Promise.all(pages.map((p) => p.evaluate(() => ({ ...window.lizardViewer }))));
-    await sleep(seconds * 1000);
-    const after = await Promise.all(pages.map((p) => p.evaluate(() => ({ ...window.lizardViewer }))));
-    const fps = after.map((a, i) => (a.frames - before[i].frames) / seconds);
-    const bps = after.map((a, i) => (a.bytes - before[i].bytes) / seconds);
-    const total = bps.reduce((x, y) => x + y, 0);
-    console.log(`| ${count} | ${median(fps).toFixed(1)} | ${(median(bps) / 1e6).toFixed(2)} MB/s | ${(total / 1e6).toFixed(2)} MB/s |`);
-    for (const page of pages) await page.close();
-    await sleep(500);
+    if (scenario !== 'window moving') continue;
+    for (const [name, viewer] of Object.entries(viewers)) {
+      const cpu = {};
+      for (const count of [1, 10]) {
+        const sockets = Array.from({ length: count }, () => (name === 'lizard-bridge' ? lizardSocket(daemon, session, token) : rfbSocket(port)));
+        await waitFor(() => sockets.every((s) => s.bytes > 0), { timeout: 20000 });
+        await sleep(1500);
+        const m = await measure(() => sockets.map((s) => s.bytes), viewer.pid);
+        cpu[count] = m.cpu;
+        const perViewer = median(m.after.map((b, i) => (b - m.before[i]) / m.elapsed));
+        const latency = await socketLatency(sockets, env);
+        fanRows.push(`| ${name} | ${count} | ${Math.round(perViewer).toLocaleString('en')} | ${latency.median} ms / ${latency.max} ms | ${(m.cpu * 100).toFixed(1)}% | ${count === 10 ? `${(((cpu[10] - cpu[1]) / 9) * 100).toFixed(2)}%` : ''} |`);
+        for (const s of sockets) s.ws.close();
+        await sleep(500);
+      }
+    }
   }
   await client.call('kill_session', { session });
 } finally {
+  for (const stop of motion) await stop.stop();
   await browser.close();
   await client.close();
   await daemon.stop();
+  await websockify.stop();
+  await xvnc.stop();
+  fs.rmSync(work, { recursive: true, force: true });
 }
+
+console.log(`\nRemote viewing, one browser viewer each (headless Chromium), 1280x800 Xvnc, ${seconds} s per run\n`);
+console.log('| scenario | viewer | bytes/s | frames with new data/s | change latency (median) | server CPU (of a core) |');
+console.log('|---|---|---:|---:|---:|---:|');
+for (const row of rows) console.log(row);
+console.log(`\nFan-out while a window moves: WebSocket viewers that decode nothing, ${seconds} s per run\n`);
+console.log('| server | viewers | bytes/s per viewer (median) | first bytes after a change (median / max) | server CPU | CPU per added viewer |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const row of fanRows) console.log(row);

@@ -437,6 +437,9 @@ int bridge_server_run(const struct bridge_server_options *options)
 		{ "mcp", bridge_server_ws_callback, sizeof(struct connection), 65536, 0, NULL, 0 },
 		{ "lizard-viewer", bridge_server_viewer_callback, sizeof(struct connection), 4096, 0,
 		  NULL, 0 },
+		{ "lizard-rfb", bridge_server_rfb_callback, sizeof(struct connection), 65536, 0, NULL,
+		  0 },
+		{ "lizard-vnc-raw", bridge_server_vnc_raw_callback, 0, 65536, 0, NULL, 0 },
 		{ NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
 	struct lws_context_creation_info info;

@@ -146,6 +146,14 @@ static int begin_request(struct connection *c, const char *uri)
 		bridge_server_viewer_page(c);
 		return 0;
 	}
+	if (strncmp(uri, "/novnc/", 7) == 0) {
+		bridge_server_novnc_page(c);
+		return 0;
+	}
+	if (strncmp(uri, "/novnc-files/", 13) == 0) {
+		bridge_server_novnc_file(c, uri + 13);
+		return 0;
+	}
 	if (strcmp(uri, "/mcp") != 0) {
 		reply_error(c, 404, "not found; MCP is served on /mcp");
 		return 0;

@@ -64,6 +64,9 @@ struct connection {
 	bool close_after_notice;
 	bool leaving;    /* revoked or ended: told why, closed within 1 s */
 
+	/* noVNC relay WebSocket (server_rfb.c) */
+	struct rfb_link *rfb;
+
 	/* WebSocket */
 	char *message;
 	size_t message_len;
@@ -163,6 +166,16 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 void bridge_server_viewer_page(struct connection *c);
 void bridge_server_http_reply(struct connection *c, int status, const char *content_type,
 			      const char *body, size_t len);
+
+/* noVNC: the page for GET /novnc/<session>, its files from Debian's novnc
+ * package for GET /novnc-files/<path>, the RFB WebSocket on /rfb/<session>
+ * and the relay's own raw connection to the VNC server. */
+void bridge_server_novnc_page(struct connection *c);
+void bridge_server_novnc_file(struct connection *c, const char *path);
+int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			       void *in, size_t len);
+int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				   void *in, size_t len);
 
 int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				void *in, size_t len);

@@ -75,6 +75,33 @@ static void join(struct connection *c, const char *text, size_t len)
 		 bridge_session_id(s));
 }
 
+/* The page names physical keys by KeyboardEvent.code ("KeyA"); any string
+ * up to 32 bytes, folded into a number (FNV-1a) to find the key again. */
+static uint32_t key_code(const cJSON *code, uint32_t keysym)
+{
+	const char *name = cJSON_GetStringValue(code);
+	if (!name || !*name || strlen(name) > 32)
+		return keysym;
+	uint32_t hash = 2166136261u;
+	for (const char *p = name; *p; p++)
+		hash = (hash ^ (unsigned char)*p) * 16777619u;
+	return hash;
+}
+
+static void deliver(struct connection *c, const struct vnc_input_event *events, size_t count)
+{
+	char err[320];
+	if (count && !bridge_session_send_input(c->viewer_session, events, count, err, sizeof(err)))
+		log_debug("viewer input not delivered: %s", err);
+}
+
+/* Everything the viewer holds goes up: it lost focus, hid, or went away. */
+static void release_held(struct connection *c)
+{
+	struct vnc_input_event events[BRIDGE_VIEWER_MAX_HELD + 1];
+	deliver(c, events, bridge_viewer_release_all(c->viewer, events));
+}
+
 /* Pointer and key events from a control viewer, checked and forwarded.
  * Returns -1 when the viewer must go: its link was revoked (or its session
  * ended), which takes effect at once, whether or not it reads. */
@@ -94,6 +121,7 @@ static int input(struct connection *c, const char *text, size_t len)
 	const cJSON *buttons = cJSON_GetObjectItemCaseSensitive(m, "buttons");
 	const cJSON *keysym = cJSON_GetObjectItemCaseSensitive(m, "keysym");
 	const cJSON *down = cJSON_GetObjectItemCaseSensitive(m, "down");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "code");
 	struct vnc_input_event event = { 0 };
 	bool valid = false;
 	if (type && strcmp(type, "pointer") == 0 && cJSON_IsNumber(x) && cJSON_IsNumber(y) &&
@@ -102,19 +130,37 @@ static int input(struct connection *c, const char *text, size_t len)
 	    buttons->valueint < 128) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x->valueint,
 						  .y = y->valueint, .buttons = buttons->valueint };
-		valid = true;
+		valid = bridge_viewer_track_input(c->viewer, &event, 0);
 	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) && cJSON_IsBool(down) &&
 		   keysym->valuedouble > 0 && keysym->valuedouble < 0x2000000) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
 						  .keysym = (uint32_t)keysym->valuedouble,
 						  .down = cJSON_IsTrue(down) };
-		valid = true;
+		valid = bridge_viewer_track_input(c->viewer, &event, key_code(code, event.keysym));
+	} else if (type && strcmp(type, "release") == 0) {
+		release_held(c);
 	}
 	cJSON_Delete(m);
-	char err[320];
-	if (valid && !bridge_session_send_input(c->viewer_session, &event, 1, err, sizeof(err)))
-		log_debug("viewer input not delivered: %s", err);
+	if (valid)
+		deliver(c, &event, 1);
 	return 0;
+}
+
+/* Messages any viewer may send: an update painted, the quality it wants. */
+static bool viewer_state(struct connection *c, const char *text, size_t len)
+{
+	cJSON *m = cJSON_ParseWithLength(text, len);
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
+	const char *quality = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "quality"));
+	bool handled = true;
+	if (type && strcmp(type, "ack") == 0)
+		bridge_viewer_painted(c->viewer);
+	else if (type && strcmp(type, "quality") == 0 && quality)
+		bridge_viewer_set_fast(c->viewer, strcmp(quality, "fast") == 0);
+	else
+		handled = false;
+	cJSON_Delete(m);
+	return handled;
 }
 
 static int receive(struct connection *c, const void *in, size_t len)
@@ -125,7 +171,7 @@ static int receive(struct connection *c, const void *in, size_t len)
 	int rc = 0;
 	if (!c->viewer && !c->notice)
 		join(c, c->message, c->message_len);
-	else if (c->viewer)
+	else if (c->viewer && !viewer_state(c, c->message, c->message_len))
 		rc = input(c, c->message, c->message_len);
 	bridge_server_message_done(c);
 	return rc;
@@ -225,6 +271,7 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 		if (c->sending)
 			bridge_viewer_sent(c->viewer, c->sending);
 		if (c->viewer) {
+			release_held(c);
 			bridge_viewer_detach(c->viewer);
 			bridge_metrics_viewers(server->options->metrics, -1);
 		}

@@ -310,6 +310,30 @@ struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *s)
 	return s->fb;
 }
 
+bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out, char *err,
+			       size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	if (!bridge_session_usable(s, err, err_size))
+		return false;
+	const struct vnc_target *from = &s->target;
+	struct vnc_target local = { 0 };
+	if (s->desktop) {
+		local.host = (char *)bridge_desktop_vnc_socket(s->desktop);
+		local.is_unix = true;
+		from = &local;
+	}
+	*out = *from;
+	out->host = strdup(from->host);
+	out->password = from->password ? strdup(from->password) : NULL;
+	if (!out->host || (from->password && !out->password)) {
+		vnc_target_finish(out);
+		snprintf(err, err_size, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 struct bridge_desktop *bridge_session_desktop(struct bridge_session *s)
 {
 	return s->desktop;

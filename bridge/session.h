@@ -87,6 +87,13 @@ bool bridge_session_send_cut_text(struct bridge_session *session, const char *la
 /* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
 char *bridge_session_cut_text(struct bridge_session *session);
 
+/* Where the session's VNC server is, for a connection of one's own (the
+ * noVNC relay): the local desktop's private socket, or the attached
+ * server with its password. A copy the caller frees with
+ * vnc_target_finish. False with a message when the desktop is not usable. */
+bool bridge_session_vnc_target(struct bridge_session *session, struct vnc_target *out,
+			       char *err, size_t err_size);
+
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);
 

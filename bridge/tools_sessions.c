@@ -204,8 +204,17 @@ static void start_stream(struct mcp_call *call, const cJSON *args, void *userdat
 	snprintf(url, sizeof(url), "%s/view/%s#token=%s", c->viewer_base_url, bridge_session_id(s),
 		 view);
 	cJSON_AddStringToObject(reply, "view_only_url", url);
-	cJSON_AddStringToObject(reply, "note", "A new start_stream replaces both links and "
-					       "disconnects their viewers; stop_stream revokes them.");
+	/* The same tokens in noVNC, the fallback viewer (raw RFB over WebSocket). */
+	snprintf(url, sizeof(url), "%s/novnc/%s#token=%s", c->viewer_base_url, bridge_session_id(s),
+		 control);
+	cJSON_AddStringToObject(reply, "novnc_url", url);
+	snprintf(url, sizeof(url), "%s/novnc/%s#token=%s&view_only=1", c->viewer_base_url,
+		 bridge_session_id(s), view);
+	cJSON_AddStringToObject(reply, "novnc_view_only_url", url);
+	memset(url, 0, sizeof(url));
+	cJSON_AddStringToObject(reply, "note", "A new start_stream replaces all links and "
+					       "disconnects their viewers; stop_stream revokes them. "
+					       "The novnc links open the same desktop in noVNC.");
 	memset(control, 0, sizeof(control));
 	memset(view, 0, sizeof(view));
 	reply_json(call, reply);
@@ -321,8 +330,9 @@ static const struct mcp_tool session_tools[] = {
 		.name = "start_stream",
 		.title = "Share the desktop in a browser",
 		.description = "Links for people to watch or help: url lets them use mouse and "
-			       "keyboard, view_only_url only shows the screen. Calling it again "
-			       "replaces both links.",
+			       "keyboard, view_only_url only shows the screen; novnc_url and "
+			       "novnc_view_only_url are the same in noVNC, the fallback viewer. "
+			       "Calling it again replaces all links.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
 		.output_schema = STREAM_LINKS_SCHEMA,
 		.handler = start_stream,

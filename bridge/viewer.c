@@ -1,8 +1,11 @@
 #include "viewer.h"
+#include "viewer_region.h"
 
 #include "../util/log.h"
 #include "../vnc/capture.h"
+#include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
+#include "../vnc/png.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -13,7 +16,26 @@
 
 /* How long the hub sleeps with nothing to do; a viewer that finished its
  * last update waits at most this long for the next. */
-#define IDLE_WAIT_MS 15
+#define IDLE_WAIT_MS 10
+/* Flow control: a viewer gets another update while fewer than this many
+ * are unpainted (the page acknowledges each once painted), and the bytes
+ * of those stay under MAX_IN_FLIGHT_BYTES (one update may be larger). */
+#define MAX_IN_FLIGHT 2
+#define MAX_IN_FLIGHT_BYTES (1u << 20)
+/* Copies kept per viewer; more turn into pixels. */
+#define MAX_COPIES 16
+/* Viewers served per round; the rest get theirs in the next. */
+#define MAX_JOBS 64
+/* Lossy regions get their exact pixels once they have been still this long. */
+#define LOSSY_REFRESH_MS 300
+#define JPEG_QUALITY 60
+#define JPEG_MIN_AREA (128 * 128)
+
+/* A copy within the canvas, as the page applies it. */
+struct copy {
+	struct vnc_rect dest;
+	int src_x, src_y;
+};
 
 struct bridge_viewer {
 	struct bridge_viewers *hub;
@@ -23,10 +45,39 @@ struct bridge_viewer {
 	struct bridge_viewer_message *pending; /* given to the server, not yet sent */
 	struct bridge_viewer_message *next;    /* ready for the server to take */
 	int width, height;                     /* the size it was told */
-	uint64_t version;                      /* newest row version it shows */
+	/* What its canvas lacks: the copies to make, in order, then the
+	 * pixels of damage painted from the framebuffer. */
+	uint64_t change_serial;                /* next framebuffer change to replay */
+	struct copy copies[MAX_COPIES];
+	int copy_count;
+	struct bridge_region damage;
+	struct bridge_region lossy;            /* painted from JPEG, to refresh */
+	int64_t lossy_ms;                      /* when lossy last grew */
+	bool fast;                             /* the page prefers JPEG where it pays */
 	uint64_t cursor_version;
 	struct vnc_rect cursor;                /* where it shows the pointer */
+	size_t in_flight[MAX_IN_FLIGHT];       /* sizes of updates not yet painted */
+	int in_flight_count;
+	/* What it holds down on the desktop, released when it goes. Only the
+	 * connection's thread touches these. */
+	struct { uint32_t code, keysym; } held[BRIDGE_VIEWER_MAX_HELD];
+	int held_count;
+	int buttons, pointer_x, pointer_y;
 	struct bridge_viewer *next_viewer;
+};
+
+/* One update to make: for a viewer, or shared with an earlier job whose
+ * viewer needs exactly the same (same_as). */
+struct job {
+	uint64_t viewer; /* by id: it may leave while we encode */
+	bool resized, fast;
+	int same_as;
+	struct copy copies[MAX_COPIES];
+	int copy_count;
+	struct bridge_region damage;
+	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
+	bool lossy[BRIDGE_REGION_MAX];
+	struct bridge_viewer_message *made;
 };
 
 struct bridge_viewers {
@@ -43,6 +94,7 @@ struct bridge_viewers {
 	uint64_t next_id;
 	bool ended, stopping, running;
 	pthread_t thread;
+	struct job jobs[MAX_JOBS]; /* the hub thread's */
 };
 
 static struct bridge_viewer_message *new_message(struct bridge_viewers *v, bool text, size_t len)
@@ -74,37 +126,6 @@ static void random_hex(char out[33])
 	memset(bytes, 0, sizeof(bytes));
 }
 
-/* What a viewer needs next: rows [y0, y1) of the screen, or nothing. */
-static bool dirty_rows(const struct bridge_viewer *viewer, const struct vnc_framebuffer_view *view,
-		       int *y0, int *y1)
-{
-	*y0 = view->height;
-	*y1 = 0;
-	for (int y = 0; y < view->height; y++) {
-		if (view->row_version[y] > viewer->version) {
-			if (y < *y0)
-				*y0 = y;
-			*y1 = y + 1;
-		}
-	}
-	if (viewer->cursor_version != view->cursor_version) {
-		const struct vnc_rect *rects[2] = { &viewer->cursor, &view->cursor };
-		for (int i = 0; i < 2; i++) {
-			if (rects[i]->width <= 0)
-				continue;
-			int top = rects[i]->y < 0 ? 0 : rects[i]->y;
-			int bottom = rects[i]->y + rects[i]->height;
-			if (bottom > view->height)
-				bottom = view->height;
-			if (top < *y0)
-				*y0 = top;
-			if (bottom > *y1)
-				*y1 = bottom;
-		}
-	}
-	return *y1 > *y0;
-}
-
 static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct bridge_viewer *viewer,
 					    int width, int height)
 {
@@ -118,29 +139,233 @@ static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct brid
 	return m;
 }
 
-static struct bridge_viewer_message *encode_rows(struct bridge_viewers *v, int width, int y0,
-						 int y1)
+/* The canvas is unknown (new, resized, fell behind, an update lost): all
+ * of it is damage, and nothing else is pending. */
+static void repaint_all(struct bridge_viewer *w, int width, int height)
 {
-	struct vnc_capture_request request = {
-		.source = { 0, y0, width, y1 - y0 }, .width = width, .height = y1 - y0,
-		.with_cursor = true, .format = VNC_FORMAT_PNG,
-	};
-	struct vnc_bytes png;
-	char err[160];
-	if (!vnc_capture(v->fb, NULL, &request, &png, NULL, err, sizeof(err)))
-		return NULL;
-	struct bridge_viewer_message *m = new_message(v, false, 8 + png.len);
+	w->copy_count = 0;
+	w->damage.count = 0;
+	w->lossy.count = 0;
+	bridge_region_add(&w->damage, &(struct vnc_rect){ 0, 0, width, height }, width, height);
+}
+
+/* A copy the canvas will make: what it shows wrong in the source (damage
+ * not yet painted, lossy pixels, the pointer drawn in) is then wrong at
+ * the destination too. */
+static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c,
+			int width, int height)
+{
+	if (w->copy_count == MAX_COPIES) {
+		bridge_region_add(&w->damage, &c->rect, width, height);
+		return;
+	}
+	bridge_region_add(&w->damage, &w->cursor, width, height);
+	bridge_region_copied(&w->damage, &c->rect, c->src_x, c->src_y, width, height);
+	bridge_region_copied(&w->lossy, &c->rect, c->src_x, c->src_y, width, height);
+	w->copies[w->copy_count++] = (struct copy){ c->rect, c->src_x, c->src_y };
+}
+
+/* Brings the viewer's account up to the framebuffer's newest change. */
+static void replay(struct bridge_viewer *w, const struct vnc_framebuffer_view *view)
+{
+	struct vnc_framebuffer_change c;
+	for (uint64_t serial = w->change_serial; serial < view->change_serial; serial++) {
+		if (!vnc_framebuffer_view_change(view, serial, &c)) {
+			repaint_all(w, view->width, view->height); /* fell behind the log */
+			break;
+		}
+		if (c.copy)
+			replay_copy(w, &c, view->width, view->height);
+		else
+			bridge_region_add(&w->damage, &c.rect, view->width, view->height);
+	}
+	w->change_serial = view->change_serial;
+	if (w->cursor_version != view->cursor_version) {
+		bridge_region_add(&w->damage, &w->cursor, view->width, view->height);
+		bridge_region_add(&w->damage, &view->cursor, view->width, view->height);
+		w->cursor_version = view->cursor_version;
+		w->cursor = view->cursor;
+	}
+}
+
+static bool ready(const struct bridge_viewer *w)
+{
+	if (w->kicked || w->pending || w->next || w->in_flight_count == MAX_IN_FLIGHT)
+		return false;
+	size_t bytes = 0;
+	for (int i = 0; i < w->in_flight_count; i++)
+		bytes += w->in_flight[i];
+	return w->in_flight_count == 0 || bytes < MAX_IN_FLIGHT_BYTES;
+}
+
+static bool same_work(const struct job *a, const struct job *b)
+{
+	return !a->resized && !b->resized && a->fast == b->fast && a->copy_count == b->copy_count &&
+	       a->damage.count == b->damage.count &&
+	       memcmp(a->copies, b->copies, sizeof(a->copies[0]) * (size_t)a->copy_count) == 0 &&
+	       memcmp(a->damage.rects, b->damage.rects,
+		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
+}
+
+/* The damage's pixels with the pointer drawn in, copied while the
+ * framebuffer is held so they match the changes replayed. */
+static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
+{
+	for (int i = 0; i < job->damage.count; i++) {
+		const struct vnc_rect *r = &job->damage.rects[i];
+		struct vnc_image *image = &job->images[i];
+		image->width = r->width;
+		image->height = r->height;
+		image->pixels = malloc((size_t)r->width * r->height * 4);
+		if (!image->pixels)
+			return false;
+		for (int y = 0; y < r->height; y++)
+			memcpy(image->pixels + (size_t)y * r->width * 4,
+			       view->pixels + ((size_t)(r->y + y) * view->width + r->x) * 4,
+			       (size_t)r->width * 4);
+		vnc_framebuffer_view_draw_cursor(view, image->pixels, r->width * 4, r);
+	}
+	return true;
+}
+
+/* Photographs have many colours; text and flat areas few. Samples a grid
+ * of up to ~1000 pixels into a small hash set. */
+static bool photographic(const struct vnc_image *image)
+{
+	if ((long long)image->width * image->height < JPEG_MIN_AREA)
+		return false;
+	uint32_t seen[512] = { 0 };
+	int distinct = 0;
+	int step_x = image->width / 32 + 1, step_y = image->height / 32 + 1;
+	for (int y = 0; y < image->height; y += step_y) {
+		for (int x = 0; x < image->width; x += step_x) {
+			const uint8_t *p = image->pixels + ((size_t)y * image->width + x) * 4;
+			uint32_t colour = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2] | 1u << 24;
+			uint32_t slot = (colour * 2654435761u) >> 23;
+			while (seen[slot] && seen[slot] != colour)
+				slot = (slot + 1) & 511;
+			if (!seen[slot]) {
+				seen[slot] = colour;
+				if (++distinct > 200)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void put16(unsigned char **p, int value)
+{
+	(*p)[0] = (unsigned char)(value >> 8);
+	(*p)[1] = (unsigned char)value;
+	*p += 2;
+}
+
+/* An update is a binary message of operations, applied in order:
+ *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
+ *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
+ * all big endian. */
+enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3 };
+
+static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
+{
+	struct vnc_bytes encoded[BRIDGE_REGION_MAX];
+	size_t len = (size_t)job->copy_count * 13;
+	bool ok = true;
+	for (int i = 0; i < job->damage.count; i++) {
+		job->lossy[i] = job->fast && photographic(&job->images[i]);
+		ok = ok && (job->lossy[i] ? vnc_jpeg_encode(&job->images[i], JPEG_QUALITY, &encoded[i])
+					  : vnc_png_encode(&job->images[i], &encoded[i]));
+		if (!ok) {
+			for (int k = 0; k < i; k++)
+				vnc_bytes_finish(&encoded[k]);
+			return NULL;
+		}
+		len += 13 + encoded[i].len;
+	}
+	struct bridge_viewer_message *m = new_message(v, false, len);
 	if (m) {
 		unsigned char *p = m->data + v->headroom;
-		uint16_t fields[4] = { 0, (uint16_t)y0, (uint16_t)width, (uint16_t)(y1 - y0) };
-		for (int i = 0; i < 4; i++) {
-			p[i * 2] = (unsigned char)(fields[i] >> 8);
-			p[i * 2 + 1] = (unsigned char)fields[i];
+		for (int i = 0; i < job->copy_count; i++) {
+			const struct copy *c = &job->copies[i];
+			*p++ = OP_COPY;
+			put16(&p, c->src_x);
+			put16(&p, c->src_y);
+			put16(&p, c->dest.width);
+			put16(&p, c->dest.height);
+			put16(&p, c->dest.x);
+			put16(&p, c->dest.y);
 		}
-		memcpy(p + 8, png.data, png.len);
+		for (int i = 0; i < job->damage.count; i++) {
+			const struct vnc_rect *r = &job->damage.rects[i];
+			*p++ = job->lossy[i] ? OP_JPEG : OP_PNG;
+			put16(&p, r->x);
+			put16(&p, r->y);
+			put16(&p, r->width);
+			put16(&p, r->height);
+			put16(&p, (int)(encoded[i].len >> 16));
+			put16(&p, (int)(encoded[i].len & 0xffff));
+			memcpy(p, encoded[i].data, encoded[i].len);
+			p += encoded[i].len;
+		}
 	}
-	vnc_bytes_finish(&png);
+	for (int i = 0; i < job->damage.count; i++)
+		vnc_bytes_finish(&encoded[i]);
 	return m;
+}
+
+/* Decides, under the framebuffer and hub locks, what every viewer ready
+ * for more gets; copies the pixels involved. Returns the job count. */
+static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *view)
+{
+	int width = view->width, height = view->height, count = 0;
+	int64_t now = vnc_monotonic_ms();
+	for (struct bridge_viewer *w = v->viewers; w; w = w->next_viewer) {
+		if (w->kicked || width <= 0)
+			continue;
+		bool resized = w->width != width || w->height != height;
+		if (resized) {
+			if (w->pending || w->next || count == MAX_JOBS)
+				continue; /* told once what it has is sent */
+			w->width = width;
+			w->height = height;
+			w->change_serial = view->change_serial;
+			w->cursor_version = view->cursor_version;
+			w->cursor = view->cursor;
+			w->in_flight_count = 0; /* the page starts over on hello */
+			repaint_all(w, width, height);
+			v->jobs[count++] = (struct job){ .viewer = w->id, .resized = true, .same_as = -1 };
+			continue;
+		}
+		replay(w, view);
+		if (!ready(w) || count == MAX_JOBS)
+			continue;
+		/* Lossy pixels still for a while are sent again, exactly. */
+		bool exact_refresh = w->lossy.count > 0 && now - w->lossy_ms >= LOSSY_REFRESH_MS;
+		for (int i = 0; exact_refresh && i < w->lossy.count; i++)
+			bridge_region_add(&w->damage, &w->lossy.rects[i], width, height);
+		if (exact_refresh)
+			w->lossy.count = 0;
+		if (w->damage.count == 0 && w->copy_count == 0)
+			continue;
+		struct job *job = &v->jobs[count];
+		*job = (struct job){ .viewer = w->id, .fast = w->fast && !exact_refresh,
+				     .same_as = -1, .copy_count = w->copy_count,
+				     .damage = w->damage };
+		memcpy(job->copies, w->copies, sizeof(w->copies[0]) * (size_t)w->copy_count);
+		for (int k = 0; k < count && job->same_as < 0; k++)
+			if (v->jobs[k].same_as < 0 && same_work(&v->jobs[k], job))
+				job->same_as = k;
+		if (job->same_as < 0 && !snapshot(job, view)) {
+			for (int i = 0; i < job->damage.count; i++)
+				free(job->images[i].pixels);
+			continue; /* out of memory: it stays owed, try next round */
+		}
+		w->copy_count = 0;
+		w->damage.count = 0;
+		count++;
+	}
+	return count;
 }
 
 /* One round: for every viewer ready for more, the update it needs, shared
@@ -150,71 +375,58 @@ static bool produce(struct bridge_viewers *v)
 	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(v->fb, &view);
 	int width = view.width, height = view.height;
-	uint64_t newest = 0;
-	for (int y = 0; y < height; y++)
-		if (view.row_version[y] > newest)
-			newest = view.row_version[y];
-
-	/* Decide under both locks, encode after letting go of them. */
-	struct job {
-		uint64_t viewer; /* by id: it may leave while we encode */
-		int y0, y1;
-		bool resized;
-	} jobs[64];
-	int job_count = 0;
 	pthread_mutex_lock(&v->lock);
-	for (struct bridge_viewer *w = v->viewers; w && job_count < 64; w = w->next_viewer) {
-		if (w->kicked || w->pending || w->next || width <= 0)
-			continue;
-		bool resized = w->width != width || w->height != height;
-		int y0 = 0, y1 = height;
-		if (!resized && !dirty_rows(w, &view, &y0, &y1))
-			continue;
-		jobs[job_count++] = (struct job){ w->id, y0, y1, resized };
-		w->width = width;
-		w->height = height;
-		w->version = newest;
-		w->cursor_version = view.cursor_version;
-		w->cursor = view.cursor;
-	}
+	int count = plan(v, &view);
 	pthread_mutex_unlock(&v->lock);
 	vnc_framebuffer_unlock_view(&view);
-	if (job_count == 0)
+	if (count == 0)
 		return false;
 
-	struct bridge_viewer_message *made[64] = { 0 };
-	for (int i = 0; i < job_count; i++) {
-		for (int k = 0; k < i && !made[i]; k++) {
-			if (made[k] && jobs[k].y0 == jobs[i].y0 && jobs[k].y1 == jobs[i].y1) {
-				made[i] = made[k]; /* the same update: encoded once */
-				made[i]->refs++;
-			}
+	/* Encode with no lock held: the connection and the pages go on. */
+	for (int i = 0; i < count; i++) {
+		struct job *job = &v->jobs[i];
+		if (job->resized || job->same_as >= 0)
+			continue;
+		job->made = encode(v, job);
+		for (int k = 0; k < job->damage.count; k++) {
+			free(job->images[k].pixels);
+			job->images[k].pixels = NULL;
 		}
-		if (!made[i])
-			made[i] = encode_rows(v, width, jobs[i].y0, jobs[i].y1);
 	}
 
+	int64_t now = vnc_monotonic_ms();
 	pthread_mutex_lock(&v->lock);
-	for (int i = 0; i < job_count; i++) {
+	for (int i = 0; i < count; i++) {
+		struct job *job = &v->jobs[i];
+		const struct job *source = job->same_as >= 0 ? &v->jobs[job->same_as] : job;
 		struct bridge_viewer *w = v->viewers;
-		while (w && w->id != jobs[i].viewer)
+		while (w && w->id != job->viewer)
 			w = w->next_viewer;
-		if (!w) {
-			release_locked(made[i]); /* it left meanwhile */
+		if (!w)
+			continue; /* it left meanwhile */
+		if (job->resized) {
+			w->next = hello(v, w, width, height);
+			if (!w->next)
+				w->width = 0; /* out of memory: tell it again */
 			continue;
 		}
-		if (jobs[i].resized) {
-			/* hello first; the frame follows once it is sent */
-			w->next = hello(v, w, width, height);
-			w->version = 0;
-			w->cursor_version = 0;
-			release_locked(made[i]);
-		} else {
-			w->next = made[i];
+		if (!source->made) {
+			repaint_all(w, width, height); /* lost: start over */
+			continue;
 		}
-		if (!w->next)
-			w->version = 0; /* out of memory: try it all again */
+		w->next = source->made;
+		w->next->refs++;
+		w->in_flight[w->in_flight_count++] = source->made->len;
+		for (int k = 0; k < source->damage.count; k++) {
+			if (source->lossy[k]) {
+				bridge_region_add(&w->lossy, &source->damage.rects[k], width, height);
+				w->lossy_ms = now;
+			}
+		}
 	}
+	for (int i = 0; i < count; i++)
+		if (v->jobs[i].same_as < 0)
+			release_locked(v->jobs[i].made); /* the jobs' own reference */
 	pthread_mutex_unlock(&v->lock);
 	v->wake(v->wake_context);
 	return true;
@@ -418,10 +630,75 @@ void bridge_viewer_sent(struct bridge_viewer *w, struct bridge_viewer_message *m
 	pthread_mutex_unlock(&v->lock);
 }
 
+void bridge_viewer_painted(struct bridge_viewer *w)
+{
+	struct bridge_viewers *v = w->hub;
+	pthread_mutex_lock(&v->lock);
+	if (w->in_flight_count > 0) { /* a page may ack too often: never below none */
+		w->in_flight_count--;
+		memmove(w->in_flight, w->in_flight + 1, sizeof(w->in_flight[0]) * (size_t)w->in_flight_count);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+void bridge_viewer_set_fast(struct bridge_viewer *w, bool fast)
+{
+	struct bridge_viewers *v = w->hub;
+	pthread_mutex_lock(&v->lock);
+	w->fast = fast;
+	pthread_mutex_unlock(&v->lock);
+}
+
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *w)
 {
 	pthread_mutex_lock(&w->hub->lock);
 	enum bridge_viewer_role role = w->kicked ? BRIDGE_VIEWER_NONE : w->role;
 	pthread_mutex_unlock(&w->hub->lock);
 	return role;
+}
+
+bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event, uint32_t code)
+{
+	if (event->type == VNC_INPUT_POINTER) {
+		w->buttons = event->buttons & (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
+		w->pointer_x = event->x;
+		w->pointer_y = event->y;
+		return true;
+	}
+	if (event->type != VNC_INPUT_KEY)
+		return true;
+	int i = 0;
+	while (i < w->held_count && w->held[i].code != code)
+		i++;
+	if (!event->down) {
+		if (i < w->held_count) {
+			event->keysym = w->held[i].keysym; /* what went down comes up */
+			w->held[i] = w->held[--w->held_count];
+		}
+		return true;
+	}
+	if (i < w->held_count)
+		return w->held[i].keysym == event->keysym; /* a repeat; not another key */
+	if (w->held_count == BRIDGE_VIEWER_MAX_HELD)
+		return false;
+	w->held[w->held_count].code = code;
+	w->held[w->held_count].keysym = event->keysym;
+	w->held_count++;
+	return true;
+}
+
+size_t bridge_viewer_release_all(struct bridge_viewer *w, struct vnc_input_event *out)
+{
+	size_t n = 0;
+	/* Last pressed first, as fingers would let go. */
+	while (w->held_count > 0)
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+						     .keysym = w->held[--w->held_count].keysym,
+						     .down = false };
+	if (w->buttons) {
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = w->pointer_x,
+						     .y = w->pointer_y, .buttons = 0 };
+		w->buttons = 0;
+	}
+	return n;
 }

@@ -1,8 +1,13 @@
 /* Browser viewers of one session: the tokens of its control and view-only
- * links, and a hub thread that turns framebuffer changes into PNG updates.
- * An update is encoded once and shared by every viewer in the same state;
- * a viewer still busy with the last one gets no second: its next update
- * merges everything that changed meanwhile. Nothing queues without bound. */
+ * links, and a hub thread that turns framebuffer changes into updates.
+ * Each viewer has an account of what its canvas lacks: the server's copies
+ * (CopyRect) to replay in order, then rectangles to paint from the
+ * framebuffer (PNG; JPEG for large photographic ones when the page asked
+ * for speed, sent again exactly once they are still). An update is encoded
+ * once and shared by every viewer in the same state. A viewer gets the next
+ * one only when its page has painted all but one (it acknowledges each), so
+ * a slow page gets fewer, larger updates that merge everything that changed
+ * meanwhile, never a queue of old ones. Nothing queues without bound. */
 #ifndef LIZARD_BRIDGE_VIEWER_H
 #define LIZARD_BRIDGE_VIEWER_H
 
@@ -13,6 +18,7 @@
 struct bridge_viewers;
 struct bridge_viewer;
 struct vnc_framebuffer;
+struct vnc_input_event;
 
 enum bridge_viewer_role { BRIDGE_VIEWER_NONE, BRIDGE_VIEWER_CONTROL, BRIDGE_VIEWER_VIEW };
 
@@ -54,5 +60,23 @@ void bridge_viewer_sent(struct bridge_viewer *viewer, struct bridge_viewer_messa
 /* BRIDGE_VIEWER_NONE once the viewer's link was revoked or its session
  * ended: from that moment its input counts for nothing. */
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *viewer);
+/* The page has painted an update it was sent. */
+void bridge_viewer_painted(struct bridge_viewer *viewer);
+/* The page prefers speed (JPEG where it pays) to exact pixels in motion. */
+void bridge_viewer_set_fast(struct bridge_viewer *viewer, bool fast);
+
+/* Input from a control viewer passes through here before it goes to the
+ * desktop, so the hub knows what the viewer holds down. A key release is
+ * rewritten to the keysym that went down for the same physical key (code,
+ * the page's name for it), since the page's release may carry another
+ * (Shift let go first: "A" down, "a" up). Returns false when the event must
+ * be dropped (too many keys held: a bound, not a keyboard). */
+bool bridge_viewer_track_input(struct bridge_viewer *viewer, struct vnc_input_event *event,
+			       uint32_t code);
+/* Events that release everything the viewer still holds (keys, then
+ * buttons), into out (room for BRIDGE_VIEWER_MAX_HELD + 1); forgets them.
+ * Returns how many. */
+#define BRIDGE_VIEWER_MAX_HELD 32
+size_t bridge_viewer_release_all(struct bridge_viewer *viewer, struct vnc_input_event *out);
 
 #endif

@@ -12,4 +12,4 @@ build-release/bench/capture-micro 50
 echo "== computer use, end to end over MCP stdio"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/computer-use.mjs
 echo "== browser viewers"
-LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 5
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 10

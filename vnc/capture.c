@@ -2,8 +2,6 @@
 
 #include "../util/base64.h"
 
-#include <stdio.h> /* jpeglib.h needs FILE */
-#include <jpeglib.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -491,41 +489,15 @@ static struct blob *assemble_base64(const struct capture *c)
 	return out;
 }
 
+static void jpeg_row(void *context, int y, uint8_t *rgb)
+{
+	output_row_rgb(context, y, rgb);
+}
+
 static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
 {
 	const struct vnc_capture_request *r = c->request;
-	struct jpeg_compress_struct jpeg;
-	struct jpeg_error_mgr errors;
-	jpeg.err = jpeg_std_error(&errors);
-	jpeg_create_compress(&jpeg);
-	unsigned char *buffer = NULL;
-	unsigned long size = 0;
-	jpeg_mem_dest(&jpeg, &buffer, &size);
-	jpeg.image_width = (JDIMENSION)r->width;
-	jpeg.image_height = (JDIMENSION)r->height;
-	jpeg.input_components = 3;
-	jpeg.in_color_space = JCS_RGB;
-	jpeg_set_defaults(&jpeg);
-	jpeg_set_quality(&jpeg, r->jpeg_quality, TRUE);
-	jpeg_start_compress(&jpeg, TRUE);
-	uint8_t *rgb = malloc((size_t)r->width * 3);
-	bool ok = rgb != NULL;
-	for (int y = 0; ok && y < r->height; y++) {
-		output_row_rgb(c, y, rgb);
-		JSAMPROW row = rgb;
-		jpeg_write_scanlines(&jpeg, &row, 1);
-	}
-	if (ok)
-		jpeg_finish_compress(&jpeg);
-	jpeg_destroy_compress(&jpeg);
-	free(rgb);
-	if (!ok) {
-		free(buffer);
-		return false;
-	}
-	out->data = buffer;
-	out->len = out->capacity = size;
-	return true;
+	return vnc_jpeg_encode_rows(r->width, r->height, r->jpeg_quality, jpeg_row, (void *)c, out);
 }
 
 static bool valid_request(const struct vnc_capture_request *r, int screen_width,

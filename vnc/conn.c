@@ -49,6 +49,11 @@ struct vnc_conn {
 	bool failed;
 	char failure[256];
 	char *cut_text; /* the server's latest clipboard, as UTF-8 */
+
+	/* CopyRect: libvncclient's own copy, and the destination it reports
+	 * as an update right after, which the framebuffer already holds. */
+	GotCopyRectProc library_copy_rect;
+	struct vnc_rect copied;
 };
 
 static int client_tag;
@@ -133,9 +138,25 @@ static rfbBool allocate_framebuffer(rfbClient *client)
 	return TRUE;
 }
 
+/* A CopyRect is kept as a copy, so viewers can replay it instead of
+ * receiving the pixels again. */
+static void got_copy_rect(rfbClient *client, int src_x, int src_y, int w, int h, int x, int y)
+{
+	struct vnc_conn *conn = conn_of(client);
+	conn->library_copy_rect(client, src_x, src_y, w, h, x, y);
+	struct vnc_rect dest = { x, y, w, h };
+	if (vnc_framebuffer_copy_rect(conn->fb, src_x, src_y, &dest))
+		conn->copied = dest;
+}
+
 static void got_update(rfbClient *client, int x, int y, int w, int h)
 {
 	struct vnc_conn *conn = conn_of(client);
+	struct vnc_rect copied = conn->copied;
+	conn->copied = (struct vnc_rect){ 0 };
+	if (copied.width > 0 && copied.x == x && copied.y == y && copied.width == w &&
+	    copied.height == h)
+		return; /* the copy's report: already in the framebuffer */
 	vnc_framebuffer_write_rect(conn->fb, client->frameBuffer, client->width * 4, x, y, w, h);
 }
 
@@ -351,6 +372,8 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	client->GetPassword = get_password;
 	client->MallocFrameBuffer = allocate_framebuffer;
 	client->GotFrameBufferUpdate = got_update;
+	conn->library_copy_rect = client->GotCopyRect;
+	client->GotCopyRect = got_copy_rect;
 	client->FinishedFrameBufferUpdate = finished_update;
 	client->GotCursorShape = got_cursor_shape;
 	client->HandleCursorPos = got_cursor_position;

@@ -30,6 +30,12 @@ struct vnc_framebuffer {
 	bool pending_damage;
 	bool closed;
 
+	/* The change log, a ring indexed by serial. The newest entry may
+	 * still grow (a server sends a write as many bands) until sealed. */
+	struct vnc_framebuffer_change *changes;
+	uint64_t change_serial;
+	bool change_sealed;
+
 	uint8_t *cursor_rgba;
 	bool cursor_shape_known; /* false until the server sends a shape */
 	bool cursor_position_known; /* false until we move it or the server says */
@@ -49,6 +55,11 @@ struct vnc_framebuffer *vnc_framebuffer_create(void)
 	struct vnc_framebuffer *fb = calloc(1, sizeof(*fb));
 	if (!fb)
 		return NULL;
+	fb->changes = calloc(VNC_FRAMEBUFFER_CHANGES, sizeof(*fb->changes));
+	if (!fb->changes) {
+		free(fb);
+		return NULL;
+	}
 	clock_cond_init(&fb->changed);
 	pthread_mutex_init(&fb->lock, NULL);
 	fb->last_change_ms = vnc_monotonic_ms();
@@ -64,7 +75,35 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb)
 	free(fb->pixels);
 	free(fb->row_version);
 	free(fb->cursor_rgba);
+	free(fb->changes);
 	free(fb);
+}
+
+static bool contains(const struct vnc_rect *outer, const struct vnc_rect *inner)
+{
+	return inner->x >= outer->x && inner->y >= outer->y &&
+	       inner->x + inner->width <= outer->x + outer->width &&
+	       inner->y + inner->height <= outer->y + outer->height;
+}
+
+static void log_change_locked(struct vnc_framebuffer *fb, const struct vnc_framebuffer_change *c)
+{
+	if (fb->change_serial > 0 && !fb->change_sealed && !c->copy) {
+		/* Bands of one write (same columns, one below the other) or a
+		 * part of the last write grow the newest entry instead. */
+		struct vnc_framebuffer_change *last =
+			&fb->changes[(fb->change_serial - 1) % VNC_FRAMEBUFFER_CHANGES];
+		if (!last->copy && contains(&last->rect, &c->rect))
+			return;
+		if (!last->copy && last->rect.x == c->rect.x && last->rect.width == c->rect.width &&
+		    last->rect.y + last->rect.height == c->rect.y) {
+			last->rect.height += c->rect.height;
+			return;
+		}
+	}
+	fb->changes[fb->change_serial % VNC_FRAMEBUFFER_CHANGES] = *c;
+	fb->change_serial++;
+	fb->change_sealed = false;
 }
 
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
@@ -88,6 +127,8 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	fb->write_version++;
 	for (int y = 0; y < height; y++)
 		row_version[y] = fb->write_version;
+	fb->change_sealed = true;
+	log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = { 0, 0, width, height } });
 	fb->pending_damage = true;
 	pthread_mutex_unlock(&fb->lock);
 	return true;
@@ -129,6 +170,7 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	/* Servers resend pixels that did not change (a window mapped with the
 	 * colour already there, a repaint of the same text): only rows that
 	 * really differ count as damage, for settling and for encoders. */
+	bool changed = false;
 	for (int row = 0; row < height; row++) {
 		uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
 		const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
@@ -137,10 +179,42 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		memcpy(dst, from, (size_t)width * 4);
 		fb->row_version[y + row] = fb->write_version;
 		fb->pending_damage = true;
+		changed = true;
 		if (drawing)
 			fb->pending_drawn += (uint64_t)width;
 	}
+	if (changed)
+		log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = { x, y, width, height } });
 	pthread_mutex_unlock(&fb->lock);
+}
+
+bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
+			       const struct vnc_rect *dest)
+{
+	pthread_mutex_lock(&fb->lock);
+	const struct vnc_rect screen = { 0, 0, fb->width, fb->height };
+	const struct vnc_rect source = { src_x, src_y, dest->width, dest->height };
+	if (dest->width <= 0 || dest->height <= 0 || !contains(&screen, dest) ||
+	    !contains(&screen, &source)) {
+		pthread_mutex_unlock(&fb->lock);
+		return false;
+	}
+	size_t stride = (size_t)fb->width * 4, len = (size_t)dest->width * 4;
+	/* Rows in the order that never reads a row already overwritten;
+	 * memmove handles the overlap within a row. */
+	bool upward = dest->y > src_y;
+	fb->write_version++;
+	for (int i = 0; i < dest->height; i++) {
+		int row = upward ? dest->height - 1 - i : i;
+		memmove(fb->pixels + (size_t)(dest->y + row) * stride + (size_t)dest->x * 4,
+			fb->pixels + (size_t)(src_y + row) * stride + (size_t)src_x * 4, len);
+		fb->row_version[dest->y + row] = fb->write_version;
+	}
+	log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = *dest, .copy = true,
+								 .src_x = src_x, .src_y = src_y });
+	fb->pending_damage = true;
+	pthread_mutex_unlock(&fb->lock);
+	return true;
 }
 
 static void note_change_locked(struct vnc_framebuffer *fb)
@@ -257,6 +331,8 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->row_version = fb->row_version;
 	view->sequence = fb->sequence;
 	view->cursor_version = fb->cursor_version;
+	view->change_serial = fb->change_serial;
+	fb->change_sealed = true;
 	view->fb = fb;
 	if (!fb->cursor_position_known) {
 		/* Nothing to draw: where it is is unknown, and servers show the
@@ -269,6 +345,15 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 						  fb->cursor_y - fb->cursor_hot_y, fb->cursor_width,
 						  fb->cursor_height };
 	}
+}
+
+bool vnc_framebuffer_view_change(const struct vnc_framebuffer_view *view, uint64_t serial,
+				 struct vnc_framebuffer_change *out)
+{
+	if (serial >= view->change_serial || view->change_serial - serial > VNC_FRAMEBUFFER_CHANGES)
+		return false;
+	*out = view->fb->changes[serial % VNC_FRAMEBUFFER_CHANGES];
+	return true;
 }
 
 void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view)

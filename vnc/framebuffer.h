@@ -37,6 +37,11 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb);
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height);
 void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 				int src_stride, int x, int y, int width, int height);
+/* The server's CopyRect: the rectangle at (src_x, src_y) is copied to
+ * dest, within this framebuffer. False (nothing done) when either lies
+ * outside the screen. */
+bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
+			       const struct vnc_rect *dest);
 /* Publishes the rectangles written since the last commit as one frame. */
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb);
 /* Cursor shape in RGBA (alpha 0 or 255), or width 0 for none. */
@@ -61,6 +66,18 @@ bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect 
 			      bool with_cursor, struct vnc_image *out, uint64_t *sequence);
 void vnc_image_finish(struct vnc_image *image);
 
+/* What changed, in order: pixels written to rect, or (copy) rect filled
+ * from the same-sized rectangle at (src_x, src_y). The framebuffer keeps
+ * the last VNC_FRAMEBUFFER_CHANGES of them so that viewers can replay the
+ * copies instead of sending the pixels again. A resize is a write of the
+ * whole screen. */
+#define VNC_FRAMEBUFFER_CHANGES 4096
+struct vnc_framebuffer_change {
+	struct vnc_rect rect;
+	bool copy;
+	int src_x, src_y;
+};
+
 /* Direct access for encoders, valid between lock and unlock, during which
  * the connection thread waits: copy what is needed and let go quickly. */
 struct vnc_framebuffer_view {
@@ -70,11 +87,17 @@ struct vnc_framebuffer_view {
 	uint64_t sequence;
 	uint64_t cursor_version;     /* grows when the pointer moves or changes shape */
 	struct vnc_rect cursor;      /* where the pointer covers the screen */
+	uint64_t change_serial;      /* serial the next change will get */
 	struct vnc_framebuffer *fb;
 };
 
 void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffer_view *view);
 void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view);
+/* Change number serial (< view->change_serial), or false when it is
+ * older than what the framebuffer keeps. A view seals the newest change:
+ * later writes never grow a change a reader may have seen. */
+bool vnc_framebuffer_view_change(const struct vnc_framebuffer_view *view, uint64_t serial,
+				 struct vnc_framebuffer_change *out);
 /* Draws the pointer into dst, an RGBX buffer showing area of the screen. */
 void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
 				      int dst_stride, const struct vnc_rect *area);

@@ -3,11 +3,13 @@
 #include "framebuffer.h"
 
 #include <png.h>
+#include <stdio.h> /* jpeglib.h needs FILE */
+#include <jpeglib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-static bool bytes_append(struct vnc_bytes *b, const void *data, size_t len)
+bool vnc_bytes_append(struct vnc_bytes *b, const void *data, size_t len)
 {
 	if (len > SIZE_MAX - b->len)
 		return false;
@@ -40,7 +42,7 @@ struct write_state {
 static void write_data(png_structp png, png_bytep data, png_size_t len)
 {
 	struct write_state *state = png_get_io_ptr(png);
-	if (!state->failed && !bytes_append(state->out, data, len))
+	if (!state->failed && !vnc_bytes_append(state->out, data, len))
 		state->failed = true;
 }
 
@@ -89,4 +91,57 @@ bool vnc_png_encode(const struct vnc_image *image, struct vnc_bytes *out)
 		return false;
 	}
 	return true;
+}
+
+/* Rows come from rgbx (4 bytes a pixel, as is) or from row() (RGB). */
+static bool jpeg_encode(int width, int height, int quality, const struct vnc_image *rgbx,
+			void (*row)(void *, int, uint8_t *), void *context, struct vnc_bytes *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (width <= 0 || height <= 0 || quality < 1 || quality > 100)
+		return false;
+	uint8_t *rgb = rgbx ? NULL : malloc((size_t)width * 3);
+	if (!rgbx && !rgb)
+		return false;
+	struct jpeg_compress_struct jpeg;
+	struct jpeg_error_mgr errors;
+	jpeg.err = jpeg_std_error(&errors);
+	jpeg_create_compress(&jpeg);
+	unsigned char *buffer = NULL;
+	unsigned long size = 0;
+	jpeg_mem_dest(&jpeg, &buffer, &size);
+	jpeg.image_width = (JDIMENSION)width;
+	jpeg.image_height = (JDIMENSION)height;
+	/* libjpeg-turbo reads our RGBX pixels as they are. */
+	jpeg.input_components = rgbx ? 4 : 3;
+	jpeg.in_color_space = rgbx ? JCS_EXT_RGBX : JCS_RGB;
+	jpeg_set_defaults(&jpeg);
+	jpeg_set_quality(&jpeg, quality, TRUE);
+	jpeg_start_compress(&jpeg, TRUE);
+	for (int y = 0; y < height; y++) {
+		JSAMPROW line = rgb;
+		if (rgbx)
+			line = rgbx->pixels + (size_t)y * width * 4;
+		else
+			row(context, y, rgb);
+		jpeg_write_scanlines(&jpeg, &line, 1);
+	}
+	jpeg_finish_compress(&jpeg);
+	jpeg_destroy_compress(&jpeg);
+	free(rgb);
+	out->data = buffer;
+	out->len = out->capacity = size;
+	return true;
+}
+
+bool vnc_jpeg_encode(const struct vnc_image *image, int quality, struct vnc_bytes *out)
+{
+	return jpeg_encode(image->width, image->height, quality, image, NULL, NULL, out);
+}
+
+bool vnc_jpeg_encode_rows(int width, int height, int quality,
+			  void (*row)(void *context, int y, uint8_t *rgb), void *context,
+			  struct vnc_bytes *out)
+{
+	return jpeg_encode(width, height, quality, NULL, row, context, out);
 }

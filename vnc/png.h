@@ -1,4 +1,4 @@
-/* PNG encoding of framebuffer copies, tuned for speed over size. */
+/* PNG (and JPEG) encoding of framebuffer copies, tuned for speed over size. */
 #ifndef LIZARD_VNC_PNG_H
 #define LIZARD_VNC_PNG_H
 
@@ -17,5 +17,15 @@ struct vnc_bytes {
  * frees with vnc_bytes_finish). */
 bool vnc_png_encode(const struct vnc_image *image, struct vnc_bytes *out);
 void vnc_bytes_finish(struct vnc_bytes *bytes);
+/* Appends, growing as needed; false when memory runs out. */
+bool vnc_bytes_append(struct vnc_bytes *bytes, const void *data, size_t len);
+
+/* Encodes an RGBX image as a baseline JPEG at quality 1..100 (lossy: for
+ * viewers that asked for speed, never for screenshots an agent reads). */
+bool vnc_jpeg_encode(const struct vnc_image *image, int quality, struct vnc_bytes *out);
+/* The same, with rows of RGB (3 bytes a pixel) made on demand by row(). */
+bool vnc_jpeg_encode_rows(int width, int height, int quality,
+			  void (*row)(void *context, int y, uint8_t *rgb), void *context,
+			  struct vnc_bytes *out);
 
 #endif

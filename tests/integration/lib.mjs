@@ -456,3 +456,22 @@ export async function launchChromium() {
       '--disable-component-update', '--disable-sync'],
   });
 }
+
+// A daemon with one local desktop, its viewer links, a headless Chromium
+// and a scratch directory: what the browser viewer tests start from.
+export async function viewerFixture(prefix, size = '800x600') {
+  const f = { work: tempDir(prefix) };
+  f.daemon = await startDaemon();
+  f.client = await httpClient(f.daemon);
+  f.session = JSON.parse(textOf(await f.client.call('create_session', { template: 'desktop', size }))).session;
+  f.links = JSON.parse(textOf(await f.client.call('start_stream', { session: f.session })));
+  f.browser = await launchChromium();
+  f.stop = async () => {
+    await f.browser?.close();
+    await f.client?.call('kill_session', { session: f.session }).catch(() => {});
+    await f.client?.close();
+    await f.daemon?.stop();
+    fs.rmSync(f.work, { recursive: true, force: true });
+  };
+  return f;
+}

@@ -1,0 +1,191 @@
+// The browser viewer under motion and input: keys that never stick, a
+// canvas that ends exact, copies instead of pixels. Headless Debian
+// Chromium (playwright-core) against a real local desktop.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { waitFor, textOf, imageOf, viewerFixture } from './lib.mjs';
+
+let fixture, daemon, client, browser, session, links, work;
+
+before(async () => {
+  fixture = await viewerFixture('lizard-viewer-live-');
+  ({ daemon, client, browser, session, links, work } = fixture);
+});
+
+after(() => fixture?.stop());
+
+async function openViewer(url = links.url) {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  await page.goto(url);
+  assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.frames)) > 0, { timeout: 15000 }),
+    'the viewer shows a first frame');
+  return page;
+}
+
+// A terminal in the desktop that saves what it is given, raw.
+async function terminal(name, geometry = '50x6+20+20') {
+  const file = path.join(work, `${name}.txt`);
+  await client.call('launch', { session, command: `xterm -geometry ${geometry} -title ${name} -e sh -c 'stty -echo -icanon; exec cat > ${file}'` });
+  assert.ok(await waitFor(() => fs.existsSync(file)));
+  await client.call('wait', { session, quiet_ms: 300 });
+  return file;
+}
+
+async function focusTerminal(file) {
+  // Through MCP, so the viewer's own clicks are not part of what is tested.
+  await client.call('click', { session, x: 150, y: 60 });
+  await client.call('type', { session, text: '.' });
+  assert.ok(await waitFor(() => fs.readFileSync(file, 'utf8') === '.'));
+}
+
+const read = (file) => fs.readFileSync(file, 'utf8');
+
+test('Shift let go before the letter: exactly one capital, no repeats', async () => {
+  const file = await terminal('shift-first');
+  const page = await openViewer();
+  await focusTerminal(file);
+  await page.keyboard.down('Shift');
+  await page.keyboard.down('KeyA'); // arrives as "A", code KeyA
+  await page.keyboard.up('Shift');
+  await page.keyboard.up('KeyA');   // arrives as "a": must release "A"
+  await client.call('type', { session, text: 'z' });
+  assert.ok(await waitFor(() => read(file).endsWith('z')));
+  // A key left down repeats after X's autorepeat delay (660 ms); watch
+  // well past it that nothing more arrives.
+  const repeated = await waitFor(() => read(file) !== '.Az', { timeout: 1500 });
+  assert.equal(repeated, false, `the terminal got ${JSON.stringify(read(file))}`);
+  await page.close();
+});
+
+test('a viewer that goes away holding Shift leaves nothing held', async () => {
+  const file = await terminal('shift-held');
+  const page = await openViewer();
+  await focusTerminal(file);
+  await page.keyboard.down('Shift');
+  await page.keyboard.down('KeyQ');
+  // The socket dies without the page saying anything (as when a tab crashes).
+  await page.evaluate(() => { socket.onclose = null; socket.close(); });
+  await page.close();
+  await client.call('type', { session, text: 'b' });
+  const content = await waitFor(() => /b|B/.test(read(file)) && read(file));
+  assert.equal(content, '.Qb', 'Q typed once, then b in lower case: Shift and Q were released');
+  const again = await waitFor(() => read(file) !== '.Qb', { timeout: 1500 });
+  assert.equal(again, false, `the terminal got ${JSON.stringify(read(file))}`);
+});
+
+test('the page lets go of its keys when it loses focus', async () => {
+  const file = await terminal('blur');
+  const page = await openViewer();
+  await focusTerminal(file);
+  await page.keyboard.down('Shift');
+  await page.evaluate(() => window.dispatchEvent(new Event('blur')));
+  await client.call('type', { session, text: 'c' });
+  assert.equal(await waitFor(() => /c|C/.test(read(file)) && read(file)), '.c');
+  await page.keyboard.up('Shift');
+  await page.close();
+});
+
+// Differing pixels between the page's canvas and a PNG (base64), counted
+// in the page so that a whole screen need not cross the wire.
+function canvasDiff(page, png) {
+  return page.evaluate(async (b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const image = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const canvas = document.getElementById('screen');
+    if (canvas.width !== image.width || canvas.height !== image.height) return -1;
+    const scratch = new OffscreenCanvas(image.width, image.height).getContext('2d');
+    scratch.drawImage(image, 0, 0);
+    const want = scratch.getImageData(0, 0, image.width, image.height).data;
+    const have = canvas.getContext('2d').getImageData(0, 0, image.width, image.height).data;
+    let differing = 0;
+    for (let i = 0; i < want.length; i += 4) {
+      if (want[i] !== have[i] || want[i + 1] !== have[i + 1] || want[i + 2] !== have[i + 2]) differing++;
+    }
+    return differing;
+  }, png);
+}
+
+// Runs a shell script in the desktop and waits until it has finished.
+async function inDesktop(name, script) {
+  const done = path.join(work, `${name}.done`);
+  fs.rmSync(done, { force: true });
+  await client.call('launch', { session, command: `sh -c '${script}; touch ${done}'` });
+  assert.ok(await waitFor(() => fs.existsSync(done), { timeout: 60000 }), `${name} finished`);
+}
+
+// Every page equals the screen within `within` ms of it settling.
+async function assertExact(pages, what, within = 1000) {
+  await client.call('wait', { session, quiet_ms: 200, timeout_ms: 5000 });
+  const shot = imageOf(await client.call('screenshot', { session })).data;
+  const deadline = Date.now() + within;
+  const diffs = await waitFor(async () => {
+    const d = await Promise.all(pages.map((page) => canvasDiff(page, shot)));
+    return d.every((n) => n === 0) ? d : Date.now() > deadline && d;
+  }, { timeout: within + 2000, interval: 50 });
+  assert.ok(diffs.every((n) => n === 0), `${what}: differing pixels per viewer ${diffs}`);
+}
+
+for (const viewers of [1, 5]) {
+  test(`after a burst of motion the canvas is exact within 1 s (${viewers} viewer${viewers > 1 ? 's' : ''})`, async () => {
+    const pages = [];
+    try {
+      await burst(pages, viewers);
+    } finally {
+      for (const page of pages) await page.close();
+    }
+  });
+}
+
+// Moves a window in a burst of 60 steps; then every page must be exact.
+async function burst(pages, viewers) {
+  for (let i = 0; i < viewers; i++) pages.push(await openViewer(i % 2 ? links.view_only_url : links.url));
+  const title = `burst${viewers}`;
+  await client.call('launch', { session, command: `xterm -geometry 40x12+10+200 -title ${title} -e sh -c "ls -lR /usr/share | head -200; sleep 600"` });
+  assert.ok(await waitFor(async () => {
+    await inDesktop(`${title}-find`, `xdotool search --name ${title} > ${path.join(work, title)}`);
+    return fs.readFileSync(path.join(work, title), 'utf8').trim();
+  }));
+  await inDesktop(title, `for i in $(seq 1 60); do xdotool search --name ${title} windowmove %@ $((i * 7)) $((200 + i % 13 * 9)); done`);
+  await assertExact(pages, 'after the burst');
+  await inDesktop(`${title}-close`, `xdotool search --name ${title} windowkill`);
+}
+
+test('a window moved by 200 px arrives as a copy, and the canvas ends exact', async () => {
+  const page = await openViewer(links.view_only_url);
+  const title = 'mover';
+  await client.call('launch', { session, command: `xterm -geometry 60x20+20+40 -title ${title} -e sh -c "head -c 4000 /dev/urandom | base64; sleep 600"` });
+  let geometry;
+  assert.ok(await waitFor(async () => {
+    await inDesktop('mover-find', `xdotool search --name ${title} getwindowgeometry > ${path.join(work, 'mover.geom')}`);
+    geometry = /Geometry: (\d+)x(\d+)/.exec(fs.readFileSync(path.join(work, 'mover.geom'), 'utf8'));
+    return geometry;
+  }));
+  const area = Number(geometry[1]) * Number(geometry[2]);
+  await assertExact([page], 'before the move');
+  const before = await page.evaluate(() => window.lizardViewer.bytes);
+  await inDesktop('mover-move', `xdotool search --name ${title} windowmove %@ 220 40`);
+  await assertExact([page], 'after the move');
+  const bytes = (await page.evaluate(() => window.lizardViewer.bytes)) - before;
+  // Pixels would cost about a byte per window pixel for this noisy text;
+  // a copy costs what was uncovered (flat background) and a few bytes.
+  assert.ok(bytes < area / 20, `the move cost ${bytes} bytes for a window of ${area} pixels`);
+  await inDesktop('mover-close', `xdotool search --name ${title} windowkill`);
+  await page.close();
+});
+
+test('"fast" sends a photograph as JPEG, and the canvas is exact once it is still', async () => {
+  const page = await openViewer(links.view_only_url);
+  await page.selectOption('#quality', 'fast');
+  const title = 'photo';
+  await client.call('launch', { session, command: `display -title ${title} -size 400x300 plasma:fractal` });
+  assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.jpeg)) > 0, { timeout: 15000 }),
+    'a JPEG arrived');
+  // The exact refresh follows 300 ms of stillness; the machine may be busy.
+  await assertExact([page], 'after the photograph was still', 3000);
+  assert.equal(await page.evaluate(() => localStorage.getItem('lizard-quality')), 'fast');
+  await inDesktop('photo-close', `xdotool search --name ${title} windowkill`);
+  await page.evaluate(() => localStorage.removeItem('lizard-quality'));
+  await page.close();
+});
