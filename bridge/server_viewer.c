@@ -104,7 +104,7 @@ static void input(struct connection *c, const char *text, size_t len)
 	}
 	cJSON_Delete(m);
 	char err[320];
-	if (valid && !bridge_session_send_input(c->viewer_session, &event, 1, err, sizeof(err)))
+	if (valid && !bridge_session_post_input(c->viewer_session, &event, 1, err, sizeof(err)))
 		log_debug("viewer input not delivered: %s", err);
 }
 

@@ -78,7 +78,7 @@ static bool send_events(struct bridge_session *s, struct mcp_call *call, struct 
 	bool ok = false;
 	if (e->out_of_memory)
 		mcp_call_fail(call, "out of memory building the input events");
-	else if (!bridge_session_send_input(s, e->items, e->count, err, sizeof(err)))
+	else if (!bridge_session_send_input(s, e->items, e->count, NULL, err, sizeof(err)))
 		mcp_call_fail(call, "%s", err);
 	else
 		ok = true;
