@@ -251,6 +251,9 @@ static void finish_request(struct connection *c)
 		new_mcp_session(c->session_id);
 		c->initializing = true;
 	}
+	/* Several POSTs of one client share its MCP session: a cancellation
+	 * in one names a call made in another. */
+	mcp_peer_set_scope(c->peer, c->session_id[0] ? c->session_id : NULL);
 	if (kind == JSONRPC_NOTIFICATION || kind == JSONRPC_RESPONSE) {
 		mcp_peer_handle(c->peer, c->body, c->body_len);
 		reply(c, 202, "application/json", "", 0);
@@ -260,9 +263,18 @@ static void finish_request(struct connection *c)
 	mcp_peer_handle(c->peer, c->body, c->body_len);
 }
 
+/* Notifications about a request in progress (notifications/progress) have
+ * no place in a one-message JSON reply. */
+static bool is_notification(const struct outgoing *o)
+{
+	static const char prefix[] = "{\"jsonrpc\":\"2.0\",\"method\":";
+	return o->len >= sizeof(prefix) - 1 &&
+	       memcmp(o->text + LWS_PRE, prefix, sizeof(prefix) - 1) == 0;
+}
+
 void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
 {
-	if (!c->awaiting_reply) {
+	if (!c->awaiting_reply || is_notification(o)) {
 		free(o->text);
 		free(o);
 		return;

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,9 @@ struct mcp_server {
 	mcp_call_observer observer;
 	void *observer_userdata;
 	struct mcp_workers *workers;
+	/* Calls queued or running, for notifications/cancelled. */
+	pthread_mutex_t calls_lock;
+	struct mcp_call *calls;
 };
 
 struct mcp_peer {
@@ -47,6 +51,7 @@ struct mcp_peer {
 	pthread_mutex_t lock;
 	int refs;
 	bool closed;
+	char *scope; /* see mcp_peer_set_scope; NULL: this peer alone */
 };
 
 #define MAX_CALL_IMAGES MCP_MAX_CALL_IMAGES
@@ -64,6 +69,11 @@ struct mcp_call {
 	 * place. */
 	struct blob *images[MAX_CALL_IMAGES];
 	int image_count;
+	cJSON *structured;
+	cJSON *progress_token; /* params._meta.progressToken, or NULL */
+	atomic_bool cancelled;
+	char *scope; /* the peer's scope when the call came, or NULL */
+	struct mcp_call *next; /* in the server's list of calls */
 };
 
 #define IMAGE_MARKER "lizard-image-data-"
@@ -78,6 +88,7 @@ struct mcp_server *mcp_server_create(const char *name, const char *version,
 	server->version = strdup(version);
 	server->instructions = instructions ? strdup(instructions) : NULL;
 	server->tool_list = cJSON_CreateArray();
+	pthread_mutex_init(&server->calls_lock, NULL);
 	server->workers = mcp_workers_create(worker_threads);
 	if (!server->name || !server->version || (instructions && !server->instructions) ||
 	    !server->tool_list || !server->workers) {
@@ -92,6 +103,7 @@ void mcp_server_destroy(struct mcp_server *server)
 	if (!server)
 		return;
 	mcp_workers_destroy(server->workers);
+	pthread_mutex_destroy(&server->calls_lock);
 	for (size_t i = 0; i < server->tool_count; i++)
 		cJSON_Delete(server->tools[i].schema);
 	free(server->tools);
@@ -105,22 +117,22 @@ void mcp_server_destroy(struct mcp_server *server)
 bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata)
 {
 	cJSON *schema = cJSON_Parse(tool->input_schema);
-	if (!cJSON_IsObject(schema)) {
-		log_error("tool %s: input schema is not a JSON object", tool->name);
+	cJSON *output_schema = tool->output_schema ? cJSON_Parse(tool->output_schema) : NULL;
+	if (!cJSON_IsObject(schema) || (tool->output_schema && !cJSON_IsObject(output_schema))) {
+		log_error("tool %s: %s schema is not a JSON object", tool->name,
+			  cJSON_IsObject(schema) ? "output" : "input");
 		cJSON_Delete(schema);
+		cJSON_Delete(output_schema);
 		return false;
 	}
 	struct registered_tool *grown =
 		realloc(server->tools, (server->tool_count + 1) * sizeof(*server->tools));
-	if (!grown) {
-		cJSON_Delete(schema);
-		return false;
-	}
-	server->tools = grown;
-
-	cJSON *entry = cJSON_CreateObject();
+	cJSON *entry = grown ? cJSON_CreateObject() : NULL;
+	if (grown)
+		server->tools = grown;
 	if (!entry) {
 		cJSON_Delete(schema);
+		cJSON_Delete(output_schema);
 		return false;
 	}
 	cJSON_AddStringToObject(entry, "name", tool->name);
@@ -128,6 +140,8 @@ bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool,
 		cJSON_AddStringToObject(entry, "title", tool->title);
 	cJSON_AddStringToObject(entry, "description", tool->description);
 	cJSON_AddItemToObject(entry, "inputSchema", cJSON_Duplicate(schema, true));
+	if (output_schema)
+		cJSON_AddItemToObject(entry, "outputSchema", output_schema);
 	cJSON *annotations = cJSON_AddObjectToObject(entry, "annotations");
 	if (tool->title)
 		cJSON_AddStringToObject(annotations, "title", tool->title);
@@ -190,8 +204,18 @@ static void peer_unref(struct mcp_peer *peer)
 	pthread_mutex_unlock(&peer->lock);
 	if (last) {
 		pthread_mutex_destroy(&peer->lock);
+		free(peer->scope);
 		free(peer);
 	}
+}
+
+void mcp_peer_set_scope(struct mcp_peer *peer, const char *scope)
+{
+	char *copy = scope ? strdup(scope) : NULL;
+	pthread_mutex_lock(&peer->lock);
+	free(peer->scope);
+	peer->scope = copy;
+	pthread_mutex_unlock(&peer->lock);
 }
 
 void mcp_peer_close(struct mcp_peer *peer)
@@ -278,7 +302,61 @@ static void call_free(struct mcp_call *call)
 	cJSON_Delete(call->id);
 	cJSON_Delete(call->arguments);
 	cJSON_Delete(call->content);
+	cJSON_Delete(call->structured);
+	cJSON_Delete(call->progress_token);
+	free(call->scope);
 	free(call);
+}
+
+static void track_call(struct mcp_server *server, struct mcp_call *call)
+{
+	pthread_mutex_lock(&server->calls_lock);
+	call->next = server->calls;
+	server->calls = call;
+	pthread_mutex_unlock(&server->calls_lock);
+}
+
+static void untrack_call(struct mcp_server *server, struct mcp_call *call)
+{
+	pthread_mutex_lock(&server->calls_lock);
+	for (struct mcp_call **p = &server->calls; *p; p = &(*p)->next) {
+		if (*p == call) {
+			*p = call->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&server->calls_lock);
+}
+
+static bool same_scope(const struct mcp_call *call, const struct mcp_peer *peer,
+		       const char *scope)
+{
+	if (call->scope || scope)
+		return call->scope && scope && strcmp(call->scope, scope) == 0;
+	return call->peer == peer;
+}
+
+/* notifications/cancelled: the named request of the same client stops at
+ * its next step and sends no reply. Unknown or finished ids are ignored,
+ * as the specification allows. */
+static void cancel_request(struct mcp_peer *peer, const cJSON *params)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+	if (!cJSON_IsString(id) && !cJSON_IsNumber(id))
+		return;
+	pthread_mutex_lock(&peer->lock);
+	char *scope = peer->scope ? strdup(peer->scope) : NULL;
+	pthread_mutex_unlock(&peer->lock);
+	struct mcp_server *server = peer->server;
+	pthread_mutex_lock(&server->calls_lock);
+	for (struct mcp_call *call = server->calls; call; call = call->next) {
+		if (same_scope(call, peer, scope) && cJSON_Compare(call->id, id, true)) {
+			atomic_store(&call->cancelled, true);
+			log_info("tool %s cancelled by the client", call->tool->tool.name);
+		}
+	}
+	pthread_mutex_unlock(&server->calls_lock);
+	free(scope);
 }
 
 /* Sends text with each image's marker replaced by its data. */
@@ -311,6 +389,10 @@ static void finish_call(struct mcp_call *call)
 	if (result) {
 		cJSON_AddItemToObject(result, "content", call->content);
 		call->content = NULL;
+		if (call->structured && !call->is_error) {
+			cJSON_AddItemToObject(result, "structuredContent", call->structured);
+			call->structured = NULL;
+		}
 		cJSON_AddBoolToObject(result, "isError", call->is_error);
 	}
 	char *text = jsonrpc_result(call->id, result);
@@ -332,8 +414,10 @@ static void run_call(void *arg)
 	struct mcp_call *call = arg;
 	double started = now_seconds();
 	char err[512];
-	if (!mcp_schema_check_arguments(call->tool->schema, call->arguments, call->tool->tool.name,
-					err, sizeof(err)))
+	if (mcp_call_cancelled(call))
+		mcp_call_fail(call, "cancelled before it started");
+	else if (!mcp_schema_check_arguments(call->tool->schema, call->arguments,
+					     call->tool->tool.name, err, sizeof(err)))
 		mcp_call_fail(call, "%s", err);
 	else
 		call->tool->tool.handler(call, call->arguments, call->tool->userdata);
@@ -347,7 +431,11 @@ static void run_call(void *arg)
 	if (server->observer)
 		server->observer(call->tool->tool.name, call->is_error, now_seconds() - started,
 				 server->observer_userdata);
-	finish_call(call);
+	untrack_call(server, call);
+	/* The client gave up on a cancelled request: no reply, as the
+	 * specification asks. */
+	if (!mcp_call_cancelled(call))
+		finish_call(call);
 	struct mcp_peer *peer = call->peer;
 	call_free(call);
 	peer_unref(peer);
@@ -386,6 +474,19 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	call->content = cJSON_CreateArray();
 	if (!call->id || !call->arguments || !call->content)
 		goto oom_call;
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(msg->params, "_meta");
+	const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+	if (cJSON_IsString(token) || cJSON_IsNumber(token)) {
+		call->progress_token = cJSON_Duplicate(token, false);
+		if (!call->progress_token)
+			goto oom_call;
+	}
+	pthread_mutex_lock(&peer->lock);
+	call->scope = peer->scope ? strdup(peer->scope) : NULL;
+	bool scope_ok = !peer->scope || call->scope;
+	pthread_mutex_unlock(&peer->lock);
+	if (!scope_ok)
+		goto oom_call;
 
 	char lane[128];
 	bool has_lane = !tool->tool.read_only && peer->server->lane_fn &&
@@ -394,7 +495,9 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	pthread_mutex_lock(&peer->lock);
 	peer->refs++;
 	pthread_mutex_unlock(&peer->lock);
+	track_call(peer->server, call);
 	if (!mcp_workers_submit(peer->server->workers, has_lane ? lane : NULL, run_call, call)) {
+		untrack_call(peer->server, call);
 		peer_unref(peer);
 		goto oom_call;
 	}
@@ -439,8 +542,10 @@ void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len)
 		handle_request(peer, &msg);
 		break;
 	case JSONRPC_NOTIFICATION:
-		/* initialized, cancelled, ...: nothing to answer. */
+		/* Notifications are never answered. */
 		log_debug("notification %s", msg.method);
+		if (strcmp(msg.method, "notifications/cancelled") == 0)
+			cancel_request(peer, msg.params);
 		break;
 	case JSONRPC_RESPONSE:
 		log_debug("ignoring a response from the client; we send no requests");
@@ -496,6 +601,8 @@ void mcp_call_fail(struct mcp_call *call, const char *fmt, ...)
 	cJSON_Delete(call->content);
 	call->content = cJSON_CreateArray();
 	drop_images(call);
+	cJSON_Delete(call->structured);
+	call->structured = NULL;
 	call->is_error = true;
 	va_list ap;
 	va_start(ap, fmt);
@@ -539,4 +646,50 @@ bool mcp_call_failed(const struct mcp_call *call)
 const char *mcp_call_tool_name(const struct mcp_call *call)
 {
 	return call->tool->tool.name;
+}
+
+void mcp_call_structured(struct mcp_call *call, cJSON *object)
+{
+	if (!object)
+		return;
+	char *text = cJSON_PrintUnformatted(object);
+	if (!text) {
+		cJSON_Delete(object);
+		return;
+	}
+	cJSON *item = cJSON_CreateObject();
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", text);
+	cJSON_AddItemToArray(call->content, item);
+	free(text);
+	cJSON_Delete(call->structured);
+	call->structured = object;
+}
+
+bool mcp_call_wants_progress(const struct mcp_call *call)
+{
+	return call->progress_token != NULL;
+}
+
+void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *message)
+{
+	if (!call->progress_token)
+		return;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(root, "method", "notifications/progress");
+	cJSON *params = cJSON_AddObjectToObject(root, "params");
+	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(call->progress_token, false));
+	cJSON_AddNumberToObject(params, "progress", progress);
+	if (total >= 0)
+		cJSON_AddNumberToObject(params, "total", total);
+	if (message)
+		cJSON_AddStringToObject(params, "message", message);
+	peer_send(call->peer, cJSON_PrintUnformatted(root));
+	cJSON_Delete(root);
+}
+
+bool mcp_call_cancelled(const struct mcp_call *call)
+{
+	return atomic_load(&((struct mcp_call *)call)->cancelled);
 }

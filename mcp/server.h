@@ -27,6 +27,9 @@ struct mcp_tool {
 	const char *title;
 	const char *description;   /* written for a model */
 	const char *input_schema;  /* JSON Schema text, type object */
+	/* JSON Schema text of structuredContent, or NULL for tools that
+	 * return no data. A tool with one calls mcp_call_structured. */
+	const char *output_schema;
 	mcp_tool_fn handler;
 	bool read_only;            /* runs outside lanes, may overtake input */
 };
@@ -66,6 +69,11 @@ void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len);
 void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit);
 /* After this no reply is sent; the peer is freed once its calls finish. */
 void mcp_peer_close(struct mcp_peer *peer);
+/* Names the client a message comes from when one client speaks through
+ * several peers (Streamable HTTP: one POST, one connection, one peer), so
+ * that notifications/cancelled reaches calls made in another request. NULL
+ * (the default) scopes cancellation to this peer. The string is copied. */
+void mcp_peer_set_scope(struct mcp_peer *peer, const char *scope);
 
 /* Result building inside a tool handler. */
 __attribute__((format(printf, 2, 3)))
@@ -80,5 +88,24 @@ __attribute__((format(printf, 2, 3)))
 void mcp_call_fail(struct mcp_call *call, const char *fmt, ...);
 bool mcp_call_failed(const struct mcp_call *call);
 const char *mcp_call_tool_name(const struct mcp_call *call);
+
+/* The tool's data, checked by clients against its output_schema: sent as
+ * structuredContent and, for clients that show text, as JSON text. Takes
+ * ownership of object. An error result (mcp_call_fail) drops it. */
+void mcp_call_structured(struct mcp_call *call, struct cJSON *object);
+
+/* Whether the request carried a progressToken. */
+bool mcp_call_wants_progress(const struct mcp_call *call);
+/* Sends notifications/progress for this call when it carried a
+ * progressToken; progress must grow from one call to the next (the caller
+ * picks its unit: bytes, steps), total < 0 means unknown, message may be
+ * NULL. Any thread; a no-op without a token. */
+void mcp_call_progress(struct mcp_call *call, double progress, double total,
+		       const char *message);
+
+/* True once the client cancelled this request (notifications/cancelled).
+ * Long tools look at it between steps and stop early; a cancelled call
+ * sends no reply. */
+bool mcp_call_cancelled(const struct mcp_call *call);
 
 #endif
