@@ -397,12 +397,15 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 }
 
 /* Waits out a pause; false when the action must stop (ended or cancelled). */
-static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control)
+static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control,
+			size_t sent, size_t total)
 {
 	int64_t until = vnc_monotonic_ms() + ms;
 	for (;;) {
 		if (control && control->cancelled && control->cancelled(control->context))
 			return false;
+		if (control && control->progress)
+			control->progress(control->context, sent, total);
 		int64_t left = until - vnc_monotonic_ms();
 		if (left <= 0)
 			return !ended(s);
@@ -478,7 +481,8 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 			return false;
 		}
 		if (events[i].type == VNC_INPUT_PAUSE) {
-			if (events[i].pause_ms > 0 && !pause_input(s, events[i].pause_ms, control))
+			if (events[i].pause_ms > 0 &&
+			    !pause_input(s, events[i].pause_ms, control, i, count))
 				continue; /* the check above says why */
 			i++;
 			continue;
@@ -496,6 +500,8 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 			return false;
 		}
 		i = end;
+		if (control && control->progress)
+			control->progress(control->context, i, count);
 	}
 	return true;
 }

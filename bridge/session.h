@@ -74,6 +74,8 @@ bool bridge_session_usable(struct bridge_session *session, char *err, size_t err
  * pauses. */
 struct bridge_input_control {
 	bool (*cancelled)(void *context);
+	/* Told how far it got after each batch and while pausing; may be NULL. */
+	void (*progress)(void *context, size_t sent, size_t total);
 	void *context;
 };
 /* Sends events in order, in batches of at most BRIDGE_INPUT_BATCH events,

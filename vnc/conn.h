@@ -52,8 +52,6 @@ struct vnc_input_event {
 #define VNC_READ_STALL_S 5
 /* Longest an input call waits for its events to go out. */
 #define VNC_INPUT_TIMEOUT_MS 10000
-/* Largest screen accepted, each side (a 8192x8192 framebuffer is 256 MiB). */
-#define VNC_MAX_SCREEN_SIDE 8192
 
 /* Connects (blocking, bounded by connect_timeout_s for connect and
  * handshake together) and starts the thread. The framebuffer is the

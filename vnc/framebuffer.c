@@ -64,7 +64,7 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb)
 
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 {
-	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+	if (width <= 0 || height <= 0 || width > VNC_MAX_SCREEN_SIDE || height > VNC_MAX_SCREEN_SIDE)
 		return false;
 	uint8_t *pixels = calloc((size_t)width * height, 4);
 	uint64_t *row_version = calloc((size_t)height, sizeof(*row_version));

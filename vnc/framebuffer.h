@@ -14,6 +14,10 @@
 
 struct vnc_framebuffer;
 
+/* Largest screen accepted, each side: an 8192x8192 picture is 256 MiB, and
+ * the VNC client keeps a second one. */
+#define VNC_MAX_SCREEN_SIDE 8192
+
 /* A copy of (part of) the framebuffer that the caller owns. */
 struct vnc_image {
 	int width, height;
