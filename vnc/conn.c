@@ -30,6 +30,12 @@
 
 /* How often the watchdog looks. */
 #define WATCH_PERIOD_MS 200
+/* libvncclient's own read timeout counts waits for more bytes, not time:
+ * a server sending a big update in many small pieces trips it within a
+ * second. So it is only a backstop; the watchdog times read stalls. */
+#define LIBRARY_READ_TIMEOUT_S 60
+
+enum busy { IDLE, READING, SENDING };
 
 /* Input on its way to the server. Commands live on the heap: a caller that
  * stops waiting (deadline) or never waited (post) leaves it to the VNC
@@ -66,9 +72,12 @@ struct vnc_conn {
 	pthread_cond_t watch; /* CLOCK_MONOTONIC */
 	const atomic_bool *abandon;
 	int64_t handshake_deadline_ms; /* 0 once connected */
-	int64_t busy_since_ms;         /* VNC thread inside libvncclient; 0 when not */
+	pid_t thread_id;               /* of the VNC thread, for its read count */
+	enum busy busy;                /* what the VNC thread is doing in libvncclient */
 	int64_t stall_since_ms;        /* unread bytes of ours not shrinking since */
 	int last_unread;
+	int64_t read_stall_since_ms;   /* no byte received inside a message since */
+	long long last_read_bytes;
 	bool cut;                      /* the watchdog shut the socket down */
 	char cut_reason[200];
 
@@ -298,10 +307,10 @@ static void fail_locked(struct vnc_conn *conn, const char *why)
 
 /* The watchdog judges by these: how long the VNC thread has been inside
  * libvncclient, where a stalled peer can hold it. */
-static void set_busy(struct vnc_conn *conn, bool busy)
+static void set_busy(struct vnc_conn *conn, enum busy busy)
 {
 	pthread_mutex_lock(&conn->lock);
-	conn->busy_since_ms = busy ? vnc_monotonic_ms() : 0;
+	conn->busy = busy;
 	pthread_mutex_unlock(&conn->lock);
 }
 
@@ -337,7 +346,7 @@ static bool run_commands(struct vnc_conn *conn)
 		return true;
 
 	bool ok = true;
-	set_busy(conn, true);
+	set_busy(conn, SENDING);
 	while (batch) {
 		struct command *c = batch;
 		batch = c->next;
@@ -348,7 +357,7 @@ static bool run_commands(struct vnc_conn *conn)
 		pthread_cond_broadcast(&conn->command_done);
 		pthread_mutex_unlock(&conn->lock);
 	}
-	set_busy(conn, false);
+	set_busy(conn, IDLE);
 	return ok;
 }
 
@@ -357,10 +366,8 @@ static void describe_read_failure(char *out, size_t size)
 {
 	const char *said = last_library_error;
 	if (strstr(said, "timed out"))
-		snprintf(out, size,
-			 "the VNC server stopped in the middle of a message for %d s; dropped as "
-			 "dead",
-			 VNC_READ_STALL_S);
+		snprintf(out, size, "the VNC server stalled in the middle of a message; dropped "
+				    "as dead");
 	else if (!*said || strstr(said, "closed connection") || strstr(said, "read ("))
 		snprintf(out, size, "the VNC server closed the connection");
 	else
@@ -373,6 +380,9 @@ static void *conn_thread(void *arg)
 	rfbClient *client = conn->client;
 	const char *why = NULL;
 	char read_failure[300];
+	pthread_mutex_lock(&conn->lock);
+	conn->thread_id = gettid();
+	pthread_mutex_unlock(&conn->lock);
 
 	for (;;) {
 		pthread_mutex_lock(&conn->lock);
@@ -408,9 +418,9 @@ static void *conn_thread(void *arg)
 				continue;
 		}
 		last_library_error[0] = '\0';
-		set_busy(conn, true);
+		set_busy(conn, READING);
 		bool handled = HandleRFBServerMessage(client);
-		set_busy(conn, false);
+		set_busy(conn, IDLE);
 		if (!handled) {
 			describe_read_failure(read_failure, sizeof(read_failure));
 			why = read_failure;
@@ -432,6 +442,24 @@ static int unread_bytes(int sock)
 	if (ioctl(sock, SIOCOUTQ, &n) != 0)
 		return 0;
 	return n;
+}
+
+/* Bytes a thread of ours has read so far (socket reads included), or -1
+ * when the kernel does not say. */
+static long long thread_read_bytes(pid_t tid)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/io", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	const char *rchar = strstr(text, "rchar:");
+	return rchar ? strtoll(rchar + 6, NULL, 10) : -1;
 }
 
 static void cut_locked(struct vnc_conn *conn, const char *why)
@@ -464,7 +492,26 @@ static void *watchdog_thread(void *arg)
 			cut_locked(conn, "the VNC server did not complete the handshake in time");
 			break;
 		}
-		int unread = conn->busy_since_ms ? unread_bytes(conn->sock) : 0;
+		/* Sending, or reading with a reply to send: our bytes untaken. */
+		int unread = conn->busy != IDLE ? unread_bytes(conn->sock) : 0;
+		/* Reading: no byte for VNC_READ_STALL_S inside one message. */
+		long long read_bytes = conn->busy == READING && unread == 0 && conn->thread_id
+					       ? thread_read_bytes(conn->thread_id)
+					       : -1;
+		if (read_bytes < 0 || read_bytes != conn->last_read_bytes)
+			conn->read_stall_since_ms = 0;
+		else if (conn->read_stall_since_ms == 0)
+			conn->read_stall_since_ms = now;
+		conn->last_read_bytes = read_bytes;
+		if (conn->read_stall_since_ms &&
+		    now - conn->read_stall_since_ms >= VNC_READ_STALL_S * 1000) {
+			snprintf(why, sizeof(why),
+				 "the VNC server stopped in the middle of a message for %d s; "
+				 "dropped as dead",
+				 VNC_READ_STALL_S);
+			cut_locked(conn, why);
+			break;
+		}
 		if (unread == 0 || unread < conn->last_unread)
 			conn->stall_since_ms = 0;
 		else if (conn->stall_since_ms == 0)
@@ -594,7 +641,7 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	/* The socket is connected already: libvncclient takes it as it takes
 	 * one it accepted in listen mode. */
 	client->listenSpecified = TRUE;
-	client->readTimeout = VNC_READ_STALL_S;
+	client->readTimeout = LIBRARY_READ_TIMEOUT_S;
 	client->GetPassword = get_password;
 	client->MallocFrameBuffer = allocate_framebuffer;
 	client->GotFrameBufferUpdate = got_update;
