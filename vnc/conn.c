@@ -30,12 +30,18 @@
 
 /* How often the watchdog looks. */
 #define WATCH_PERIOD_MS 200
+#define KICK_PERIOD_MS 50
+#define SEND_FAILED "sending to the VNC server failed; the server closed the connection"
 /* libvncclient's own read timeout counts waits for more bytes, not time:
  * a server sending a big update in many small pieces trips it within a
  * second. So it is only a backstop; the watchdog times read stalls. */
 #define LIBRARY_READ_TIMEOUT_S 60
 
 enum busy { IDLE, READING, SENDING };
+
+/* Interrupts the VNC thread's select() in libvncclient's write: on a UNIX
+ * socket, shutdown() alone does not make a full socket look writable. */
+#define KICK_SIGNAL (SIGRTMIN + 3)
 
 /* Input on its way to the server. Commands live on the heap: a caller that
  * stops waiting (deadline) or never waited (post) leaves it to the VNC
@@ -73,12 +79,15 @@ struct vnc_conn {
 	const atomic_bool *abandon;
 	int64_t handshake_deadline_ms; /* 0 once connected */
 	pid_t thread_id;               /* of the VNC thread, for its read count */
+	pthread_t thread_self;         /* valid while thread_id != 0 && !thread_exited */
+	bool thread_exited;
 	enum busy busy;                /* what the VNC thread is doing in libvncclient */
 	int64_t stall_since_ms;        /* unread bytes of ours not shrinking since */
 	int last_unread;
 	int64_t read_stall_since_ms;   /* no byte received inside a message since */
 	long long last_read_bytes;
 	bool cut;                      /* the watchdog shut the socket down */
+	bool watch_done;               /* the watchdog may go */
 	char cut_reason[200];
 
 	pthread_mutex_t lock;
@@ -126,12 +135,21 @@ static void library_error(const char *format, ...)
 	log_debug("libvncclient error: %s", last_library_error);
 }
 
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
 void vnc_conn_global_init(void)
 {
 	rfbClientLog = library_log;
 	rfbClientErr = library_error;
 	/* A dropped server must show up as a failed write, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
+	/* No SA_RESTART: the point is that select() returns. */
+	struct sigaction kick = { .sa_handler = on_kick };
+	sigemptyset(&kick.sa_mask);
+	sigaction(KICK_SIGNAL, &kick, NULL);
 }
 
 static struct vnc_conn *conn_of(rfbClient *client)
@@ -351,8 +369,10 @@ static bool run_commands(struct vnc_conn *conn)
 		struct command *c = batch;
 		batch = c->next;
 		bool sent = ok && send_events(conn, c);
-		ok = ok && sent;
 		pthread_mutex_lock(&conn->lock);
+		if (ok && !sent) /* say why before anyone hears it failed */
+			fail_locked(conn, SEND_FAILED);
+		ok = ok && sent;
 		finish_locked(c, sent);
 		pthread_cond_broadcast(&conn->command_done);
 		pthread_mutex_unlock(&conn->lock);
@@ -382,6 +402,7 @@ static void *conn_thread(void *arg)
 	char read_failure[300];
 	pthread_mutex_lock(&conn->lock);
 	conn->thread_id = gettid();
+	conn->thread_self = pthread_self();
 	pthread_mutex_unlock(&conn->lock);
 
 	for (;;) {
@@ -392,7 +413,7 @@ static void *conn_thread(void *arg)
 			break;
 
 		if (!run_commands(conn)) {
-			why = "sending to the VNC server failed; the server closed the connection";
+			why = SEND_FAILED;
 			break;
 		}
 
@@ -430,6 +451,7 @@ static void *conn_thread(void *arg)
 
 	pthread_mutex_lock(&conn->lock);
 	fail_locked(conn, why ? why : "the VNC connection was closed by the bridge");
+	conn->thread_exited = true;
 	pthread_mutex_unlock(&conn->lock);
 	vnc_framebuffer_close(conn->fb);
 	return NULL;
@@ -479,18 +501,25 @@ static void *watchdog_thread(void *arg)
 	struct vnc_conn *conn = arg;
 	char why[200];
 	pthread_mutex_lock(&conn->lock);
-	while (!conn->cut) {
-		struct timespec next = clock_deadline_ms(WATCH_PERIOD_MS);
+	while (!conn->watch_done) {
+		struct timespec next = clock_deadline_ms(conn->cut ? KICK_PERIOD_MS : WATCH_PERIOD_MS);
 		pthread_cond_timedwait(&conn->watch, &conn->lock, &next);
+		if (conn->cut) {
+			/* Until the VNC thread is out of libvncclient: a signal that
+			 * lands just before it enters select() is lost, so again. */
+			if (conn->thread_id && !conn->thread_exited)
+				pthread_kill(conn->thread_self, KICK_SIGNAL);
+			continue;
+		}
 		int64_t now = vnc_monotonic_ms();
 		if (conn->stopping || (conn->abandon && atomic_load(conn->abandon))) {
 			conn->stopping = true;
 			cut_locked(conn, "the VNC connection was closed by the bridge");
-			break;
+			continue;
 		}
 		if (conn->handshake_deadline_ms && now > conn->handshake_deadline_ms) {
 			cut_locked(conn, "the VNC server did not complete the handshake in time");
-			break;
+			continue;
 		}
 		/* Sending, or reading with a reply to send: our bytes untaken. */
 		int unread = conn->busy != IDLE ? unread_bytes(conn->sock) : 0;
@@ -510,7 +539,7 @@ static void *watchdog_thread(void *arg)
 				 "dropped as dead",
 				 VNC_READ_STALL_S);
 			cut_locked(conn, why);
-			break;
+			continue;
 		}
 		if (unread == 0 || unread < conn->last_unread)
 			conn->stall_since_ms = 0;
@@ -665,7 +694,7 @@ static void stop_watchdog(struct vnc_conn *conn)
 	if (!conn->watchdog_started)
 		return;
 	pthread_mutex_lock(&conn->lock);
-	conn->cut = true; /* ends its loop; the socket may stay up */
+	conn->watch_done = true;
 	pthread_cond_broadcast(&conn->watch);
 	pthread_mutex_unlock(&conn->lock);
 	pthread_join(conn->watchdog, NULL);
@@ -808,6 +837,7 @@ void vnc_conn_destroy(struct vnc_conn *conn)
 		return;
 	pthread_mutex_lock(&conn->lock);
 	conn->stopping = true;
+	pthread_cond_broadcast(&conn->watch); /* it cuts and kicks at once */
 	pthread_mutex_unlock(&conn->lock);
 	/* Whatever libvncclient waits in (a read of a stalled message, a
 	 * write to a server that reads nothing) returns now. */

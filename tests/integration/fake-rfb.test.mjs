@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { bridgeBin, startDaemon, startProcess, startXvnc, httpClient, textOf, tempDir, waitFor, sleep } from './lib.mjs';
+import { spawn } from 'node:child_process';
+import { bridgeBin, bridgeEnv, startDaemon, startProcess, startXvnc, httpClient, textOf, tempDir, waitFor, sleep } from './lib.mjs';
 
 const fakeRfbBin = process.env.LIZARD_FAKE_RFB || path.join(path.dirname(bridgeBin), 'tests', 'fake-rfb');
 
@@ -72,6 +73,7 @@ async function assertHealthy(daemon, when) {
 async function whileHealthy(daemon, promise, when) {
   let done = false;
   const settled = promise.finally(() => (done = true));
+  settled.catch(() => {}); // a failed probe must not leave it unhandled
   while (!done) {
     await assertHealthy(daemon, when);
     await Promise.race([settled.catch(() => {}), sleep(200)]);
@@ -130,11 +132,14 @@ async function withFake(mode, body, { fakeArgs = [], expectCreateFailure = null 
     }
     await assertHealthy(daemon, `after ${mode}`);
     await assertOtherSessionWorks(client, good);
+    await client.close().catch(() => {});
+    // The fake still misbehaves while the daemon stops.
+    await assertStopsQuickly(daemon);
   } finally {
     await client.close().catch(() => {});
+    await daemon.stop();
     await fake.stop();
   }
-  await assertStopsQuickly(daemon);
 }
 
 // session_info of a session, as an object.
@@ -142,14 +147,14 @@ async function info(client, session) {
   return json(await client.call('session_info', { session }));
 }
 
-test('a server that stops reading: the stalled send fails within 15 s and says why', async () => {
+test('a server that stops reading: the stalled send fails within 9 s and says why', async () => {
   await withFake('stop-reading', async (client, session, daemon) => {
     // Far more than the socket buffers hold: the send backs up.
     const typing = timed(client.call('type', { session, text: 'a'.repeat(60000) }));
     const { value, ms } = await whileHealthy(daemon, typing, 'while the send was stalled');
     assert.equal(value.isError, true, textOf(value));
-    assert.match(textOf(value), /took none of the bridge's messages for 5 s|did not take the input/);
-    assert.ok(ms < 15000, `the stalled type call took ${ms} ms to fail`);
+    assert.match(textOf(value), /took none of the bridge's messages for 5 s/);
+    assert.ok(ms < 9000, `the stalled type call took ${ms} ms to fail`);
   });
 });
 
@@ -159,7 +164,7 @@ test('a server that stops in the middle of an update: input fails within 12 s an
     const clicking = timed(client.call('click', { session, x: 5, y: 5 }));
     const { value, ms } = await whileHealthy(daemon, clicking, 'while the update was stalled');
     assert.equal(value.isError, true, textOf(value));
-    assert.match(textOf(value), /stopped in the middle of a message for 5 s|reconnecting|did not take the input/);
+    assert.match(textOf(value), /stopped in the middle of a message for 5 s/);
     assert.ok(ms < 12000, `the click took ${ms} ms to fail`);
   });
 });
@@ -232,3 +237,47 @@ for (const [label, length] of [['2^31', 2 ** 31], ['100 MB', 100 * 1024 * 1024]]
     }, { fakeArgs: ['--cut-length', String(length)] });
   });
 }
+
+// stdio with its only session's send stuck: how it ends must not depend
+// on the peer.
+async function stdioStuckOnSend(end) {
+  const fake = await startFake('stop-reading');
+  const child = spawn(bridgeBin, ['stdio', '--vnc', fake.url], { env: bridgeEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => (log += d));
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    const send = (m) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`);
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    assert.ok(await waitFor(() => out.includes('"id":1')), `no initialize reply: ${log}`);
+    send({ method: 'notifications/initialized' });
+    send({ id: 2, method: 'tools/call', params: { name: 'type', arguments: { text: 'a'.repeat(60000) } } });
+    await sleep(1500); // the socket buffers are full by now
+    assert.ok(!out.includes('"id":2'), 'the type call finished although the server reads nothing');
+    const started = Date.now();
+    end(child);
+    const exit = await Promise.race([exited, sleep(2000).then(() => null)]);
+    if (!exit) child.kill('SIGKILL');
+    assert.ok(exit, `still running 2 s after ${end.name}\n${log.slice(-2000)}`);
+    assert.equal(exit.code, 0, log.slice(-3000));
+    assert.doesNotMatch(log, /AddressSanitizer|LeakSanitizer|runtime error:/, 'sanitizer report');
+    return Date.now() - started;
+  } finally {
+    child.kill('SIGKILL');
+    await fake.stop();
+  }
+}
+
+test('stdio: stdin EOF ends the process within 2 s while a send is stuck', async () => {
+  await stdioStuckOnSend(function eof(child) {
+    child.stdin.end();
+  });
+});
+
+test('stdio: SIGTERM ends the process within 2 s while a send is stuck', async () => {
+  await stdioStuckOnSend(function sigterm(child) {
+    child.kill('SIGTERM');
+  });
+});
