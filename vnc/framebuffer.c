@@ -24,6 +24,9 @@ struct vnc_framebuffer {
 	int64_t last_change_ms;
 	bool pending_damage;
 	bool closed;
+	/* Since a resize (and at first) the picture is blank until the
+	 * server's first update after it is complete. */
+	bool awaiting_picture;
 
 	uint8_t *cursor_rgba;
 	bool cursor_shape_known; /* false until the server sends a shape */
@@ -80,6 +83,7 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	fb->row_version = row_version;
 	fb->width = width;
 	fb->height = height;
+	fb->awaiting_picture = true;
 	fb->write_version++;
 	for (int y = 0; y < height; y++)
 		row_version[y] = fb->write_version;
@@ -125,6 +129,7 @@ void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 	pthread_mutex_lock(&fb->lock);
 	if (fb->pending_damage) {
 		fb->pending_damage = false;
+		fb->awaiting_picture = false;
 		note_change_locked(fb);
 	}
 	pthread_mutex_unlock(&fb->lock);
@@ -335,6 +340,21 @@ enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb
 	}
 	if (fb->sequence <= sequence && fb->closed)
 		result = VNC_WAIT_CLOSED;
+	pthread_mutex_unlock(&fb->lock);
+	return result;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, int timeout_ms)
+{
+	struct timespec deadline = clock_deadline_ms(timeout_ms);
+	enum vnc_wait_result result = VNC_WAIT_OK;
+	pthread_mutex_lock(&fb->lock);
+	while ((fb->awaiting_picture || fb->width <= 0) && result == VNC_WAIT_OK) {
+		if (fb->closed)
+			result = VNC_WAIT_CLOSED;
+		else if (pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline) == ETIMEDOUT)
+			result = VNC_WAIT_TIMEOUT;
+	}
 	pthread_mutex_unlock(&fb->lock);
 	return result;
 }

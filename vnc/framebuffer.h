@@ -85,6 +85,9 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);
+/* Waits until the picture is complete: the server's first update since
+ * the connection (or the latest resize) has arrived in full. */
+enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, int timeout_ms);
 /* Waits until the screen has not changed for quiet_ms, counting from
  * since_ms (vnc_monotonic_ms time, e.g. when an action was sent) at the
  * earliest, for at most timeout_ms. */
