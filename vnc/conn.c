@@ -82,9 +82,8 @@ struct vnc_conn {
 	pthread_t thread_self;         /* valid while thread_id != 0 && !thread_exited */
 	bool thread_exited;
 	enum busy busy;                /* what the VNC thread is doing in libvncclient */
-	int64_t stall_since_ms;        /* unread bytes of ours not shrinking since */
+	int64_t stall_since_ms;        /* no progress either way since */
 	int last_unread;
-	int64_t read_stall_since_ms;   /* no byte received inside a message since */
 	long long last_read_bytes;
 	bool cut;                      /* the watchdog shut the socket down */
 	bool watch_done;               /* the watchdog may go */
@@ -521,36 +520,37 @@ static void *watchdog_thread(void *arg)
 			cut_locked(conn, "the VNC server did not complete the handshake in time");
 			continue;
 		}
-		/* Sending, or reading with a reply to send: our bytes untaken. */
-		int unread = conn->busy != IDLE ? unread_bytes(conn->sock) : 0;
-		/* Reading: no byte for VNC_READ_STALL_S inside one message. */
-		long long read_bytes = conn->busy == READING && unread == 0 && conn->thread_id
-					       ? thread_read_bytes(conn->thread_id)
-					       : -1;
-		if (read_bytes < 0 || read_bytes != conn->last_read_bytes)
-			conn->read_stall_since_ms = 0;
-		else if (conn->read_stall_since_ms == 0)
-			conn->read_stall_since_ms = now;
-		conn->last_read_bytes = read_bytes;
-		if (conn->read_stall_since_ms &&
-		    now - conn->read_stall_since_ms >= VNC_READ_STALL_S * 1000) {
-			snprintf(why, sizeof(why),
-				 "the VNC server stopped in the middle of a message for %d s; "
-				 "dropped as dead",
-				 VNC_READ_STALL_S);
-			cut_locked(conn, why);
-			continue;
+		/* A stall: busy in libvncclient while the server sends nothing
+		 * (known from the VNC thread's read count) and, unless we wait
+		 * for the rest of a message, takes none of our bytes either. A
+		 * server streaming a large update need not read meanwhile. */
+		bool stalled = false;
+		int unread = 0;
+		if (conn->busy != IDLE) {
+			unread = unread_bytes(conn->sock);
+			long long read_bytes = thread_read_bytes(conn->thread_id);
+			bool silent = conn->busy == SENDING ||
+				      (read_bytes >= 0 && read_bytes == conn->last_read_bytes);
+			bool deaf = unread > 0 && unread >= conn->last_unread;
+			stalled = silent && (deaf || conn->busy == READING);
+			conn->last_read_bytes = read_bytes;
 		}
-		if (unread == 0 || unread < conn->last_unread)
+		conn->last_unread = unread;
+		if (!stalled)
 			conn->stall_since_ms = 0;
 		else if (conn->stall_since_ms == 0)
 			conn->stall_since_ms = now;
-		conn->last_unread = unread;
-		if (conn->stall_since_ms && now - conn->stall_since_ms >= VNC_SEND_STALL_MS) {
-			snprintf(why, sizeof(why),
-				 "the VNC server took none of the bridge's messages for %d s "
-				 "(%d bytes unread); dropped as dead",
-				 VNC_SEND_STALL_MS / 1000, unread);
+		if (conn->stall_since_ms && now - conn->stall_since_ms >= VNC_STALL_MS) {
+			if (unread > 0)
+				snprintf(why, sizeof(why),
+					 "the VNC server took none of the bridge's messages for %d s "
+					 "(%d bytes unread); dropped as dead",
+					 VNC_STALL_MS / 1000, unread);
+			else
+				snprintf(why, sizeof(why),
+					 "the VNC server stopped in the middle of a message for %d s; "
+					 "dropped as dead",
+					 VNC_STALL_MS / 1000);
 			cut_locked(conn, why);
 		}
 	}

@@ -7,7 +7,7 @@
  * The bridge owns the socket (libvncclient gets a duplicate), so a watchdog
  * thread can shutdown() it whatever libvncclient is blocked in: when the
  * connection is destroyed or abandoned, when the handshake overruns, and when
- * the server accepts nothing we send for VNC_SEND_STALL_MS. libvncclient
+ * the server stalls for VNC_STALL_MS. libvncclient
  * 0.9.14 would otherwise wait in select() without a timeout. */
 #ifndef LIZARD_VNC_CONN_H
 #define LIZARD_VNC_CONN_H
@@ -46,10 +46,10 @@ struct vnc_input_event {
 	int pause_ms;     /* PAUSE */
 };
 
-/* A server that leaves what we sent unread this long is dead. */
-#define VNC_SEND_STALL_MS 5000
-/* A server that stops in the middle of a message this long is dead. */
-#define VNC_READ_STALL_S 5
+/* A server that, while the VNC thread waits on it, sends nothing and
+ * takes none of our bytes (or stops in the middle of a message) this long
+ * is dead. */
+#define VNC_STALL_MS 5000
 /* Longest an input call waits for its events to go out. */
 #define VNC_INPUT_TIMEOUT_MS 10000
 

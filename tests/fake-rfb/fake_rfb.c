@@ -178,8 +178,8 @@ static bool parse(int argc, char **argv, struct options *o)
 		else
 			return false;
 	}
-	return o->path && o->width >= 64 && o->height >= 64 && o->width <= 4096 &&
-	       o->height <= 4096;
+	return o->path && o->width >= 64 && o->height >= 64 && o->width <= 8192 &&
+	       o->height <= 8192;
 }
 
 int main(int argc, char **argv)

@@ -273,6 +273,19 @@ test('a cancelled hold_key stops at once and releases the key', async () => {
   });
 });
 
+test('long input calls report progress when asked', async () => {
+  const seen = [];
+  const result = await bridge.client.callTool({ name: 'hold_key', arguments: { keys: 'shift', duration_ms: 1600 } },
+    undefined, { onprogress: (p) => seen.push(p) });
+  assert.equal(result.isError, false, textOf(result));
+  assert.ok(seen.length >= 2, `progress notifications: ${JSON.stringify(seen)}`);
+  assert.match(seen[0].message, /sent \d+ of \d+ input events/);
+  assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), 'progress grows');
+  const waits = [];
+  await bridge.client.callTool({ name: 'wait', arguments: { ms: 1200 } }, undefined, { onprogress: (p) => waits.push(p) });
+  assert.ok(waits.length >= 1 && /waited \d+ of 1200 ms/.test(waits[0].message), JSON.stringify(waits));
+});
+
 test('a cancelled wait frees the desktop for the next action', async () => {
   const controller = new AbortController();
   const started = Date.now();
