@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define AGENT_MAX_LONG_EDGE 1568
-#define AGENT_MAX_PIXELS 1150000.0
 
 /* Sessions a tool call took; released when the call ends. */
 #define MAX_HELD 4
@@ -80,36 +78,7 @@ void tools_agent_space(struct bridge_session *s, struct agent_space *space)
 {
 	int w, h;
 	vnc_framebuffer_size(bridge_session_framebuffer(s), &w, &h);
-	space->native_width = space->width = w;
-	space->native_height = space->height = h;
-	space->scaled = false;
-	if (w <= 0 || h <= 0)
-		return;
-	double long_edge = w > h ? w : h;
-	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
-	if (scale >= 1.0)
-		return;
-	space->width = (int)floor(w * scale);
-	space->height = (int)floor(h * scale);
-	space->scaled = true;
-}
-
-void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y)
-{
-	/* The centre of the screen pixels agent pixel (x, y) stands for. */
-	*native_x = (int)(((long long)x * 2 + 1) * space->native_width / (2LL * space->width));
-	*native_y = (int)(((long long)y * 2 + 1) * space->native_height / (2LL * space->height));
-	if (*native_x >= space->native_width)
-		*native_x = space->native_width - 1;
-	if (*native_y >= space->native_height)
-		*native_y = space->native_height - 1;
-}
-
-void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y)
-{
-	/* Pixel centres, so that mapping there and back is the identity. */
-	*x = (int)(((long long)native_x * 2 + 1) * space->width / (2LL * space->native_width));
-	*y = (int)(((long long)native_y * 2 + 1) * space->height / (2LL * space->native_height));
+	bridge_agent_space_init(space, w, h);
 }
 
 void tools_pointer(struct bridge_session *s, int *x, int *y)
@@ -157,20 +126,6 @@ bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *a
 				 native_x, native_y);
 }
 
-/* Fits w x h inside the limits models take, keeping the aspect ratio. */
-static void fit_for_models(int w, int h, int *out_w, int *out_h)
-{
-	double long_edge = w > h ? w : h;
-	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
-	if (scale >= 1.0) {
-		*out_w = w;
-		*out_h = h;
-		return;
-	}
-	*out_w = (int)floor(w * scale) > 0 ? (int)floor(w * scale) : 1;
-	*out_h = (int)floor(h * scale) > 0 ? (int)floor(h * scale) : 1;
-}
-
 bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const int *region,
 			  const char *format, int quality, bool show_cursor)
 {
@@ -192,24 +147,16 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 		.jpeg_quality = quality,
 	};
 	if (region) {
-		if (region[0] < 0 || region[1] < 0 || region[2] > space.width ||
-		    region[3] > space.height || region[2] <= region[0] || region[3] <= region[1]) {
-			mcp_call_fail(call,
-				      "region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with "
-				      "0 <= x1 < x2 <= %d and 0 <= y1 < y2 <= %d",
-				      region[0], region[1], region[2], region[3], space.width,
-				      space.height);
+		/* The screen pixels under the region, at full resolution. */
+		int source[4];
+		char why[200];
+		if (!bridge_region_to_native(&space, region, source, why, sizeof(why))) {
+			mcp_call_fail(call, "%s", why);
 			return false;
 		}
-		/* The screen pixels under the region, at full resolution. */
-		int x1 = (int)((long long)region[0] * space.native_width / space.width);
-		int y1 = (int)((long long)region[1] * space.native_height / space.height);
-		int x2 = (int)(((long long)region[2] * space.native_width + space.width - 1) / space.width);
-		int y2 = (int)(((long long)region[3] * space.native_height + space.height - 1) /
-			       space.height);
-		request.source = (struct vnc_rect){ x1, y1, x2 - x1, y2 - y1 };
-		fit_for_models(request.source.width, request.source.height, &request.width,
-			       &request.height);
+		request.source = (struct vnc_rect){ source[0], source[1], source[2], source[3] };
+		bridge_fit_for_models(request.source.width, request.source.height, &request.width,
+				      &request.height);
 	} else {
 		request.source = (struct vnc_rect){ 0, 0, space.native_width, space.native_height };
 		request.width = space.width;
@@ -266,22 +213,159 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	return true;
 }
 
+/* Waits are cut into slices this long, so that a long call reports
+ * progress and notices cancellation between them. */
+#define STEP_SLICE_MS 250
+#define PROGRESS_SPACING_MS 250
+
+void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
+		      struct mcp_call *call, double total, const char *unit)
+{
+	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
+				       .unit = unit, .sent = -1 };
+}
+
+bool tools_step(struct tools_steps *steps, double done)
+{
+	if (mcp_call_cancelled(steps->call)) {
+		mcp_call_fail(steps->call, "cancelled by the client");
+		return false;
+	}
+	char err[320];
+	if (steps->session && !bridge_session_usable(steps->session, err, sizeof(err))) {
+		mcp_call_fail(steps->call, "%s", err);
+		return false;
+	}
+	int64_t now = vnc_monotonic_ms();
+	if (!mcp_call_wants_progress(steps->call) || done <= steps->sent ||
+	    now - steps->sent_ms < PROGRESS_SPACING_MS)
+		return true;
+	char message[128];
+	if (steps->total >= 0)
+		snprintf(message, sizeof(message), "%.0f of %.0f %s", done, steps->total, steps->unit);
+	else
+		snprintf(message, sizeof(message), "%.0f %s", done, steps->unit);
+	mcp_call_progress(steps->call, done, steps->total, message);
+	steps->sent = done;
+	steps->sent_ms = now;
+	return true;
+}
+
+static int slice_ms(int64_t give_up)
+{
+	int64_t left = give_up - vnc_monotonic_ms();
+	return left <= 0 ? 0 : left < STEP_SLICE_MS ? (int)left : STEP_SLICE_MS;
+}
+
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
+			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+			   enum vnc_wait_result *result)
+{
+	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	for (;;) {
+		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms,
+						       slice_ms(give_up));
+		if (*result != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			return true;
+		if (!tools_step(steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return false;
+	}
+}
+
+static void fail_closed(struct bridge_session *s, struct mcp_call *call)
+{
+	char err[320];
+	if (bridge_session_usable(s, err, sizeof(err)))
+		snprintf(err, sizeof(err), "the desktop connection closed");
+	mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+}
+
 void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
 			 int64_t action_end_ms)
 {
 	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
 		return;
-	enum vnc_wait_result r = vnc_framebuffer_wait_settled(
-		bridge_session_framebuffer(s), action_end_ms, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, SETTLE_TIMEOUT_MS, "ms");
+	enum vnc_wait_result r;
+	if (!tools_settle_in_steps(&steps, bridge_session_framebuffer(s), action_end_ms,
+				   SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS, vnc_monotonic_ms(), &r))
+		return;
 	if (r == VNC_WAIT_CLOSED) {
-		char err[320];
-		if (bridge_session_usable(s, err, sizeof(err)))
-			snprintf(err, sizeof(err), "the desktop connection closed");
-		mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+		fail_closed(s, call);
 		return;
 	}
 	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
 		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+}
+
+void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+			uint64_t drawn_before, int64_t started_ms, int draw_timeout_ms)
+{
+	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
+		return;
+	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, draw_timeout_ms + SETTLE_TIMEOUT_MS, "ms");
+	int64_t give_up = started_ms + draw_timeout_ms;
+	enum vnc_wait_result drawn;
+	for (;;) {
+		drawn = vnc_framebuffer_wait_drawn(fb, drawn_before, START_DRAWN_MIN_PIXELS,
+						   slice_ms(give_up));
+		if (drawn != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			break;
+		if (!tools_step(&steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return;
+	}
+	int64_t drawn_ms = vnc_monotonic_ms();
+	long long after = (long long)(drawn_ms - started_ms);
+	/* A program that took long to draw at all runs on a busy machine or
+	 * starts in stages (Chromium: window, then its bar, then the page),
+	 * and its next stage comes at a like pace: the quiet window grows
+	 * with the time to first drawing. */
+	long long quiet = after / 4;
+	int quiet_ms = quiet < SETTLE_QUIET_MS ? SETTLE_QUIET_MS
+		       : quiet > START_QUIET_MAX_MS ? START_QUIET_MAX_MS : (int)quiet;
+	enum vnc_wait_result settled = VNC_WAIT_OK;
+	if (drawn == VNC_WAIT_OK &&
+	    !tools_settle_in_steps(&steps, fb, drawn_ms, quiet_ms, SETTLE_TIMEOUT_MS, started_ms,
+				   &settled))
+		return;
+	if (drawn == VNC_WAIT_CLOSED || settled == VNC_WAIT_CLOSED) {
+		fail_closed(s, call);
+		return;
+	}
+	if (!tools_add_screenshot(s, call, NULL, "png", 0, true))
+		return;
+	if (drawn != VNC_WAIT_OK)
+		mcp_call_text(call,
+			      "The screen did not change within %d s, so this may show it before "
+			      "the program drew anything.",
+			      draw_timeout_ms / 1000);
+	else if (settled == VNC_WAIT_TIMEOUT)
+		mcp_call_text(call, "The screen changed after %lld ms and was still changing %d ms "
+				    "later.",
+			      after, SETTLE_TIMEOUT_MS);
+	else
+		mcp_call_text(call, "The screen changed after %lld ms, then was quiet for %d ms.",
+			      after, quiet_ms);
+}
+
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report)
+{
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply &&
+		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
+		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
+		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
+		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
 }
 
 /* Each tool runs through here, so the sessions it took are released

@@ -9,6 +9,7 @@
 #include "../mcp/server.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
+#include "../util/utf8.h"
 #include "../vnc/keys.h"
 
 #include <cjson/cJSON.h>
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 #define MAX_CLIPBOARD_BYTES (1024 * 1024)
-#define BROWSER_FIRST_PAINT_MS 15000
+#define BROWSER_DRAW_TIMEOUT_MS 30000
 
 static struct bridge_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
 					    const char *what)
@@ -46,8 +47,9 @@ static bool normalize_url(const char *url, char *out, size_t size, char *err, si
 		}
 	}
 	if (strstr(url, "://") || strchr(url, ' ') || url[0] == '-') {
-		snprintf(err, err_size,
-			 "'%.100s' is not an http, https, file or about URL", url);
+		char shown[101];
+		snprintf(err, err_size, "'%s' is not an http, https, file or about URL",
+			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 	snprintf(out, size, "https://%s", url);
@@ -65,8 +67,8 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 		mcp_call_fail(call, "%s", err);
 		return;
 	}
-	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
-	uint64_t before = vnc_framebuffer_sequence(fb);
+	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
+	int64_t called = vnc_monotonic_ms();
 	bool started;
 	if (!bridge_desktop_open_url(d, url, &started, err, sizeof(err))) {
 		mcp_call_fail(call, "could not open the browser: %s", err);
@@ -74,10 +76,11 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	}
 	mcp_call_text(call, "%s %s.", started ? "Started Chromium with" : "Opened a new tab with",
 		      url);
-	if (tools_bool(args, "screenshot", false))
-		/* The window takes a moment to appear: settle only after it did. */
-		vnc_framebuffer_wait_frame_after(fb, before, BROWSER_FIRST_PAINT_MS);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	/* The window takes a moment to appear: settle only after it did. A
+	 * browser starting cold on a busy machine takes long: 16 s to its
+	 * first paint was seen on 2 cores at a load of 28. */
+	tools_finish_start(s, call, args, before, called,
+			   started ? BROWSER_DRAW_TIMEOUT_MS : START_DRAW_TIMEOUT_MS);
 }
 
 static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -89,12 +92,14 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 	const char *command = tools_string(args, "command", "");
 	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
 	char err[320];
+	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
+	int64_t called = vnc_monotonic_ms();
 	if (!bridge_desktop_launch(d, "launched command", argv, err, sizeof(err))) {
 		mcp_call_fail(call, "could not launch: %s", err);
 		return;
 	}
 	mcp_call_text(call, "Started: %s", command);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 
 static char *read_x_clipboard(struct bridge_desktop *d, char *err, size_t err_size)
@@ -123,12 +128,19 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		if (!text)
 			text = strdup("");
 	}
-	if (!text) {
+	/* A program on the desktop may own the clipboard with any bytes;
+	 * the reply is JSON, so what is not UTF-8 shows as U+FFFD. */
+	char *repaired = text ? utf8_repair(text, strlen(text), NULL) : NULL;
+	free(text);
+	cJSON *reply = repaired ? cJSON_CreateObject() : NULL;
+	if (!reply || !cJSON_AddStringToObject(reply, "text", repaired)) {
+		cJSON_Delete(reply);
+		free(repaired);
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_text(call, "%s", text);
-	free(text);
+	free(repaired);
+	mcp_call_structured(call, reply);
 }
 
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
@@ -141,7 +153,7 @@ static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size
 	*len = 0;
 	for (size_t i = 0; i < in_len;) {
 		uint32_t cp;
-		size_t n = vnc_utf8_decode(text + i, in_len - i, &cp);
+		size_t n = utf8_decode(text + i, in_len - i, &cp);
 		if (n == 0 || cp > 0xff) {
 			snprintf(err, err_size,
 				 "this desktop is attached over VNC, whose clipboard carries "
@@ -199,6 +211,15 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 		return;
 	const char *text = tools_string(args, "text", "");
 	char err[320];
+	/* What is set comes back from clipboard_get into JSON: only text. */
+	size_t bad;
+	if (!utf8_valid(text, strlen(text), &bad)) {
+		mcp_call_fail(call,
+			      "text is not valid UTF-8 at byte %zu; the clipboard takes UTF-8 "
+			      "text only",
+			      bad);
+		return;
+	}
 	struct bridge_desktop *d = bridge_session_desktop(s);
 	bool ok;
 	if (d) {
@@ -217,6 +238,14 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 		      strlen(text));
 }
 
+/* What starts a program waits for it to draw before settling. */
+#define START_SCREENSHOT_PROPERTY                                                          \
+	"\"screenshot\":{\"type\":\"boolean\",\"description\":\"Also return a screenshot "\
+	"taken once the program has drawn (waiting up to 10 s, 30 s for a browser that "  \
+	"starts) and the screen has then stopped changing (300 ms; longer after a slow "    \
+	"start); the text says which happened. "                                           \
+	"Default false.\"}"
+
 static const struct mcp_tool desktop_tools[] = {
 	{
 		.name = "open_url",
@@ -227,7 +256,7 @@ static const struct mcp_tool desktop_tools[] = {
 		.input_schema = "{\"type\":\"object\",\"properties\":{"
 				"\"url\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000,"
 				"\"description\":\"http, https, file or about URL; a bare host name "
-				"gets https://.\"}," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"gets https://.\"}," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
 				"},\"required\":[\"url\"]}",
 		.handler = open_url,
 	},
@@ -239,15 +268,19 @@ static const struct mcp_tool desktop_tools[] = {
 			       "and ends with the desktop. Local desktops only.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{"
 				"\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000}"
-				"," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
 				"},\"required\":[\"command\"]}",
 		.handler = launch,
 	},
 	{
 		.name = "clipboard_get",
 		.title = "Read the clipboard",
-		.description = "The text on the desktop's clipboard (what ctrl+c copied).",
+		.description = "The text on the desktop's clipboard (what ctrl+c copied), as "
+			       "{\"text\":...}.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
+				 "\"string\"}},\"required\":[\"text\"],"
+				 "\"additionalProperties\":false}",
 		.handler = clipboard_get,
 		.read_only = true,
 	},

@@ -2,11 +2,13 @@
  * set_timeout, kill_session. */
 #include "tools_internal.h"
 
+#include "geometry.h"
 #include "registry.h"
 #include "session.h"
 #include "viewer.h"
 #include "../mcp/server.h"
 #include "../vnc/target.h"
+#include "../util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -19,15 +21,13 @@
 #define MAX_METADATA_KEYS 32
 #define MAX_METADATA_VALUE 1024
 
+/* Data goes out as structuredContent and as the same JSON in text. */
 static void reply_json(struct mcp_call *call, cJSON *json)
 {
-	char *text = json ? cJSON_PrintUnformatted(json) : NULL;
-	if (text)
-		mcp_call_text(call, "%s", text);
+	if (json)
+		mcp_call_structured(call, json);
 	else
 		mcp_call_fail(call, "out of memory");
-	free(text);
-	cJSON_Delete(json);
 }
 
 static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
@@ -41,8 +41,10 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 			return false;
 		}
 		if (!cJSON_IsString(item) || strlen(item->valuestring) > MAX_METADATA_VALUE) {
-			mcp_call_fail(call, "metadata value '%.64s' must be a string of at most %d bytes",
-				      item->string, MAX_METADATA_VALUE);
+			char shown[65];
+			mcp_call_fail(call, "metadata value '%s' must be a string of at most %d bytes",
+				      utf8_excerpt(shown, sizeof(shown), item->string),
+				      MAX_METADATA_VALUE);
 			return false;
 		}
 	}
@@ -68,8 +70,9 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 	};
 	const char *size = tools_string(args, "size", NULL);
 	if (size && !bridge_parse_size(size, &spec.width, &spec.height)) {
-		mcp_call_fail(call, "size '%.32s' is not WxH with each side 64..8192, e.g. 1280x800",
-			      size);
+		char shown[33];
+		mcp_call_fail(call, "size '%s' is not WxH with each side 64..8192, e.g. 1280x800",
+			      utf8_excerpt(shown, sizeof(shown), size));
 		return;
 	}
 	if (size && url) {
@@ -126,7 +129,16 @@ static void list_sessions(struct mcp_call *call, const cJSON *args, void *userda
 {
 	(void)args;
 	struct bridge_context *c = userdata;
-	reply_json(call, bridge_registry_describe(c->registry));
+	/* structuredContent must be an object, so the list is wrapped. */
+	cJSON *list = bridge_registry_describe(c->registry);
+	cJSON *reply = list ? cJSON_CreateObject() : NULL;
+	if (reply && !cJSON_AddItemToObject(reply, "sessions", list)) {
+		cJSON_Delete(reply);
+		reply = NULL;
+	}
+	if (!reply)
+		cJSON_Delete(list);
+	reply_json(call, reply);
 }
 
 static void session_info(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -211,6 +223,38 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	mcp_call_text(call, "The viewer links of session %s no longer work.", bridge_session_id(s));
 }
 
+/* What bridge_session_describe returns. Other parts of the bridge add
+ * fields (and states) over time, so unknown properties stay allowed and
+ * state and template are not enums: a client holding this schema keeps
+ * accepting newer replies. */
+#define SESSION_INFO_SCHEMA                                                                \
+	"{\"type\":\"object\",\"properties\":{"                                            \
+	"\"session\":{\"type\":\"string\",\"description\":\"The id other tools take.\"},"  \
+	"\"template\":{\"type\":\"string\",\"description\":\"desktop, bare, or vnc for an " \
+	"attached server.\"},"                                                             \
+	"\"vnc\":{\"type\":\"string\",\"description\":\"host:port or socket path of an "    \
+	"attached server (never its password).\"},"                                        \
+	"\"size\":{\"type\":\"string\",\"pattern\":\"^[0-9]+x[0-9]+$\"},"                     \
+	"\"created\":{\"type\":\"string\",\"format\":\"date-time\"},"                        \
+	"\"state\":{\"type\":\"string\",\"description\":\"starting, ready, reconnecting, "   \
+	"failed or ended.\"},"                                                             \
+	"\"reason\":{\"type\":\"string\",\"description\":\"Why it failed, ended or is "      \
+	"reconnecting.\"},"                                                                \
+	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: no "        \
+	"deadline.\"},"                                                                    \
+	"\"deadline\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"             \
+	"\"remaining_ms\":{\"type\":\"integer\",\"minimum\":0},"                              \
+	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}," \
+	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
+	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
+
+/* start_stream's links; more kinds of link may join them. */
+#define STREAM_LINKS_SCHEMA                                                                \
+	"{\"type\":\"object\",\"properties\":{"                                            \
+	"\"url\":{\"type\":\"string\",\"description\":\"Watch and control.\"},"             \
+	"\"view_only_url\":{\"type\":\"string\",\"description\":\"Watch only.\"},"          \
+	"\"note\":{\"type\":\"string\"}},\"required\":[\"url\",\"view_only_url\"]}"
+
 #define REQUIRED_SESSION                                                                   \
 	"\"session\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Session id.\"}"
 
@@ -237,14 +281,19 @@ static const struct mcp_tool session_tools[] = {
 			"2147483647},"
 			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
 			"keep with the session.\"}}}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = create_session,
 	},
 	{
 		.name = "list_sessions",
 		.title = "List sessions",
 		.description = "Every session with its id, template, size, state (starting, "
-			       "ready, reconnecting, failed, ended), deadline and metadata.",
+			       "ready, reconnecting, failed, ended), deadline and metadata, as "
+			       "{\"sessions\":[...]}.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"sessions\":{"
+				 "\"type\":\"array\",\"items\":" SESSION_INFO_SCHEMA "}},"
+				 "\"required\":[\"sessions\"]}",
 		.handler = list_sessions,
 		.read_only = true,
 	},
@@ -253,6 +302,7 @@ static const struct mcp_tool session_tools[] = {
 		.title = "Describe a session",
 		.description = "One session's id, template, size, state, deadline and metadata.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = session_info,
 		.read_only = true,
 	},
@@ -264,6 +314,7 @@ static const struct mcp_tool session_tools[] = {
 		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION ","
 				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":"
 				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = set_timeout,
 	},
 	{
@@ -273,6 +324,7 @@ static const struct mcp_tool session_tools[] = {
 			       "keyboard, view_only_url only shows the screen. Calling it again "
 			       "replaces both links.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = STREAM_LINKS_SCHEMA,
 		.handler = start_stream,
 	},
 	{

@@ -8,7 +8,7 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
   libcjson-dev libwebsockets-dev libxkbcommon-dev libjpeg-dev libisal-dev zlib1g-dev)
 run_packages=(tigervnc-standalone-server openbox xclip chromium)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils)
+  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then
@@ -32,7 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >&2
 fi
 
-if [ "${1:-}" = "--tests" ] && [ ! -d tests/node_modules/@modelcontextprotocol/sdk ]; then
+if [ "${1:-}" = "--tests" ] && { [ ! -d tests/node_modules/@modelcontextprotocol/sdk ] ||
+  [ ! -d tests/node_modules/@modelcontextprotocol/conformance ]; }; then
   echo "setup: installing the test's npm packages" >&2
   (cd tests && npm ci --no-audit --no-fund >&2)
 fi

@@ -7,9 +7,10 @@
  * it until the input runs out, then is destroyed. So framing, sizes,
  * encodings, cut text, cursor shapes and resizes all come from the fuzzer.
  *
- * Build with clang: meson setup build-fuzz -Dfuzz=true
- *   -Db_sanitize=address,undefined -Db_lundef=false (CC=clang). Run:
- *   build-fuzz/tests/fuzz-rfb tests/fuzz/corpus/rfb -max_total_time=60 */
+ * scripts/fuzz.sh builds and runs it with the other targets; alone:
+ *   build-fuzz/tests/fuzz/fuzz-rfb SCRATCH_DIR tests/fuzz/corpus/rfb
+ * (libvncclient is the system library: its own code is exercised but not
+ * instrumented for coverage). */
 #include "../fake-rfb/rfb_server.h"
 #include "../../util/log.h"
 #include "../../vnc/conn.h"

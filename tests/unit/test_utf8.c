@@ -1,0 +1,75 @@
+/* util/utf8: what is well-formed, how bad bytes are repaired, and where
+ * excerpts are cut. */
+#include "test.h"
+
+#include "../../util/utf8.h"
+
+static void decodes_each_length_and_refuses_malformed_forms(void)
+{
+	uint32_t cp;
+	ASSERT_EQ(utf8_decode("A", 1, &cp), 1);
+	ASSERT_EQ(cp, 'A');
+	ASSERT_EQ(utf8_decode("\xc3\xa9", 2, &cp), 2);
+	ASSERT_EQ(cp, 0xe9);
+	ASSERT_EQ(utf8_decode("\xe6\xbc\xa2", 3, &cp), 3);
+	ASSERT_EQ(cp, 0x6f22);
+	ASSERT_EQ(utf8_decode("\xf0\x9f\x99\x82", 4, &cp), 4);
+	ASSERT_EQ(cp, 0x1f642);
+	ASSERT_EQ(utf8_decode("\xc0\xaf", 2, &cp), 0);         /* overlong */
+	ASSERT_EQ(utf8_decode("\xe0\x80\xaf", 3, &cp), 0);     /* overlong */
+	ASSERT_EQ(utf8_decode("\xed\xa0\x80", 3, &cp), 0);     /* surrogate */
+	ASSERT_EQ(utf8_decode("\xe6\xbc", 2, &cp), 0);         /* truncated */
+	ASSERT_EQ(utf8_decode("\x80", 1, &cp), 0);             /* stray continuation */
+	ASSERT_EQ(utf8_decode("\xf4\x90\x80\x80", 4, &cp), 0); /* above U+10FFFF */
+	ASSERT_EQ(utf8_decode("\xff", 1, &cp), 0);
+	ASSERT_EQ(utf8_decode("", 0, &cp), 0);
+}
+
+static void validity_names_the_first_bad_byte(void)
+{
+	size_t bad = 99;
+	ASSERT(utf8_valid("", 0, &bad));
+	ASSERT(utf8_valid("plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82", 16, &bad));
+	ASSERT(!utf8_valid("ab\xffz", 4, &bad));
+	ASSERT_EQ(bad, 2);
+	/* A character cut by the length is not whole. */
+	ASSERT(!utf8_valid("ab\xc3\xa9", 3, &bad));
+	ASSERT_EQ(bad, 2);
+	/* NUL is a character like any other. */
+	ASSERT(utf8_valid("a\0b", 3, NULL));
+}
+
+static void repair_replaces_each_bad_byte(void)
+{
+	size_t len = 0;
+	char *out = utf8_repair("a\xff\xc3\xa9\xe6\xbc" "b", 7, &len);
+	ASSERT_STR_EQ(out, "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd" "b");
+	ASSERT_EQ(len, strlen(out));
+	ASSERT(utf8_valid(out, len, NULL));
+	free(out);
+	out = utf8_repair("", 0, &len);
+	ASSERT_STR_EQ(out, "");
+	free(out);
+}
+
+static void excerpts_end_between_characters(void)
+{
+	char out[6];
+	/* "ab" and two 2-byte characters would need 6 bytes: only one fits. */
+	ASSERT_STR_EQ(utf8_excerpt(out, sizeof(out), "ab\xc3\xa9\xc3\xa9"), "ab\xc3\xa9");
+	ASSERT_STR_EQ(utf8_excerpt(out, sizeof(out), "abcdefgh"), "abcde");
+	ASSERT_STR_EQ(utf8_excerpt(out, sizeof(out), "\xf0\x9f\x99\x82\xf0\x9f\x99\x82"),
+		      "\xf0\x9f\x99\x82");
+	ASSERT_STR_EQ(utf8_excerpt(out, sizeof(out), "x\xffy"), "x?y");
+	char one[1];
+	ASSERT_STR_EQ(utf8_excerpt(one, sizeof(one), "abc"), "");
+}
+
+int main(void)
+{
+	RUN_TEST(decodes_each_length_and_refuses_malformed_forms);
+	RUN_TEST(validity_names_the_first_bad_byte);
+	RUN_TEST(repair_replaces_each_bad_byte);
+	RUN_TEST(excerpts_end_between_characters);
+	TEST_EXIT();
+}
