@@ -30,8 +30,10 @@ struct vnc_framebuffer {
 	bool pending_damage;
 	bool closed;
 	/* Since a resize (and at first) the picture is blank until the
-	 * server's first update after it is complete. */
+	 * server's first update with pixels in it is complete (updates that
+	 * carry only the pointer's shape come first). */
 	bool awaiting_picture;
+	bool pixels_since_resize;
 
 	uint8_t *cursor_rgba;
 	bool cursor_shape_known; /* false until the server sends a shape */
@@ -89,6 +91,7 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	fb->width = width;
 	fb->height = height;
 	fb->awaiting_picture = true;
+	fb->pixels_since_resize = false;
 	fb->write_version++;
 	for (int y = 0; y < height; y++)
 		row_version[y] = fb->write_version;
@@ -130,6 +133,7 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		height = fb->height - y;
 	size_t stride = (size_t)fb->width * 4;
 	fb->write_version++;
+	fb->pixels_since_resize = true;
 	/* Servers resend pixels that did not change (a window mapped with the
 	 * colour already there, a repaint of the same text): only rows that
 	 * really differ count as damage, for settling and for encoders. */
@@ -157,9 +161,12 @@ static void note_change_locked(struct vnc_framebuffer *fb)
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 {
 	pthread_mutex_lock(&fb->lock);
+	if (fb->pixels_since_resize && fb->awaiting_picture) {
+		fb->awaiting_picture = false;
+		pthread_cond_broadcast(&fb->changed);
+	}
 	if (fb->pending_damage) {
 		fb->pending_damage = false;
-		fb->awaiting_picture = false;
 		fb->drawn_pixels += fb->pending_drawn;
 		fb->pending_drawn = 0;
 		note_change_locked(fb);

@@ -239,8 +239,8 @@ for (const [label, length] of [['2^31', 2 ** 31], ['100 MB', 100 * 1024 * 1024]]
 }
 
 // stdio with its only session's send stuck: how it ends must not depend
-// on the peer.
-async function stdioStuckOnSend(end) {
+// on the peer. limitMs: how long after end() it may take.
+async function stdioStuckOnSend(end, limitMs) {
   const fake = await startFake('stop-reading');
   const child = spawn(bridgeBin, ['stdio', '--vnc', fake.url], { env: bridgeEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
@@ -258,26 +258,33 @@ async function stdioStuckOnSend(end) {
     assert.ok(!out.includes('"id":2'), 'the type call finished although the server reads nothing');
     const started = Date.now();
     end(child);
-    const exit = await Promise.race([exited, sleep(2000).then(() => null)]);
+    const exit = await Promise.race([exited, sleep(limitMs).then(() => null)]);
     if (!exit) child.kill('SIGKILL');
-    assert.ok(exit, `still running 2 s after ${end.name}\n${log.slice(-2000)}`);
+    assert.ok(exit, `still running ${limitMs} ms after ${end.name}\n${log.slice(-2000)}`);
     assert.equal(exit.code, 0, log.slice(-3000));
     assert.doesNotMatch(log, /AddressSanitizer|LeakSanitizer|runtime error:/, 'sanitizer report');
-    return Date.now() - started;
+    return out;
   } finally {
     child.kill('SIGKILL');
     await fake.stop();
   }
 }
 
-test('stdio: stdin EOF ends the process within 2 s while a send is stuck', async () => {
-  await stdioStuckOnSend(function eof(child) {
+// After EOF the bridge still answers what it read: the stuck call gets its
+// error once the watchdog drops the server (5 s after the send stalled),
+// then the process ends.
+test('stdio: after stdin EOF a stuck call is answered with the reason, then the process ends', async () => {
+  const out = await stdioStuckOnSend(function eof(child) {
     child.stdin.end();
-  });
+  }, 8000);
+  const reply = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === 2);
+  assert.ok(reply, `no reply to the stuck call: ${out}`);
+  assert.equal(reply.result.isError, true);
+  assert.match(reply.result.content[0].text, /took none of the bridge's messages for 5 s/);
 });
 
 test('stdio: SIGTERM ends the process within 2 s while a send is stuck', async () => {
   await stdioStuckOnSend(function sigterm(child) {
     child.kill('SIGTERM');
-  });
+  }, 2000);
 });
