@@ -399,6 +399,11 @@ static void *conn_thread(void *arg)
 	rfbClient *client = conn->client;
 	const char *why = NULL;
 	char read_failure[300];
+	/* The kick must get through even if whoever made us blocks signals. */
+	sigset_t kick;
+	sigemptyset(&kick);
+	sigaddset(&kick, KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 	pthread_mutex_lock(&conn->lock);
 	conn->thread_id = gettid();
 	conn->thread_self = pthread_self();
