@@ -88,10 +88,11 @@ static uint32_t key_code(const cJSON *code, uint32_t keysym)
 	return hash;
 }
 
+/* Queued without waiting: the network loop never blocks on a desktop. */
 static void deliver(struct connection *c, const struct vnc_input_event *events, size_t count)
 {
 	char err[320];
-	if (count && !bridge_session_send_input(c->viewer_session, events, count, err, sizeof(err)))
+	if (count && !bridge_session_post_input(c->viewer_session, events, count, err, sizeof(err)))
 		log_debug("viewer input not delivered: %s", err);
 }
 

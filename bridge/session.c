@@ -21,6 +21,8 @@
 #define CONNECT_TIMEOUT_S 10
 #define RECONNECT_FIRST_MS 500
 #define RECONNECT_MAX_MS 10000
+/* Keys one action may leave held when it stops halfway. */
+#define MAX_KEYS_DOWN 64
 
 struct bridge_session {
 	char id[64];
@@ -38,6 +40,10 @@ struct bridge_session {
 	/* Readers send through conn; the supervisor swaps it on reconnect. */
 	pthread_rwlock_t conn_lock;
 	struct vnc_conn *conn;
+
+	/* Set once when the session ends: a VNC connection (or connect) in
+	 * progress gives up at once. */
+	atomic_bool ending;
 
 	pthread_mutex_t lock; /* the fields below */
 	pthread_cond_t changed;
@@ -186,7 +192,8 @@ static void *supervise(void *arg)
 			if (ended(s))
 				break;
 			struct vnc_conn *fresh =
-				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, err, sizeof(err));
+				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S,
+					      &s->ending, err, sizeof(err));
 			if (fresh) {
 				pthread_rwlock_wrlock(&s->conn_lock);
 				struct vnc_conn *old = s->conn;
@@ -213,7 +220,7 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		return false;
 	struct vnc_target target = { .host = (char *)bridge_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
-	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, err, err_size);
+	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err, err_size);
 	if (!s->conn)
 		return false;
 	/* X starts the pointer in the middle of the screen. Saying so makes
@@ -228,7 +235,8 @@ bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
 {
 	bool ok;
 	if (s->kind == BRIDGE_ATTACHED) {
-		ok = (s->conn = vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, err, err_size));
+		ok = (s->conn = vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, &s->ending,
+					       err, err_size));
 		if (ok && pthread_create(&s->supervisor, NULL, supervise, s) == 0)
 			s->supervising = true;
 	} else {
@@ -252,6 +260,7 @@ struct bridge_session *bridge_session_ref(struct bridge_session *s)
 
 void bridge_session_end(struct bridge_session *s, const char *why)
 {
+	atomic_store(&s->ending, true);
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state from = s->state;
 	bool first = from != BRIDGE_ENDED;
@@ -432,16 +441,124 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 	return alive;
 }
 
+/* Waits out a pause; false when the action must stop (ended or cancelled). */
+static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control,
+			size_t sent, size_t total)
+{
+	int64_t until = vnc_monotonic_ms() + ms;
+	for (;;) {
+		if (control && control->cancelled && control->cancelled(control->context))
+			return false;
+		if (control && control->progress)
+			control->progress(control->context, sent, total);
+		int64_t left = until - vnc_monotonic_ms();
+		if (left <= 0)
+			return !ended(s);
+		/* Cancellation is asked for, not signalled: look again soon. */
+		struct timespec deadline = clock_deadline_ms(left < 50 ? left : 50);
+		pthread_mutex_lock(&s->lock);
+		if (s->state != BRIDGE_ENDED)
+			pthread_cond_timedwait(&s->changed, &s->lock, &deadline);
+		bool is_ended = s->state == BRIDGE_ENDED;
+		pthread_mutex_unlock(&s->lock);
+		if (is_ended)
+			return false;
+	}
+}
+
+/* After an action stopped halfway: lets go of what events[0..sent) left
+ * pressed, keys in reverse order, then buttons beyond those held before. */
+static void release_held_input(struct bridge_session *s, const struct vnc_input_event *events,
+			       size_t sent)
+{
+	struct vnc_input_event release[MAX_KEYS_DOWN + 1];
+	uint32_t down[MAX_KEYS_DOWN];
+	size_t down_count = 0;
+	const struct vnc_input_event *pointer = NULL;
+	for (size_t i = 0; i < sent; i++) {
+		const struct vnc_input_event *e = &events[i];
+		if (e->type == VNC_INPUT_POINTER)
+			pointer = e;
+		if (e->type != VNC_INPUT_KEY)
+			continue;
+		size_t k = 0;
+		while (k < down_count && down[k] != e->keysym)
+			k++;
+		if (e->down && k == down_count && down_count < MAX_KEYS_DOWN)
+			down[down_count++] = e->keysym;
+		else if (!e->down && k < down_count)
+			memmove(&down[k], &down[k + 1], (--down_count - k) * sizeof(*down));
+	}
+	size_t n = 0;
+	while (down_count > 0)
+		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+							 .keysym = down[--down_count] };
+	int base = bridge_session_buttons_held(s);
+	if (pointer && pointer->buttons != base)
+		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = pointer->x,
+							 .y = pointer->y, .buttons = base };
+	char err[320];
+	if (n == 0 || !bridge_session_usable(s, err, sizeof(err)))
+		return;
+	pthread_rwlock_rdlock(&s->conn_lock);
+	if (!vnc_conn_send_input(s->conn, release, n, err, sizeof(err)))
+		log_debug("session %s: releasing held input failed: %s", s->id, err);
+	pthread_rwlock_unlock(&s->conn_lock);
+}
+
 bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
+			       size_t count, const struct bridge_input_control *control, char *err,
+			       size_t err_size)
+{
+	if (!bridge_session_usable(s, err, err_size))
+		return false;
+	size_t i = 0;
+	while (i < count) {
+		bool cancelled = control && control->cancelled && control->cancelled(control->context);
+		if (cancelled || ended(s)) {
+			if (cancelled)
+				snprintf(err, err_size, "the call was cancelled after %zu of %zu events", i,
+					 count);
+			else
+				snprintf(err, err_size, "session %s was ended while the action ran",
+					 s->id);
+			release_held_input(s, events, i);
+			return false;
+		}
+		if (events[i].type == VNC_INPUT_PAUSE) {
+			if (events[i].pause_ms > 0 &&
+			    !pause_input(s, events[i].pause_ms, control, i, count))
+				continue; /* the check above says why */
+			i++;
+			continue;
+		}
+		size_t end = i;
+		while (end < count && end - i < BRIDGE_INPUT_BATCH && events[end].type != VNC_INPUT_PAUSE)
+			end++;
+		pthread_rwlock_rdlock(&s->conn_lock);
+		bool ok = vnc_conn_send_input(s->conn, events + i, end - i, err, err_size);
+		pthread_rwlock_unlock(&s->conn_lock);
+		if (!ok) {
+			if (ended(s))
+				snprintf(err, err_size, "session %s was ended while the action ran",
+					 s->id);
+			return false;
+		}
+		i = end;
+		if (control && control->progress)
+			control->progress(control->context, i, count);
+	}
+	return true;
+}
+
+bool bridge_session_post_input(struct bridge_session *s, const struct vnc_input_event *events,
 			       size_t count, char *err, size_t err_size)
 {
 	if (!bridge_session_usable(s, err, err_size))
 		return false;
 	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_send_input(s->conn, events, count, err, err_size);
+	bool ok = vnc_conn_post_input(s->conn, events, count, err, err_size);
 	pthread_rwlock_unlock(&s->conn_lock);
-	if (!ok && ended(s))
-		snprintf(err, err_size, "session %s was ended while the action ran", s->id);
 	return ok;
 }
 

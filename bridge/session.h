@@ -79,7 +79,26 @@ struct cJSON *bridge_session_describe(struct bridge_session *session);
 
 /* False with a message when the desktop cannot be used right now. */
 bool bridge_session_usable(struct bridge_session *session, char *err, size_t err_size);
+/* Lets a long action stop early: asked between event batches and during
+ * pauses. */
+struct bridge_input_control {
+	bool (*cancelled)(void *context);
+	/* Told how far it got after each batch and while pausing; may be NULL. */
+	void (*progress)(void *context, size_t sent, size_t total);
+	void *context;
+};
+/* Sends events in order, in batches of at most BRIDGE_INPUT_BATCH events,
+ * waiting out PAUSE events here. Stops at the next batch or pause when the
+ * session ends or control (may be NULL) says cancelled: keys and buttons
+ * the sent events left held are then released, and err says why. Each
+ * batch goes out within VNC_INPUT_TIMEOUT_MS or the call fails. */
+#define BRIDGE_INPUT_BATCH 64
 bool bridge_session_send_input(struct bridge_session *session,
+			       const struct vnc_input_event *events, size_t count,
+			       const struct bridge_input_control *control, char *err,
+			       size_t err_size);
+/* Queues events (no pauses) and returns at once: for the network loop. */
+bool bridge_session_post_input(struct bridge_session *session,
 			       const struct vnc_input_event *events, size_t count, char *err,
 			       size_t err_size);
 bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,

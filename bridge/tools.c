@@ -129,6 +129,16 @@ bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *a
 bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const int *region,
 			  const char *format, int quality, bool show_cursor)
 {
+	/* Right after connecting or a resize, the server's first picture may
+	 * still be on its way: a blank screenshot would mislead. */
+	if (vnc_framebuffer_wait_picture(bridge_session_framebuffer(s), SETTLE_TIMEOUT_MS) ==
+	    VNC_WAIT_CLOSED) {
+		char err[320];
+		if (bridge_session_usable(s, err, sizeof(err)))
+			snprintf(err, sizeof(err), "the desktop connection closed");
+		mcp_call_fail(call, "%s before its picture arrived", err);
+		return false;
+	}
 	struct agent_space space;
 	tools_agent_space(s, &space);
 	struct vnc_capture_request request = {

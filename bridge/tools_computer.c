@@ -77,7 +77,8 @@ static bool run_action(struct bridge_session *s, struct mcp_call *call, const cJ
 		       tools_do_move(s, call, x, y);
 	if (strcmp(action, "left_mouse_down") == 0 || strcmp(action, "left_mouse_up") == 0)
 		return coordinate(s, call, args, "coordinate", false, &x, &y) &&
-		       tools_do_button(s, call, x, y, TOOLS_LEFT, action[10] == 'd');
+		       tools_do_button(s, call, x, y, TOOLS_LEFT,
+				       strcmp(action, "left_mouse_down") == 0);
 	if (strcmp(action, "left_click_drag") == 0) {
 		if (!coordinate(s, call, args, "start_coordinate", false, &x0, &y0) ||
 		    !coordinate(s, call, args, "coordinate", true, &x, &y))

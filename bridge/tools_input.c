@@ -11,6 +11,7 @@
 #include "../vnc/keys.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,13 @@
 
 #define MAX_TYPE_CHARACTERS 100000
 #define MAX_PATH_POINTS 1000
+/* Pointer steps of one drag, all segments together. */
+#define MAX_DRAG_STEPS 2000
 #define DRAG_STEP_PX 16
 #define DRAG_STEP_PAUSE_MS 8
 #define DRAG_HOLD_PAUSE_MS 40
+/* A settle wait looks for cancellation this often. */
+#define WAIT_SLICE_MS 250
 
 struct events {
 	struct vnc_input_event *items;
@@ -71,14 +76,51 @@ static void push_keys(struct events *e, const struct vnc_key_combo *combo, bool 
 			push_key(e, combo->keysyms[i], false);
 }
 
-/* Sends and frees the events; fails the call on error. */
+/* Progress of a long call: notifications/progress at most every
+ * PROGRESS_EVERY_MS, counting up, with a message that says how far. */
+#define PROGRESS_EVERY_MS 500
+struct progress {
+	struct mcp_call *call;
+	int64_t last_ms;
+	double count;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void report_progress(struct progress *p, const char *fmt, ...)
+{
+	int64_t now = vnc_monotonic_ms();
+	if (!mcp_call_wants_progress(p->call) || now - p->last_ms < PROGRESS_EVERY_MS)
+		return;
+	p->last_ms = now;
+	char message[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	mcp_call_progress(p->call, ++p->count, -1, message);
+}
+
+static bool input_cancelled(void *context)
+{
+	return mcp_call_cancelled(((struct progress *)context)->call);
+}
+
+static void input_progress(void *context, size_t sent, size_t total)
+{
+	report_progress(context, "sent %zu of %zu input events", sent, total);
+}
+
+/* Sends and frees the events; fails the call on error. Stops when the call
+ * is cancelled or the session ends, releasing what it held. */
 static bool send_events(struct bridge_session *s, struct mcp_call *call, struct events *e)
 {
 	char err[320];
 	bool ok = false;
+	struct progress progress = { .call = call, .last_ms = vnc_monotonic_ms() };
+	struct bridge_input_control control = { input_cancelled, input_progress, &progress };
 	if (e->out_of_memory)
 		mcp_call_fail(call, "out of memory building the input events");
-	else if (!bridge_session_send_input(s, e->items, e->count, err, sizeof(err)))
+	else if (!bridge_session_send_input(s, e->items, e->count, &control, err, sizeof(err)))
 		mcp_call_fail(call, "%s", err);
 	else
 		ok = true;
@@ -168,9 +210,27 @@ bool tools_do_button(struct bridge_session *s, struct mcp_call *call, int x, int
 	return true;
 }
 
+/* Steps of the pointer from point i-1 to point i: one per DRAG_STEP_PX. */
+static int segment_steps(const int *points, int i)
+{
+	int dx = abs(points[i * 2] - points[(i - 1) * 2]);
+	int dy = abs(points[i * 2 + 1] - points[(i - 1) * 2 + 1]);
+	return (dx > dy ? dx : dy) / DRAG_STEP_PX + 1;
+}
+
 bool tools_do_drag(struct bridge_session *s, struct mcp_call *call, const int *points, int count,
 		   enum tools_button button)
 {
+	if (count > MAX_PATH_POINTS) {
+		mcp_call_fail(call, "a drag path has at most %d points", MAX_PATH_POINTS);
+		return false;
+	}
+	/* Long paths take longer strides, so that every drag ends within
+	 * MAX_DRAG_STEPS steps (about 16 s). */
+	long long wanted = 0;
+	for (int i = 1; i < count; i++)
+		wanted += segment_steps(points, i);
+	long long budget = MAX_DRAG_STEPS - (count - 1);
 	int base = bridge_session_buttons_held(s);
 	int mask = button_mask(button);
 	struct events e = { 0 };
@@ -183,8 +243,9 @@ bool tools_do_drag(struct bridge_session *s, struct mcp_call *call, const int *p
 	for (int i = 1; i < count; i++) {
 		int x0 = points[(i - 1) * 2], y0 = points[(i - 1) * 2 + 1];
 		int x1 = points[i * 2], y1 = points[i * 2 + 1];
-		int dx = abs(x1 - x0), dy = abs(y1 - y0);
-		int steps = (dx > dy ? dx : dy) / DRAG_STEP_PX + 1;
+		int steps = segment_steps(points, i);
+		if (wanted > MAX_DRAG_STEPS)
+			steps = 1 + (int)((long long)(steps - 1) * budget / wanted);
 		for (int k = 1; k <= steps; k++) {
 			push_pointer(&e, x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps,
 				     base | mask);
@@ -319,17 +380,26 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	int64_t start = vnc_monotonic_ms();
 	uint64_t frames_before = vnc_framebuffer_sequence(fb);
+	struct progress progress = { .call = call, .last_ms = start };
 	if (!until_settled) {
-		/* A fixed wait still ends early if the session does. */
+		/* A fixed wait still ends early if the session does, or the call
+		 * is cancelled. */
 		int64_t until = start + ms;
-		while (vnc_monotonic_ms() < until && bridge_session_usable(s, NULL, 0)) {
+		while (vnc_monotonic_ms() < until && bridge_session_usable(s, NULL, 0) &&
+		       !mcp_call_cancelled(call)) {
 			int64_t left = until - vnc_monotonic_ms();
 			struct timespec pause = { 0, (left < 50 ? left : 50) * 1000000L };
 			nanosleep(&pause, NULL);
+			report_progress(&progress, "waited %lld of %d ms",
+					(long long)(vnc_monotonic_ms() - start), ms);
 		}
 		char err[320];
 		if (!bridge_session_usable(s, err, sizeof(err))) {
 			mcp_call_fail(call, "%s while waiting", err);
+			return false;
+		}
+		if (mcp_call_cancelled(call)) {
+			mcp_call_fail(call, "the wait was cancelled");
 			return false;
 		}
 		unsigned long long changes = vnc_framebuffer_sequence(fb) - frames_before;
@@ -339,7 +409,23 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			*report = (struct tools_wait_report){ ms, changes, false };
 		return true;
 	}
-	enum vnc_wait_result r = vnc_framebuffer_wait_settled(fb, start, quiet_ms, timeout_ms);
+	/* In slices, so a cancel is seen within one. */
+	int64_t give_up = start + timeout_ms;
+	enum vnc_wait_result r = VNC_WAIT_TIMEOUT;
+	for (;;) {
+		int64_t left = give_up - vnc_monotonic_ms();
+		r = vnc_framebuffer_wait_settled(fb, start, quiet_ms,
+						 left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0)
+								      : WAIT_SLICE_MS);
+		if (r != VNC_WAIT_TIMEOUT || left <= WAIT_SLICE_MS)
+			break;
+		if (mcp_call_cancelled(call)) {
+			mcp_call_fail(call, "the wait was cancelled");
+			return false;
+		}
+		report_progress(&progress, "waited %lld of at most %d ms for the screen to settle",
+				(long long)(vnc_monotonic_ms() - start), timeout_ms);
+	}
 	long long waited = (long long)(vnc_monotonic_ms() - start);
 	unsigned long long frames = vnc_framebuffer_sequence(fb) - frames_before;
 	if (r == VNC_WAIT_CLOSED) {
@@ -615,8 +701,10 @@ static const struct mcp_tool input_tools[] = {
 		.title = "Drag",
 		.description = "Press a mouse button at the first point, move through the "
 			       "others in small steps, release at the last: moves windows, "
-			       "selects text, drags and drops. Give path [[x, y], ...] or from "
-			       "[x, y] and to [x, y].",
+			       "selects text, drags and drops. Give path [[x, y], ...] (at most "
+			       "1000 points) or from [x, y] and to [x, y]. The pointer moves in "
+			       "steps of 16 px, 8 ms apart, at most 2000 steps (longer paths take "
+			       "longer strides), so a drag takes at most about 16 s.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{"
 			"\"path\":{\"type\":\"array\",\"items\":" PAIR_SCHEMA ",\"minItems\":2,"

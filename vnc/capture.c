@@ -54,11 +54,15 @@ struct vnc_capture_cache {
 	struct blob *last_base64;       /* the previous base64 output */
 };
 
-/* The work of one capture. */
+/* The work of one capture. Under the framebuffer lock, the output rows of
+ * the bands that changed are made (scaled, pointer drawn in) straight from
+ * the screen's rows they need; compression happens after the lock is let
+ * go. So a capture holds memory for its output, not for the screen. */
 struct capture {
 	const struct vnc_capture_request *request;
-	uint8_t *source;        /* RGBX copy of the source rect (rows of dirty bands) */
-	size_t source_stride;
+	uint8_t *rgb;           /* output rows as RGB (those of dirty bands) */
+	size_t rgb_stride;
+	uint8_t *scratch;       /* one band's source rows, to draw the pointer in */
 	int *column_start, *column_end; /* source columns of each output column */
 	struct band *bands;
 	int band_count;
@@ -133,8 +137,38 @@ static bool rects_overlap(const struct vnc_rect *a, const struct vnc_rect *b)
 	       b->y < a->y + a->height;
 }
 
-/* Under the framebuffer lock: decide which bands changed and copy their
- * source rows, pointer included. */
+/* Output row out_y as RGB, averaged from the source box it covers. rows
+ * holds source rows from first_row on (counted within the source rect),
+ * stride bytes apart, starting at the source rect's left edge. */
+static void scale_row(const struct capture *c, const uint8_t *rows, size_t stride, int first_row,
+		      int out_y, uint8_t *rgb)
+{
+	const struct vnc_capture_request *r = c->request;
+	int y0, y1;
+	map_span(out_y, r->height, r->source.height, &y0, &y1);
+	if (r->width == r->source.width && y1 - y0 == 1) {
+		const uint8_t *src = rows + (size_t)(y0 - first_row) * stride;
+		for (int x = 0; x < r->width; x++, src += 4, rgb += 3)
+			memcpy(rgb, src, 3);
+		return;
+	}
+	for (int x = 0; x < r->width; x++, rgb += 3) {
+		unsigned sum[3] = { 0, 0, 0 }, n = 0;
+		for (int y = y0; y < y1; y++) {
+			const uint8_t *src = rows + (size_t)(y - first_row) * stride;
+			for (int sx = c->column_start[x]; sx < c->column_end[x]; sx++, n++) {
+				sum[0] += src[sx * 4];
+				sum[1] += src[sx * 4 + 1];
+				sum[2] += src[sx * 4 + 2];
+			}
+		}
+		for (int k = 0; k < 3; k++)
+			rgb[k] = (uint8_t)((sum[k] + n / 2) / n);
+	}
+}
+
+/* Under the framebuffer lock: decide which bands changed and make their
+ * output rows, pointer included. */
 static void collect_dirty(struct capture *c, const struct vnc_framebuffer_view *view)
 {
 	const struct vnc_capture_request *r = c->request;
@@ -156,40 +190,21 @@ static void collect_dirty(struct capture *c, const struct vnc_framebuffer_view *
 		b->version = newest;
 		b->cursor_version = view->cursor_version;
 		b->had_cursor = has_cursor;
-		uint8_t *dst = c->source + (size_t)b->src_y0 * c->source_stride;
-		for (int y = 0; y < area.height; y++)
-			memcpy(dst + (size_t)y * c->source_stride,
-			       view->pixels + ((size_t)(area.y + y) * view->width + area.x) * 4,
-			       (size_t)area.width * 4);
-		if (has_cursor)
-			vnc_framebuffer_view_draw_cursor(view, dst, (int)c->source_stride, &area);
-	}
-}
-
-/* One output row as RGB, averaged from the source box it covers. */
-static void output_row_rgb(const struct capture *c, int out_y, uint8_t *rgb)
-{
-	const struct vnc_capture_request *r = c->request;
-	int y0, y1;
-	map_span(out_y, r->height, r->source.height, &y0, &y1);
-	if (r->width == r->source.width && y1 - y0 == 1) {
-		const uint8_t *src = c->source + (size_t)y0 * c->source_stride;
-		for (int x = 0; x < r->width; x++, src += 4, rgb += 3)
-			memcpy(rgb, src, 3);
-		return;
-	}
-	for (int x = 0; x < r->width; x++, rgb += 3) {
-		unsigned sum[3] = { 0, 0, 0 }, n = 0;
-		for (int y = y0; y < y1; y++) {
-			const uint8_t *src = c->source + (size_t)y * c->source_stride;
-			for (int sx = c->column_start[x]; sx < c->column_end[x]; sx++, n++) {
-				sum[0] += src[sx * 4];
-				sum[1] += src[sx * 4 + 1];
-				sum[2] += src[sx * 4 + 2];
-			}
+		const uint8_t *rows = view->pixels + ((size_t)area.y * view->width + area.x) * 4;
+		size_t stride = (size_t)view->width * 4;
+		if (has_cursor) {
+			/* The pointer goes into a copy, before scaling, as it
+			 * would look on the screen. */
+			size_t row_len = (size_t)area.width * 4;
+			for (int y = 0; y < area.height; y++)
+				memcpy(c->scratch + (size_t)y * row_len, rows + (size_t)y * stride,
+				       row_len);
+			vnc_framebuffer_view_draw_cursor(view, c->scratch, (int)row_len, &area);
+			rows = c->scratch;
+			stride = row_len;
 		}
-		for (int k = 0; k < 3; k++)
-			rgb[k] = (uint8_t)((sum[k] + n / 2) / n);
+		for (int y = b->out_y0; y < b->out_y1; y++)
+			scale_row(c, rows, stride, b->src_y0, y, c->rgb + (size_t)y * c->rgb_stride);
 	}
 }
 
@@ -297,15 +312,14 @@ static void *grow(void *data, size_t *capacity, size_t needed)
 }
 
 /* PNG scanlines with the SUB filter, deflated into the band's chunk. */
-static bool compress_band(struct capture *c, struct band *b, struct compressor *k, uint8_t *raw,
-			  uint8_t *rgb)
+static bool compress_band(struct capture *c, struct band *b, struct compressor *k, uint8_t *raw)
 {
 	int width = c->request->width;
 	size_t line = 1 + (size_t)width * 3;
 	size_t raw_len = 0;
 	for (int y = b->out_y0; y < b->out_y1; y++) {
 		uint8_t *out = raw + raw_len;
-		output_row_rgb(c, y, rgb);
+		const uint8_t *rgb = c->rgb + (size_t)y * c->rgb_stride;
 		out[0] = 1; /* SUB */
 		memcpy(out + 1, rgb, 3);
 		for (size_t i = 3; i < (size_t)width * 3; i++)
@@ -359,13 +373,11 @@ static void *compress_worker(void *arg)
 	struct capture *c = arg;
 	size_t line = 1 + (size_t)c->request->width * 3;
 	uint8_t *raw = malloc(line * BAND_ROWS);
-	uint8_t *rgb = malloc((size_t)c->request->width * 3);
 	struct compressor k;
-	bool ok = raw && rgb && compressor_init(&k);
+	bool ok = raw && compressor_init(&k);
 	if (!ok) {
 		atomic_store(&c->failed, true);
 		free(raw);
-		free(rgb);
 		return NULL;
 	}
 	for (;;) {
@@ -375,7 +387,7 @@ static void *compress_worker(void *arg)
 		struct band *b = &c->bands[i];
 		if (!band_needs_work(c, b))
 			continue;
-		if ((b->dirty && !compress_band(c, b, &k, raw, rgb)) ||
+		if ((b->dirty && !compress_band(c, b, &k, raw)) ||
 		    (c->want_base64 && !encode_band_base64(b))) {
 			b->valid = false;
 			atomic_store(&c->failed, true);
@@ -383,7 +395,6 @@ static void *compress_worker(void *arg)
 	}
 	compressor_finish(&k);
 	free(raw);
-	free(rgb);
 	return NULL;
 }
 
@@ -489,9 +500,11 @@ static struct blob *assemble_base64(const struct capture *c)
 	return out;
 }
 
+/* The rows are already in c->rgb, built from only the rows they need. */
 static void jpeg_row(void *context, int y, uint8_t *rgb)
 {
-	output_row_rgb(context, y, rgb);
+	const struct capture *c = context;
+	memcpy(rgb, c->rgb + (size_t)y * c->rgb_stride, (size_t)c->request->width * 3);
 }
 
 static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
@@ -522,14 +535,23 @@ static bool valid_request(const struct vnc_capture_request *r, int screen_width,
 	return true;
 }
 
-static bool prepare(struct capture *c, const struct vnc_capture_request *r)
+/* Allocates for bands of request r (already checked against the screen). */
+static bool prepare(struct capture *c, const struct vnc_capture_request *r, struct band *bands,
+		    int band_count)
 {
 	c->request = r;
-	c->source_stride = (size_t)r->source.width * 4;
-	c->source = malloc(c->source_stride * (size_t)r->source.height);
+	c->bands = bands;
+	c->band_count = band_count;
+	c->rgb_stride = (size_t)r->width * 3;
+	c->rgb = malloc(c->rgb_stride * (size_t)r->height);
+	int band_rows = 0;
+	for (int i = 0; i < band_count; i++)
+		if (bands[i].src_y1 - bands[i].src_y0 > band_rows)
+			band_rows = bands[i].src_y1 - bands[i].src_y0;
+	c->scratch = malloc((size_t)r->source.width * 4 * (size_t)band_rows);
 	c->column_start = malloc(sizeof(int) * (size_t)r->width);
 	c->column_end = malloc(sizeof(int) * (size_t)r->width);
-	if (!c->source || !c->column_start || !c->column_end)
+	if (!c->rgb || !c->scratch || !c->column_start || !c->column_end)
 		return false;
 	for (int x = 0; x < r->width; x++)
 		map_span(x, r->width, r->source.width, &c->column_start[x], &c->column_end[x]);
@@ -538,7 +560,8 @@ static bool prepare(struct capture *c, const struct vnc_capture_request *r)
 
 static void release(struct capture *c)
 {
-	free(c->source);
+	free(c->rgb);
+	free(c->scratch);
 	free(c->column_start);
 	free(c->column_end);
 }
@@ -547,23 +570,21 @@ static bool capture_jpeg(struct vnc_framebuffer *fb, const struct vnc_capture_re
 			 struct vnc_bytes *out, char *err, size_t err_size)
 {
 	struct capture c = { 0 };
-	struct band whole = { .out_y0 = 0, .out_y1 = r->height, .src_y0 = 0,
-			      .src_y1 = r->source.height };
 	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(fb, &view);
 	if (!valid_request(r, view.width, view.height, err, err_size)) {
 		vnc_framebuffer_unlock_view(&view);
 		return false;
 	}
-	bool ok = prepare(&c, r);
-	if (ok) {
-		c.bands = &whole;
-		c.band_count = 1;
+	int band_count;
+	struct band *bands = make_bands(r, &band_count);
+	bool ok = bands && prepare(&c, r, bands, band_count);
+	if (ok)
 		collect_dirty(&c, &view);
-	}
 	vnc_framebuffer_unlock_view(&view);
 	ok = ok && encode_jpeg(&c, out);
 	release(&c);
+	free_bands(bands, band_count);
 	if (!ok)
 		snprintf(err, err_size, "encoding the JPEG failed (out of memory?)");
 	return ok;
@@ -595,13 +616,11 @@ static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *ca
 		cache->key = *request;
 		cache->bands = make_bands(request, &cache->band_count);
 	}
-	if (!cache->bands || !prepare(&c, request)) {
+	if (!cache->bands || !prepare(&c, request, cache->bands, cache->band_count)) {
 		vnc_framebuffer_unlock_view(&view);
 		snprintf(err, err_size, "out of memory capturing the screen");
 		goto out;
 	}
-	c.bands = cache->bands;
-	c.band_count = cache->band_count;
 	collect_dirty(&c, &view);
 	vnc_framebuffer_unlock_view(&view);
 

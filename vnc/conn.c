@@ -5,6 +5,11 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <rfb/rfbclient.h>
@@ -14,20 +19,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-/* How long one partially received server message may stall before the
- * connection counts as dead (libvncclient waits forever by default). */
-#define READ_TIMEOUT_S 10
+#include "../util/clock.h"
 
+/* How often the watchdog looks. */
+#define WATCH_PERIOD_MS 200
+#define KICK_PERIOD_MS 50
+#define SEND_FAILED "sending to the VNC server failed; the server closed the connection"
+/* libvncclient's own read timeout counts waits for more bytes, not time:
+ * a server sending a big update in many small pieces trips it within a
+ * second. So it is only a backstop; the watchdog times read stalls. */
+#define LIBRARY_READ_TIMEOUT_S 60
+
+enum busy { IDLE, READING, SENDING };
+
+/* Interrupts the VNC thread's select() in libvncclient's write: on a UNIX
+ * socket, shutdown() alone does not make a full socket look writable. */
+#define KICK_SIGNAL (SIGRTMIN + 3)
+
+/* Input on its way to the server. Commands live on the heap: a caller that
+ * stops waiting (deadline) or never waited (post) leaves it to the VNC
+ * thread to free. */
 struct command {
-	const struct vnc_input_event *events;
+	struct vnc_input_event *events; /* owned copy */
 	size_t count;
-	const char *cut_text;
+	char *cut_text;                 /* owned copy */
 	size_t cut_len;
 	bool done, ok;
+	bool orphan; /* nobody waits: whoever finishes it frees it */
 	struct command *next;
 };
 
@@ -39,12 +64,35 @@ struct vnc_conn {
 	bool password_missing;
 	char desktop_name[128];
 
+	/* Ours; libvncclient has a dup. shutdown() on either ends the socket
+	 * for both, and ours stays open (so its number is not reused) until
+	 * the watchdog is gone. */
+	int sock;
+
 	pthread_t thread;
+	bool thread_started;
 	int wake_fd;
 
+	pthread_t watchdog;
+	bool watchdog_started;
+	pthread_cond_t watch; /* CLOCK_MONOTONIC */
+	const atomic_bool *abandon;
+	int64_t handshake_deadline_ms; /* 0 once connected */
+	pid_t thread_id;               /* of the VNC thread, for its read count */
+	pthread_t thread_self;         /* valid while thread_id != 0 && !thread_exited */
+	bool thread_exited;
+	enum busy busy;                /* what the VNC thread is doing in libvncclient */
+	int64_t stall_since_ms;        /* no progress either way since */
+	int last_unread;
+	long long last_read_bytes;
+	bool cut;                      /* the watchdog shut the socket down */
+	bool watch_done;               /* the watchdog may go */
+	char cut_reason[200];
+
 	pthread_mutex_t lock;
-	pthread_cond_t command_done;
+	pthread_cond_t command_done; /* CLOCK_MONOTONIC */
 	struct command *queue_head, *queue_tail;
+	size_t queued;
 	bool stopping;
 	bool failed;
 	char failure[256];
@@ -91,12 +139,21 @@ static void library_error(const char *format, ...)
 	log_debug("libvncclient error: %s", last_library_error);
 }
 
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
 void vnc_conn_global_init(void)
 {
 	rfbClientLog = library_log;
 	rfbClientErr = library_error;
 	/* A dropped server must show up as a failed write, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
+	/* No SA_RESTART: the point is that select() returns. */
+	struct sigaction kick = { .sa_handler = on_kick };
+	sigemptyset(&kick.sa_mask);
+	sigaction(KICK_SIGNAL, &kick, NULL);
 }
 
 static struct vnc_conn *conn_of(rfbClient *client)
@@ -118,10 +175,12 @@ static char *get_password(rfbClient *client)
 static rfbBool allocate_framebuffer(rfbClient *client)
 {
 	struct vnc_conn *conn = conn_of(client);
-	if (client->width <= 0 || client->height <= 0 || client->width > 16384 ||
-	    client->height > 16384) {
-		rfbClientErr("server announced an unusable screen size %dx%d", client->width,
-			     client->height);
+	if (client->width <= 0 || client->height <= 0 || client->width > VNC_MAX_SCREEN_SIDE ||
+	    client->height > VNC_MAX_SCREEN_SIDE) {
+		rfbClientErr("the VNC server's screen is %dx%d; the bridge takes screens of "
+			     "1x1 to %dx%d",
+			     client->width, client->height, VNC_MAX_SCREEN_SIDE,
+			     VNC_MAX_SCREEN_SIDE);
 		return FALSE;
 	}
 	uint8_t *pixels = calloc((size_t)client->width * client->height, 4);
@@ -243,29 +302,61 @@ static bool is_local(const struct vnc_target *target)
 	       strncmp(target->host, "127.", 4) == 0 || strcmp(target->host, "::1") == 0;
 }
 
+static void free_command(struct command *c)
+{
+	free(c->events);
+	free(c->cut_text);
+	free(c);
+}
+
+/* Marks a command finished: its waiter wakes, or it is freed when nobody
+ * waits any more. */
+static void finish_locked(struct command *c, bool ok)
+{
+	if (c->orphan) {
+		free_command(c);
+		return;
+	}
+	c->ok = ok;
+	c->done = true;
+}
+
 static void fail_locked(struct vnc_conn *conn, const char *why)
 {
 	if (!conn->failed) {
 		conn->failed = true;
-		snprintf(conn->failure, sizeof(conn->failure), "%s", why);
+		snprintf(conn->failure, sizeof(conn->failure), "%s",
+			 conn->cut && !conn->stopping ? conn->cut_reason : why);
 		if (conn->stopping)
 			log_debug("VNC connection closed");
 		else
-			log_warn("VNC connection lost: %s", why);
+			log_warn("VNC connection lost: %s", conn->failure);
 	}
-	for (struct command *c = conn->queue_head; c; c = c->next) {
-		c->done = true;
-		c->ok = false;
-	}
+	struct command *c = conn->queue_head;
 	conn->queue_head = conn->queue_tail = NULL;
+	conn->queued = 0;
+	while (c) {
+		struct command *next = c->next;
+		finish_locked(c, false);
+		c = next;
+	}
 	pthread_cond_broadcast(&conn->command_done);
+}
+
+/* The watchdog judges by these: how long the VNC thread has been inside
+ * libvncclient, where a stalled peer can hold it. */
+static void set_busy(struct vnc_conn *conn, enum busy busy)
+{
+	pthread_mutex_lock(&conn->lock);
+	conn->busy = busy;
+	pthread_mutex_unlock(&conn->lock);
 }
 
 static bool send_events(struct vnc_conn *conn, const struct command *c)
 {
 	rfbClient *client = conn->client;
 	if (c->cut_text)
-		return SendClientCutText(client, (char *)c->cut_text, (int)c->cut_len);
+		return SendClientCutText(client, c->cut_text, (int)c->cut_len);
 	for (size_t i = 0; i < c->count; i++) {
 		const struct vnc_input_event *e = &c->events[i];
 		bool ok = true;
@@ -287,21 +378,40 @@ static bool run_commands(struct vnc_conn *conn)
 	pthread_mutex_lock(&conn->lock);
 	struct command *batch = conn->queue_head;
 	conn->queue_head = conn->queue_tail = NULL;
+	conn->queued = 0;
 	pthread_mutex_unlock(&conn->lock);
+	if (!batch)
+		return true;
 
 	bool ok = true;
-	for (struct command *c = batch; c; c = c->next) {
+	set_busy(conn, SENDING);
+	while (batch) {
+		struct command *c = batch;
+		batch = c->next;
 		bool sent = ok && send_events(conn, c);
-		ok = ok && sent;
 		pthread_mutex_lock(&conn->lock);
-		c->ok = sent;
-		c->done = true;
+		if (ok && !sent) /* say why before anyone hears it failed */
+			fail_locked(conn, SEND_FAILED);
+		ok = ok && sent;
+		finish_locked(c, sent);
+		pthread_cond_broadcast(&conn->command_done);
 		pthread_mutex_unlock(&conn->lock);
 	}
-	pthread_mutex_lock(&conn->lock);
-	pthread_cond_broadcast(&conn->command_done);
-	pthread_mutex_unlock(&conn->lock);
+	set_busy(conn, IDLE);
 	return ok;
+}
+
+/* Why HandleRFBServerMessage gave up, from what libvncclient logged. */
+static void describe_read_failure(char *out, size_t size)
+{
+	const char *said = last_library_error;
+	if (strstr(said, "timed out"))
+		snprintf(out, size, "the VNC server stalled in the middle of a message; dropped "
+				    "as dead");
+	else if (!*said || strstr(said, "closed connection") || strstr(said, "read ("))
+		snprintf(out, size, "the VNC server closed the connection");
+	else
+		snprintf(out, size, "the VNC server sent what the bridge refuses: %s", said);
 }
 
 static void *conn_thread(void *arg)
@@ -309,6 +419,16 @@ static void *conn_thread(void *arg)
 	struct vnc_conn *conn = arg;
 	rfbClient *client = conn->client;
 	const char *why = NULL;
+	char read_failure[300];
+	/* The kick must get through even if whoever made us blocks signals. */
+	sigset_t kick;
+	sigemptyset(&kick);
+	sigaddset(&kick, KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
+	pthread_mutex_lock(&conn->lock);
+	conn->thread_id = gettid();
+	conn->thread_self = pthread_self();
+	pthread_mutex_unlock(&conn->lock);
 
 	for (;;) {
 		pthread_mutex_lock(&conn->lock);
@@ -318,7 +438,7 @@ static void *conn_thread(void *arg)
 			break;
 
 		if (!run_commands(conn)) {
-			why = "sending to the VNC server failed; the server closed the connection";
+			why = SEND_FAILED;
 			break;
 		}
 
@@ -343,21 +463,227 @@ static void *conn_thread(void *arg)
 			if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 		}
-		if (!HandleRFBServerMessage(client)) {
-			why = "the VNC server closed the connection";
+		last_library_error[0] = '\0';
+		set_busy(conn, READING);
+		bool handled = HandleRFBServerMessage(client);
+		set_busy(conn, IDLE);
+		if (!handled) {
+			describe_read_failure(read_failure, sizeof(read_failure));
+			why = read_failure;
 			break;
 		}
 	}
 
 	pthread_mutex_lock(&conn->lock);
 	fail_locked(conn, why ? why : "the VNC connection was closed by the bridge");
+	conn->thread_exited = true;
 	pthread_mutex_unlock(&conn->lock);
 	vnc_framebuffer_close(conn->fb);
 	return NULL;
 }
 
-static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *target,
-			      int connect_timeout_s)
+/* Bytes we wrote that the peer has not taken yet. */
+static int unread_bytes(int sock)
+{
+	int n = 0;
+	if (ioctl(sock, SIOCOUTQ, &n) != 0)
+		return 0;
+	return n;
+}
+
+/* Bytes a thread of ours has read so far (socket reads included), or -1
+ * when the kernel does not say. */
+static long long thread_read_bytes(pid_t tid)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/io", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	const char *rchar = strstr(text, "rchar:");
+	return rchar ? strtoll(rchar + 6, NULL, 10) : -1;
+}
+
+static void cut_locked(struct vnc_conn *conn, const char *why)
+{
+	if (conn->cut)
+		return;
+	conn->cut = true;
+	snprintf(conn->cut_reason, sizeof(conn->cut_reason), "%s", why);
+	shutdown(conn->sock, SHUT_RDWR);
+}
+
+/* Ends the socket when the connection must go and libvncclient may be
+ * blocked: asked to stop or abandoned, handshake over time, or a peer that
+ * takes nothing we send while the VNC thread waits on it. */
+static void *watchdog_thread(void *arg)
+{
+	struct vnc_conn *conn = arg;
+	char why[200];
+	pthread_mutex_lock(&conn->lock);
+	while (!conn->watch_done) {
+		struct timespec next = clock_deadline_ms(conn->cut ? KICK_PERIOD_MS : WATCH_PERIOD_MS);
+		pthread_cond_timedwait(&conn->watch, &conn->lock, &next);
+		if (conn->cut) {
+			/* Until the VNC thread is out of libvncclient: a signal that
+			 * lands just before it enters select() is lost, so again. */
+			if (conn->thread_id && !conn->thread_exited)
+				pthread_kill(conn->thread_self, KICK_SIGNAL);
+			continue;
+		}
+		int64_t now = vnc_monotonic_ms();
+		if (conn->stopping || (conn->abandon && atomic_load(conn->abandon))) {
+			conn->stopping = true;
+			cut_locked(conn, "the VNC connection was closed by the bridge");
+			continue;
+		}
+		if (conn->handshake_deadline_ms && now > conn->handshake_deadline_ms) {
+			cut_locked(conn, "the VNC server did not complete the handshake in time");
+			continue;
+		}
+		/* A stall: busy in libvncclient while the server sends nothing
+		 * (known from the VNC thread's read count) and, unless we wait
+		 * for the rest of a message, takes none of our bytes either. A
+		 * server streaming a large update need not read meanwhile. */
+		bool stalled = false;
+		int unread = 0;
+		if (conn->busy != IDLE) {
+			unread = unread_bytes(conn->sock);
+			long long read_bytes = thread_read_bytes(conn->thread_id);
+			bool silent = conn->busy == SENDING ||
+				      (read_bytes >= 0 && read_bytes == conn->last_read_bytes);
+			bool deaf = unread > 0 && unread >= conn->last_unread;
+			stalled = silent && (deaf || conn->busy == READING);
+			conn->last_read_bytes = read_bytes;
+		}
+		conn->last_unread = unread;
+		if (!stalled)
+			conn->stall_since_ms = 0;
+		else if (conn->stall_since_ms == 0)
+			conn->stall_since_ms = now;
+		if (conn->stall_since_ms && now - conn->stall_since_ms >= VNC_STALL_MS) {
+			if (unread > 0)
+				snprintf(why, sizeof(why),
+					 "the VNC server took none of the bridge's messages for %d s "
+					 "(%d bytes unread); dropped as dead",
+					 VNC_STALL_MS / 1000, unread);
+			else
+				snprintf(why, sizeof(why),
+					 "the VNC server stopped in the middle of a message for %d s; "
+					 "dropped as dead",
+					 VNC_STALL_MS / 1000);
+			cut_locked(conn, why);
+		}
+	}
+	pthread_mutex_unlock(&conn->lock);
+	return NULL;
+}
+
+/* Waits for a non-blocking connect until deadline_ms or abandon. */
+static bool wait_connected(int sock, int64_t deadline_ms, const atomic_bool *abandon,
+			   const char **why)
+{
+	for (;;) {
+		int64_t left = deadline_ms - vnc_monotonic_ms();
+		if (left <= 0) {
+			*why = "timed out";
+			return false;
+		}
+		if (abandon && atomic_load(abandon)) {
+			*why = "abandoned";
+			return false;
+		}
+		struct pollfd p = { .fd = sock, .events = POLLOUT };
+		int n = poll(&p, 1, left < WATCH_PERIOD_MS ? (int)left : WATCH_PERIOD_MS);
+		if (n < 0 && errno != EINTR) {
+			*why = strerror(errno);
+			return false;
+		}
+		if (n > 0) {
+			int error = 0;
+			socklen_t len = sizeof(error);
+			if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+				error = errno;
+			if (error) {
+				*why = strerror(error);
+				return false;
+			}
+			return true;
+		}
+	}
+}
+
+/* Our own connect, so we hold the socket from the start and can end it
+ * whatever libvncclient is doing with it. Non-blocking, as libvncclient
+ * expects. */
+static int connect_socket(const struct vnc_target *target, int64_t deadline_ms,
+			  const atomic_bool *abandon, char *err, size_t err_size)
+{
+	const char *why = NULL;
+	if (target->is_unix) {
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+		if (strlen(target->host) >= sizeof(addr.sun_path)) {
+			snprintf(err, err_size, "the socket path is longer than %zu bytes",
+				 sizeof(addr.sun_path) - 1);
+			return -1;
+		}
+		memcpy(addr.sun_path, target->host, strlen(target->host) + 1);
+		int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (sock < 0) {
+			snprintf(err, err_size, "socket: %s", strerror(errno));
+			return -1;
+		}
+		if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0 ||
+		    ((errno == EINPROGRESS || errno == EAGAIN) &&
+		     wait_connected(sock, deadline_ms, abandon, &why)))
+			return sock;
+		snprintf(err, err_size, "connect: %s", why ? why : strerror(errno));
+		close(sock);
+		return -1;
+	}
+
+	char port[16];
+	snprintf(port, sizeof(port), "%d", target->port);
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *found = NULL;
+	int rc = getaddrinfo(target->host, port, &hints, &found);
+	if (rc != 0) {
+		snprintf(err, err_size, "cannot resolve %s: %s", target->host, gai_strerror(rc));
+		return -1;
+	}
+	int sock = -1;
+	for (struct addrinfo *a = found; a && sock < 0; a = a->ai_next) {
+		sock = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			      a->ai_protocol);
+		if (sock < 0) {
+			why = strerror(errno);
+			continue;
+		}
+		if (connect(sock, a->ai_addr, a->ai_addrlen) == 0 ||
+		    (errno == EINPROGRESS && wait_connected(sock, deadline_ms, abandon, &why)))
+			break;
+		if (!why)
+			why = strerror(errno);
+		close(sock);
+		sock = -1;
+	}
+	freeaddrinfo(found);
+	if (sock < 0) {
+		snprintf(err, err_size, "connect: %s", why ? why : "no address");
+		return -1;
+	}
+	/* Input is a few bytes at a time: send it now, not with the next. */
+	int one = 1;
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return sock;
+}
+
+static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *target)
 {
 	/* 8 bits per channel, 32 bits per pixel: R, G, B, X in memory. */
 	rfbClient *client = rfbGetClient(8, 3, 4);
@@ -367,8 +693,10 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	free(client->serverHost); /* rfbGetClient put an empty string there */
 	client->serverHost = strdup(target->host);
 	client->serverPort = target->is_unix ? 0 : target->port;
-	client->connectTimeout = (unsigned)connect_timeout_s;
-	client->readTimeout = READ_TIMEOUT_S;
+	/* The socket is connected already: libvncclient takes it as it takes
+	 * one it accepted in listen mode. */
+	client->listenSpecified = TRUE;
+	client->readTimeout = LIBRARY_READ_TIMEOUT_S;
 	client->GetPassword = get_password;
 	client->MallocFrameBuffer = allocate_framebuffer;
 	client->GotFrameBufferUpdate = got_update;
@@ -389,8 +717,39 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	return client;
 }
 
+static void stop_watchdog(struct vnc_conn *conn)
+{
+	if (!conn->watchdog_started)
+		return;
+	pthread_mutex_lock(&conn->lock);
+	conn->watch_done = true;
+	pthread_cond_broadcast(&conn->watch);
+	pthread_mutex_unlock(&conn->lock);
+	pthread_join(conn->watchdog, NULL);
+	conn->watchdog_started = false;
+}
+
+static void free_conn(struct vnc_conn *conn)
+{
+	free(conn->client_pixels);
+	if (conn->wake_fd >= 0)
+		close(conn->wake_fd);
+	if (conn->sock >= 0)
+		close(conn->sock);
+	free(conn->cut_text);
+	if (conn->password) {
+		memset(conn->password, 0, strlen(conn->password));
+		free(conn->password);
+	}
+	pthread_cond_destroy(&conn->watch);
+	pthread_cond_destroy(&conn->command_done);
+	pthread_mutex_destroy(&conn->lock);
+	free(conn);
+}
+
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
-			       int connect_timeout_s, char *err, size_t err_size)
+			       int connect_timeout_s, const atomic_bool *abandon, char *err,
+			       size_t err_size)
 {
 	char where[300];
 	vnc_target_describe(target, where, sizeof(where));
@@ -410,24 +769,49 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 		return NULL;
 	}
 	conn->fb = fb;
+	conn->sock = -1;
+	conn->abandon = abandon;
 	conn->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&conn->lock, NULL);
-	pthread_cond_init(&conn->command_done, NULL);
+	clock_cond_init(&conn->command_done);
+	clock_cond_init(&conn->watch);
 	if (target->password && !(conn->password = strdup(target->password)))
 		goto fail_early;
 	if (conn->wake_fd < 0)
 		goto fail_early;
 
-	conn->client = make_client(conn, target, connect_timeout_s);
+	int64_t deadline = vnc_monotonic_ms() + (int64_t)connect_timeout_s * 1000;
+	char why[200];
+	conn->sock = connect_socket(target, deadline, abandon, why, sizeof(why));
+	if (conn->sock < 0) {
+		snprintf(err, err_size, "cannot connect to VNC server at %s: %s", where, why);
+		free_conn(conn);
+		return NULL;
+	}
+	conn->client = make_client(conn, target);
 	if (!conn->client)
 		goto fail_early;
+	conn->client->sock = fcntl(conn->sock, F_DUPFD_CLOEXEC, 0);
+	if (conn->client->sock < 0)
+		goto fail_early;
+
+	conn->handshake_deadline_ms = deadline;
+	if (pthread_create(&conn->watchdog, NULL, watchdog_thread, conn) != 0)
+		goto fail_early;
+	conn->watchdog_started = true;
 
 	last_library_error[0] = '\0';
 	vnc_framebuffer_reopen(fb);
 	if (!rfbInitClient(conn->client, NULL, NULL)) {
-		/* rfbInitClient already freed the client. */
+		/* rfbInitClient already freed the client (and closed its socket). */
 		conn->client = NULL;
-		if (conn->password_missing)
+		pthread_mutex_lock(&conn->lock);
+		bool cut = conn->cut;
+		snprintf(why, sizeof(why), "%s", conn->cut_reason);
+		pthread_mutex_unlock(&conn->lock);
+		if (cut)
+			snprintf(err, err_size, "cannot connect to VNC server at %s: %s", where, why);
+		else if (conn->password_missing)
 			snprintf(err, err_size,
 				 "VNC server at %s asks for a password; give it as "
 				 "vnc://:PASSWORD@HOST:PORT or in LIZARD_VNC_PASSWORD",
@@ -442,6 +826,9 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 						       : "connection failed");
 		goto fail_connected;
 	}
+	pthread_mutex_lock(&conn->lock);
+	conn->handshake_deadline_ms = 0;
+	pthread_mutex_unlock(&conn->lock);
 	if (conn->client->desktopName)
 		snprintf(conn->desktop_name, sizeof(conn->desktop_name), "%s",
 			 conn->client->desktopName);
@@ -450,6 +837,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 		snprintf(err, err_size, "cannot start the VNC thread");
 		goto fail_connected;
 	}
+	conn->thread_started = true;
 	log_info("connected to VNC server at %s (%dx%d, \"%s\")", where, conn->client->width,
 		 conn->client->height, conn->desktop_name);
 	return conn;
@@ -457,15 +845,10 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 fail_early:
 	snprintf(err, err_size, "out of memory or descriptors while connecting to %s", where);
 fail_connected:
+	stop_watchdog(conn);
 	if (conn->client)
 		rfbClientCleanup(conn->client);
-	free(conn->client_pixels);
-	if (conn->wake_fd >= 0)
-		close(conn->wake_fd);
-	free(conn->password);
-	pthread_cond_destroy(&conn->command_done);
-	pthread_mutex_destroy(&conn->lock);
-	free(conn);
+	free_conn(conn);
 	return NULL;
 }
 
@@ -482,30 +865,39 @@ void vnc_conn_destroy(struct vnc_conn *conn)
 		return;
 	pthread_mutex_lock(&conn->lock);
 	conn->stopping = true;
+	pthread_cond_broadcast(&conn->watch); /* it cuts and kicks at once */
 	pthread_mutex_unlock(&conn->lock);
+	/* Whatever libvncclient waits in (a read of a stalled message, a
+	 * write to a server that reads nothing) returns now. */
+	shutdown(conn->sock, SHUT_RDWR);
 	wake(conn);
-	pthread_join(conn->thread, NULL);
+	if (conn->thread_started)
+		pthread_join(conn->thread, NULL);
+	stop_watchdog(conn);
 
+	pthread_mutex_lock(&conn->lock);
+	fail_locked(conn, "the VNC connection was closed by the bridge");
+	pthread_mutex_unlock(&conn->lock);
 	rfbClientCleanup(conn->client);
-	free(conn->client_pixels);
-	close(conn->wake_fd);
-	free(conn->cut_text);
-	if (conn->password) {
-		memset(conn->password, 0, strlen(conn->password));
-		free(conn->password);
-	}
-	pthread_cond_destroy(&conn->command_done);
-	pthread_mutex_destroy(&conn->lock);
-	free(conn);
+	free_conn(conn);
 }
 
-static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t err_size)
+/* Queues c (taking it over). False with a message when it cannot be. */
+static bool enqueue(struct vnc_conn *conn, struct command *c, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&conn->lock);
-	if (conn->failed || conn->stopping) {
-		snprintf(err, err_size, "the desktop is not connected: %s",
-			 conn->failed ? conn->failure : "it is shutting down");
+	bool ok = !conn->failed && !conn->stopping && conn->queued < VNC_MAX_QUEUED;
+	if (!ok) {
+		if (conn->failed || conn->stopping)
+			snprintf(err, err_size, "the desktop is not connected: %s",
+				 conn->failed ? conn->failure : "it is shutting down");
+		else
+			snprintf(err, err_size,
+				 "the desktop has %d inputs waiting to be sent; the VNC server is "
+				 "not keeping up",
+				 VNC_MAX_QUEUED);
 		pthread_mutex_unlock(&conn->lock);
+		free_command(c);
 		return false;
 	}
 	if (conn->queue_tail)
@@ -513,49 +905,109 @@ static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t e
 	else
 		conn->queue_head = c;
 	conn->queue_tail = c;
+	conn->queued++;
 	pthread_mutex_unlock(&conn->lock);
 	wake(conn);
+	return true;
+}
 
+/* Takes c out of the queue if the VNC thread has not taken it yet. */
+static bool unqueue_locked(struct vnc_conn *conn, struct command *c)
+{
+	struct command **link = &conn->queue_head, *prev = NULL;
+	for (; *link; prev = *link, link = &(*link)->next) {
+		if (*link != c)
+			continue;
+		*link = c->next;
+		if (conn->queue_tail == c)
+			conn->queue_tail = prev;
+		conn->queued--;
+		return true;
+	}
+	return false;
+}
+
+/* Queues c and waits, at most VNC_INPUT_TIMEOUT_MS, for it to be sent. */
+static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t err_size)
+{
+	if (!enqueue(conn, c, err, err_size))
+		return false;
+	struct timespec deadline = clock_deadline_ms(VNC_INPUT_TIMEOUT_MS);
 	pthread_mutex_lock(&conn->lock);
-	while (!c->done)
-		pthread_cond_wait(&conn->command_done, &conn->lock);
+	while (!c->done) {
+		if (pthread_cond_timedwait(&conn->command_done, &conn->lock, &deadline) ==
+		    ETIMEDOUT && !c->done) {
+			/* Not sent in time: it must not go out later either. */
+			if (unqueue_locked(conn, c))
+				free_command(c);
+			else
+				c->orphan = true;
+			snprintf(err, err_size,
+				 "the desktop did not take the input within %d s (the VNC server "
+				 "is stalled or busy)",
+				 VNC_INPUT_TIMEOUT_MS / 1000);
+			pthread_mutex_unlock(&conn->lock);
+			return false;
+		}
+	}
 	bool ok = c->ok;
 	if (!ok)
 		snprintf(err, err_size, "the desktop connection failed while sending input: %s",
 			 conn->failed ? conn->failure : "send failed");
 	pthread_mutex_unlock(&conn->lock);
+	free_command(c);
 	return ok;
+}
+
+/* A command holding a copy of the non-pause events. */
+static struct command *input_command(const struct vnc_input_event *events, size_t count,
+				     char *err, size_t err_size)
+{
+	struct command *c = calloc(1, sizeof(*c));
+	if (c && count > 0)
+		c->events = malloc(count * sizeof(*events));
+	if (!c || (count > 0 && !c->events)) {
+		free(c);
+		snprintf(err, err_size, "out of memory queueing input");
+		return NULL;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (events[i].type != VNC_INPUT_PAUSE)
+			c->events[c->count++] = events[i];
+	return c;
 }
 
 bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
 			 size_t count, char *err, size_t err_size)
 {
-	/* Pauses happen here, in the caller, so the VNC thread keeps reading. */
-	size_t start = 0;
-	while (start < count) {
-		size_t end = start;
-		while (end < count && events[end].type != VNC_INPUT_PAUSE)
-			end++;
-		if (end > start) {
-			struct command c = { .events = events + start, .count = end - start };
-			if (!submit(conn, &c, err, err_size))
-				return false;
-		}
-		if (end < count && events[end].pause_ms > 0) {
-			struct timespec pause = { events[end].pause_ms / 1000,
-						  (events[end].pause_ms % 1000) * 1000000L };
-			nanosleep(&pause, NULL);
-		}
-		start = end + 1;
-	}
-	return true;
+	struct command *c = input_command(events, count, err, err_size);
+	return c && submit(conn, c, err, err_size);
+}
+
+bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
+			 size_t count, char *err, size_t err_size)
+{
+	struct command *c = input_command(events, count, err, err_size);
+	if (!c)
+		return false;
+	c->orphan = true;
+	return enqueue(conn, c, err, err_size);
 }
 
 bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
 			    size_t err_size)
 {
-	struct command c = { .cut_text = latin1, .cut_len = len };
-	return submit(conn, &c, err, err_size);
+	struct command *c = calloc(1, sizeof(*c));
+	if (c)
+		c->cut_text = malloc(len + 1);
+	if (!c || !c->cut_text) {
+		free(c);
+		snprintf(err, err_size, "out of memory queueing the clipboard text");
+		return false;
+	}
+	memcpy(c->cut_text, latin1, len);
+	c->cut_len = len;
+	return submit(conn, c, err, err_size);
 }
 
 bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size)

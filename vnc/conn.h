@@ -1,10 +1,18 @@
 /* One RFB client connection. A dedicated thread owns the rfbClient: it reads
  * server messages into a vnc_framebuffer and performs every send. Other
- * threads hand it input through vnc_conn_send_input, which blocks until the
- * events are on the wire (or the connection has failed). */
+ * threads hand it input through a bounded queue: vnc_conn_send_input waits
+ * (at most VNC_INPUT_TIMEOUT_MS) until the events are on the wire,
+ * vnc_conn_post_input does not wait at all.
+ *
+ * The bridge owns the socket (libvncclient gets a duplicate), so a watchdog
+ * thread can shutdown() it whatever libvncclient is blocked in: when the
+ * connection is destroyed or abandoned, when the handshake overruns, and when
+ * the server stalls for VNC_STALL_MS. libvncclient
+ * 0.9.14 would otherwise wait in select() without a timeout. */
 #ifndef LIZARD_VNC_CONN_H
 #define LIZARD_VNC_CONN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,17 +46,35 @@ struct vnc_input_event {
 	int pause_ms;     /* PAUSE */
 };
 
-/* Connects (blocking, bounded by connect_timeout_s) and starts the thread.
- * The framebuffer is the caller's and must outlive the connection. On
- * failure returns NULL with a message in err. */
+/* A server that, while the VNC thread waits on it, sends nothing and
+ * takes none of our bytes (or stops in the middle of a message) this long
+ * is dead. */
+#define VNC_STALL_MS 5000
+/* Longest an input call waits for its events to go out. */
+#define VNC_INPUT_TIMEOUT_MS 10000
+
+/* Connects (blocking, bounded by connect_timeout_s for connect and
+ * handshake together) and starts the thread. The framebuffer is the
+ * caller's and must outlive the connection. When abandon (may be NULL)
+ * becomes true, a connect in progress gives up within about 200 ms and an
+ * open connection closes. On failure returns NULL with a message in err. */
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
-			       int connect_timeout_s, char *err, size_t err_size);
+			       int connect_timeout_s, const atomic_bool *abandon, char *err,
+			       size_t err_size);
 /* Stops the thread, fails queued input, closes the socket. NULL is fine. */
 void vnc_conn_destroy(struct vnc_conn *conn);
 
-/* Sends events in order. Returns false with a message when the connection
- * is gone or goes while sending. */
+/* Sends events in order (PAUSE events are skipped: pausing is the
+ * caller's business). Returns false with a message when the connection is
+ * gone, goes while sending, or the events are not out within
+ * VNC_INPUT_TIMEOUT_MS (then none of them is sent later). */
 bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
+			 size_t count, char *err, size_t err_size);
+/* Queues a copy of the events and returns at once: for callers that must
+ * never wait (the network loop). False when the connection is gone or the
+ * queue is full (VNC_MAX_QUEUED commands). */
+#define VNC_MAX_QUEUED 1024
+bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
 			 size_t count, char *err, size_t err_size);
 /* Sends cut text (Latin-1, as RFB defines it). */
 bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,

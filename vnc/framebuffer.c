@@ -29,6 +29,11 @@ struct vnc_framebuffer {
 	int64_t last_change_ms;
 	bool pending_damage;
 	bool closed;
+	/* Since a resize (and at first) the picture is blank until the
+	 * server's first update with pixels in it is complete (updates that
+	 * carry only the pointer's shape come first). */
+	bool awaiting_picture;
+	bool pixels_since_resize;
 
 	/* The change log, a ring indexed by serial. The newest entry may
 	 * still grow (a server sends a write as many bands) until sealed. */
@@ -108,7 +113,7 @@ static void log_change_locked(struct vnc_framebuffer *fb, const struct vnc_frame
 
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 {
-	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+	if (width <= 0 || height <= 0 || width > VNC_MAX_SCREEN_SIDE || height > VNC_MAX_SCREEN_SIDE)
 		return false;
 	uint8_t *pixels = calloc((size_t)width * height, 4);
 	uint64_t *row_version = calloc((size_t)height, sizeof(*row_version));
@@ -124,6 +129,8 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	fb->row_version = row_version;
 	fb->width = width;
 	fb->height = height;
+	fb->awaiting_picture = true;
+	fb->pixels_since_resize = false;
 	fb->write_version++;
 	for (int y = 0; y < height; y++)
 		row_version[y] = fb->write_version;
@@ -167,6 +174,7 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		height = fb->height - y;
 	size_t stride = (size_t)fb->width * 4;
 	fb->write_version++;
+	fb->pixels_since_resize = true;
 	/* Servers resend pixels that did not change (a window mapped with the
 	 * colour already there, a repaint of the same text): only rows that
 	 * really differ count as damage, for settling and for encoders. */
@@ -227,6 +235,10 @@ static void note_change_locked(struct vnc_framebuffer *fb)
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 {
 	pthread_mutex_lock(&fb->lock);
+	if (fb->pixels_since_resize && fb->awaiting_picture) {
+		fb->awaiting_picture = false;
+		pthread_cond_broadcast(&fb->changed);
+	}
 	if (fb->pending_damage) {
 		fb->pending_damage = false;
 		fb->drawn_pixels += fb->pending_drawn;
@@ -453,6 +465,21 @@ static enum vnc_wait_result wait_counter_after(struct vnc_framebuffer *fb, const
 	}
 	if (*counter <= value && fb->closed)
 		result = VNC_WAIT_CLOSED;
+	pthread_mutex_unlock(&fb->lock);
+	return result;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, int timeout_ms)
+{
+	struct timespec deadline = clock_deadline_ms(timeout_ms);
+	enum vnc_wait_result result = VNC_WAIT_OK;
+	pthread_mutex_lock(&fb->lock);
+	while ((fb->awaiting_picture || fb->width <= 0) && result == VNC_WAIT_OK) {
+		if (fb->closed)
+			result = VNC_WAIT_CLOSED;
+		else if (pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline) == ETIMEDOUT)
+			result = VNC_WAIT_TIMEOUT;
+	}
 	pthread_mutex_unlock(&fb->lock);
 	return result;
 }

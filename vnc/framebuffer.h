@@ -14,6 +14,10 @@
 
 struct vnc_framebuffer;
 
+/* Largest screen accepted, each side: an 8192x8192 picture is 256 MiB, and
+ * the VNC client keeps a second one. */
+#define VNC_MAX_SCREEN_SIDE 8192
+
 /* A copy of (part of) the framebuffer that the caller owns. */
 struct vnc_image {
 	int width, height;
@@ -104,6 +108,9 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);
+/* Waits until the picture is complete: the server's first update since
+ * the connection (or the latest resize) has arrived in full. */
+enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, int timeout_ms);
 /* How many pixels have been drawn so far, and a wait until at_least (> 0)
  * more have been since a count taken earlier. Drawn means changed, inside
  * a rectangle of more than one colour: a program painting its window,

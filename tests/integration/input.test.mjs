@@ -232,6 +232,71 @@ test('the computer tool clicks, scrolls and presses like the named tools', async
   });
 });
 
+test('computer left_mouse_down presses the button and left_mouse_up releases it', async () => {
+  await withXev(async (xev) => {
+    const no = { screenshot: false };
+    const down = await bridge.call('computer', { action: 'left_mouse_down', coordinate: [150, 150], ...no });
+    assert.equal(down.isError, false, textOf(down));
+    await bridge.call('computer', { action: 'mouse_move', coordinate: [250, 200], ...no });
+    const pressed = await waitFor(() => {
+      const all = xevEvents(xev.output);
+      return all.some((e) => e.type === 'MotionNotify' && e.x === 250) ? all : null;
+    });
+    assert.ok(pressed, xev.output.slice(-2000));
+    assert.deepEqual(pressed.filter((e) => e.type.startsWith('Button')).map((e) => [e.type, e.button, e.x, e.y]),
+      [['ButtonPress', 1, 150, 150]]);
+    assert.ok(pressed.some((e) => e.type === 'MotionNotify' && e.x === 250 && e.state & BUTTON1), 'moved with the button held');
+    const up = await bridge.call('computer', { action: 'left_mouse_up', coordinate: [250, 200], ...no });
+    assert.equal(up.isError, false, textOf(up));
+    const release = await waitFor(() => xevEvents(xev.output).find((e) => e.type === 'ButtonRelease'));
+    assert.deepEqual([release.button, release.x, release.y], [1, 250, 200]);
+  });
+});
+
+test('a cancelled hold_key stops at once and releases the key', async () => {
+  await withXev(async (xev) => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const holding = bridge.client.callTool({ name: 'hold_key', arguments: { keys: 'shift', duration_ms: 20000 } },
+      undefined, { signal: controller.signal });
+    assert.ok(await waitFor(() => xevEvents(xev.output).some((e) => e.type === 'KeyPress')), 'the key went down');
+    controller.abort();
+    await assert.rejects(holding);
+    const release = await waitFor(() => xevEvents(xev.output).find((e) => e.type === 'KeyRelease'), { timeout: 5000 });
+    assert.ok(release, 'the key was released');
+    assert.equal(release.keysym, 'Shift_L');
+    assert.ok(Date.now() - started < 10000, 'released long before the 20 s hold would have ended');
+    // The lane is free: the next action does not wait behind the hold.
+    const next = await bridge.call('move_mouse', { x: 310, y: 260 });
+    assert.equal(next.isError, false, textOf(next));
+    assert.ok(Date.now() - started < 10000);
+  });
+});
+
+test('long input calls report progress when asked', async () => {
+  const seen = [];
+  const result = await bridge.client.callTool({ name: 'hold_key', arguments: { keys: 'shift', duration_ms: 1600 } },
+    undefined, { onprogress: (p) => seen.push(p) });
+  assert.equal(result.isError, false, textOf(result));
+  assert.ok(seen.length >= 2, `progress notifications: ${JSON.stringify(seen)}`);
+  assert.match(seen[0].message, /sent \d+ of \d+ input events/);
+  assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress), 'progress grows');
+  const waits = [];
+  await bridge.client.callTool({ name: 'wait', arguments: { ms: 1200 } }, undefined, { onprogress: (p) => waits.push(p) });
+  assert.ok(waits.length >= 1 && /waited \d+ of 1200 ms/.test(waits[0].message), JSON.stringify(waits));
+});
+
+test('a cancelled wait frees the desktop for the next action', async () => {
+  const controller = new AbortController();
+  const started = Date.now();
+  const waiting = bridge.client.callTool({ name: 'wait', arguments: { ms: 20000 } }, undefined, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 300);
+  await assert.rejects(waiting);
+  const next = await bridge.call('move_mouse', { x: 320, y: 270 });
+  assert.equal(next.isError, false, textOf(next));
+  assert.ok(Date.now() - started < 5000, `the next action waited ${Date.now() - started} ms`);
+});
+
 test('on an attached desktop, open_url and launch say they need a local one', async () => {
   for (const [tool, args] of [['open_url', { url: 'http://example.com' }], ['launch', { command: 'xterm' }]]) {
     const r = await bridge.call(tool, args);
