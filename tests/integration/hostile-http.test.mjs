@@ -392,20 +392,18 @@ test('a revoked control viewer that does not read: its input is dropped and it i
     key(0x78); // x: the control viewer's input arrives while its link is good
     assert.equal(await waitFor(() => fs.readFileSync(file, 'utf8') === 'x' && 'x'), 'x');
 
-    // It stops reading; the screen keeps changing until the daemon can
-    // send it nothing more.
+    // It stops reading (and so never acknowledges a paint) while the
+    // screen changes. Flow control holds what the daemon sends it to one
+    // unacknowledged update, so its socket never fills; what matters is
+    // that a revoked viewer is cut off although it does not read.
     viewer.pause();
     const paint = noiseScreen(xvnc.env, dir);
     const localPort = viewer._socket.localPort;
-    let last = -1;
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 3; i++) {
       paint();
       await sleep(300);
-      const queued = daemonSide(watched, localPort);
-      if (queued > 0 && queued === last) break;
-      last = queued;
     }
-    assert.ok(daemonSide(watched, localPort) > 0, 'the viewer socket is full');
+    assert.notEqual(daemonSide(watched, localPort), null, 'the viewer is still connected');
 
     await client.call('stop_stream', { session });
     key(0x79); // y: sent after the revocation; must not arrive
