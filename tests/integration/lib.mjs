@@ -265,6 +265,36 @@ export function desktopFromLog(log) {
   };
 }
 
+function readLinkOrNull(file) {
+  try {
+    return fs.readlinkSync(file);
+  } catch {
+    return null;
+  }
+}
+
+// The PID namespace (as /proc/PID/ns/pid reads) of the sandbox that runs
+// X display :display: the one its X clients (openbox) live in.
+export function sandboxPidNamespace(display) {
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (env.includes(`DISPLAY=:${display}`) && env.includes('XAUTHORITY=/run/lizard/Xauthority')) {
+        return readLinkOrNull(`/proc/${pid}/ns/pid`);
+      }
+    } catch {}
+  }
+  return null;
+}
+
+// Every host process in that PID namespace.
+export function processesInPidNamespace(namespace) {
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p) && readLinkOrNull(`/proc/${p}/ns/pid`) === namespace)
+    .map(Number);
+}
+
 export function pidsMatching(pattern) {
   try {
     return execFileSync('pgrep', ['-f', pattern]).toString().trim().split('\n').filter(Boolean).map(Number);
