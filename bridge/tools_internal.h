@@ -75,6 +75,11 @@ bool tools_add_screenshot(struct bridge_session *session, struct mcp_call *call,
 void tools_finish_action(struct bridge_session *session, struct mcp_call *call,
 			 const struct cJSON *args, int64_t action_end_ms);
 
+/* "NAME=value" strings from an object of strings (envs), NULL-terminated;
+ * NULL with the call failed when a name or value is not acceptable. */
+char **tools_env_list(struct mcp_call *call, const struct cJSON *object);
+void tools_free_env_list(char **list);
+
 /* Registers tools so that sessions they take are released after each call. */
 struct mcp_tool;
 bool tools_register(struct mcp_server *server, struct bridge_context *context,

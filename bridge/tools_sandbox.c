@@ -18,6 +18,11 @@
 #include <string.h>
 
 #define EXEC_MAX_OUTPUT (1024 * 1024)
+/* A reply carries the data twice (structuredContent and its JSON text),
+ * base64 makes it 4/3 larger, and the official SDK's stdio client takes
+ * messages of at most 10 MiB: 3 MiB per read keeps under that. Writes are
+ * bounded by the 4 MiB the daemon accepts per message. */
+#define FILE_MAX_PER_CALL (3 * 1024 * 1024)
 #define EXEC_DEFAULT_TIMEOUT_MS 60000
 #define MAX_ENVS 256
 #define MAX_ARGV 1024
@@ -54,9 +59,7 @@ static enum sandbox_user user_of(const cJSON *args)
 								     : SANDBOX_AS_USER;
 }
 
-/* "NAME=value" strings from an object of strings; NULL-terminated, caller
- * frees each and the array. */
-static char **env_list(struct mcp_call *call, const cJSON *object)
+char **tools_env_list(struct mcp_call *call, const cJSON *object)
 {
 	int count = cJSON_GetArraySize(object);
 	if (count > MAX_ENVS) {
@@ -99,7 +102,7 @@ fail:
 	return NULL;
 }
 
-static void free_list(char **list)
+void tools_free_env_list(char **list)
 {
 	for (size_t i = 0; list && list[i]; i++)
 		free(list[i]);
@@ -223,7 +226,7 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 			argv[i++] = item->valuestring;
 	}
 	const cJSON *env_object = cJSON_GetObjectItemCaseSensitive(args, "envs");
-	if (env_object && !(envs = env_list(call, env_object)))
+	if (env_object && !(envs = tools_env_list(call, env_object)))
 		goto done;
 	const char *input = tools_string(args, "stdin", NULL);
 	struct exec_stream stream = { .call = call, .session = s };
@@ -256,7 +259,7 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 	sandbox_run_result_finish(&r);
 done:
 	free(argv);
-	free_list(envs);
+	tools_free_env_list(envs);
 }
 
 static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -269,7 +272,7 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 	const cJSON *offset_json = cJSON_GetObjectItemCaseSensitive(args, "offset");
 	const cJSON *length_json = cJSON_GetObjectItemCaseSensitive(args, "length");
 	uint64_t offset = offset_json ? (uint64_t)offset_json->valuedouble : 0;
-	uint64_t length = length_json ? (uint64_t)length_json->valuedouble : SANDBOX_FILE_MAX_BYTES;
+	uint64_t length = length_json ? (uint64_t)length_json->valuedouble : FILE_MAX_PER_CALL;
 	struct sandbox_file_data file;
 	char err[400];
 	if (!sandbox_read_file(sandbox, user_of(args), path, offset, length, &file, err,
@@ -277,12 +280,11 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 		mcp_call_fail(call, "%s", err);
 		return;
 	}
-	if (!length_json && file.size > offset && file.size - offset > SANDBOX_FILE_MAX_BYTES) {
+	if (!length_json && file.size > offset && file.size - offset > FILE_MAX_PER_CALL) {
 		mcp_call_fail(call,
 			      "%s is %llu bytes; a call reads at most %d MiB: give offset and "
 			      "length to read it in parts",
-			      path, (unsigned long long)file.size,
-			      SANDBOX_FILE_MAX_BYTES / (1024 * 1024));
+			      path, (unsigned long long)file.size, FILE_MAX_PER_CALL / (1024 * 1024));
 		free(file.data);
 		return;
 	}
@@ -461,12 +463,12 @@ static const struct mcp_tool sandbox_tools[] = {
 		.title = "Read a file",
 		.description = "Read a file in the session's sandbox: UTF-8 text comes back as "
 			       "text, anything else as base64 data, with the file's size. At most "
-			       "16 MiB per call; use offset and length for larger files. Local "
+			       "3 MiB per call; use offset and length for larger files. Local "
 			       "sessions only.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{" PATH_PROPERTY ","
 			"\"offset\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991},"
-			"\"length\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16777216},"
+			"\"length\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":3145728},"
 			USER_PROPERTY "," SESSION_PROPERTY "},\"required\":[\"path\"]}",
 		.output_schema =
 			"{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
@@ -483,9 +485,9 @@ static const struct mcp_tool sandbox_tools[] = {
 		.title = "Write a file",
 		.description = "Write a file in the session's sandbox, creating its parent "
 			       "directories: text (UTF-8) or data (base64, written exactly), with "
-			       "mode (octal, default \"644\"). It replaces the file. At most 16 MiB, "
-			       "and a request must fit the transport's 4 MiB message limit. Local "
-			       "sessions only.",
+			       "mode (octal, default \"644\"). It replaces the file. A request must "
+			       "fit the 4 MiB message limit: about 3 MB of text or base64 data. "
+			       "Local sessions only.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{" PATH_PROPERTY ","
 			"\"text\":{\"type\":\"string\"},\"data\":{\"type\":\"string\"},"
