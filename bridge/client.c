@@ -5,6 +5,8 @@
  * such (x=10, path='[[1,2],[3,4]]', flag=true); anything else as a string. */
 #include "client.h"
 
+#include "client_internal.h"
+
 #include "../util/io.h"
 #include "../util/log.h"
 
@@ -22,13 +24,6 @@
 #include <unistd.h>
 
 #define MAX_RESPONSE (64u * 1024 * 1024)
-
-struct endpoint {
-	bool unix_socket;
-	char host[256];
-	char port[8];
-	char path[256]; /* socket path, or the HTTP path */
-};
 
 struct response {
 	int status;
@@ -77,7 +72,7 @@ static bool parse_url(const char *url, struct endpoint *e)
 	return true;
 }
 
-static int connect_to(const struct endpoint *e, char *err, size_t err_size)
+int client_connect(const struct endpoint *e, char *err, size_t err_size)
 {
 	int fd = -1;
 	if (e->unix_socket) {
@@ -122,7 +117,7 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 		     size_t err_size)
 {
 	memset(r, 0, sizeof(*r));
-	int fd = connect_to(e, err, err_size);
+	int fd = client_connect(e, err, err_size);
 	if (fd < 0)
 		return false;
 	char head[2048];
@@ -275,7 +270,9 @@ static const char usage[] =
 	"usage: lizard-bridge call [--url URL] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"  URL defaults to LIZARD_API_URL, else http://127.0.0.1:7070 (unix:/path works too);\n"
 	"  the key comes from LIZARD_API_KEY. Values that parse as JSON are sent as JSON.\n"
-	"  Text results go to stdout; -o FILE writes the first image.\n";
+	"  Text results go to stdout; -o FILE writes the first image.\n"
+	"  exec prints the command's stdout and stderr as they arrive and exits with\n"
+	"  its exit code (124 when it timed out, 128+N when signal N ended it).\n";
 
 static int print_result(const cJSON *result, const char *output)
 {
@@ -339,6 +336,8 @@ int bridge_client_run(int argc, char **argv)
 	cJSON *args = parse_arguments(argc - first - 1, argv + first + 1, &output);
 	if (!args)
 		return 2;
+	if (strcmp(tool, "exec") == 0 && !output)
+		return client_exec(&e, url, key, args);
 
 	char err[512];
 	struct response r;
