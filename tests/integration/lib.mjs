@@ -261,6 +261,8 @@ export function desktopFromLog(log) {
   return {
     display: Number(m[1]),
     dir: m[2],
+    // The sandbox's HOME on the host (the run directory's sibling).
+    home: path.join(m[2], '..', 'home'),
     env: { ...process.env, DISPLAY: `:${m[1]}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
   };
 }
