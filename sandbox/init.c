@@ -109,8 +109,12 @@ static _Noreturn void child_main(uint32_t flags, int *fds, int fd_count, int sta
 		signal(sig, SIG_DFL);
 	setsid();
 
-	/* The received descriptors may sit on 0..3 already: move them all
-	 * above before putting each in its place. */
+	/* The received descriptors (and the status pipe) may sit on 0..3
+	 * already: move them all above before putting each in its place. */
+	int moved = fcntl(status_fd, F_DUPFD_CLOEXEC, 20);
+	if (moved < 0)
+		child_fail(status_fd, "cannot set up the status pipe");
+	status_fd = moved;
 	int high[SANDBOX_REQUEST_FDS];
 	for (int i = 1; i < fd_count; i++)
 		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
@@ -118,17 +122,13 @@ static _Noreturn void child_main(uint32_t flags, int *fds, int fd_count, int sta
 	for (int i = 1; i < fd_count; i++)
 		if (dup2(high[i], i - 1) < 0)
 			child_fail(status_fd, "cannot set up the standard streams");
+	/* Right after them; exec closes it, which tells the init it worked. */
 	int keep_from = fd_count - 1;
-	if (status_fd >= keep_from) {
-		if (dup2(status_fd, keep_from) < 0)
-			child_fail(status_fd, "cannot set up the status pipe");
-		status_fd = keep_from;
-		fcntl(status_fd, F_SETFD, FD_CLOEXEC);
-		keep_from++;
-	} else {
-		child_fail(status_fd, "status pipe below the standard streams");
-	}
-	close_range((unsigned)keep_from, ~0U, 0);
+	if (dup2(status_fd, keep_from) < 0)
+		child_fail(status_fd, "cannot set up the status pipe");
+	status_fd = keep_from;
+	fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+	close_range((unsigned)keep_from + 1, ~0U, 0);
 
 	if (isolated && !(flags & SANDBOX_REQUEST_AS_ROOT)) {
 		const char *failed = become_user();

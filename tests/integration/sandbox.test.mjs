@@ -156,6 +156,19 @@ test('a timeout kills the command\'s whole tree, even what ignores SIGTERM', asy
   assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 5}|sleep ${marker + 6}`).length === 0), 'tree gone');
 });
 
+test('cancelling an exec request kills the command', async () => {
+  const controller = new AbortController();
+  const running = bridge.client.callTool(
+    { name: 'exec', arguments: { session: 'default', command: `sleep ${marker + 7}` } },
+    undefined,
+    { signal: controller.signal },
+  ).catch((e) => e);
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 7}`).length >= 1), `the command runs: ${pidsMatching('sleep')}`);
+  controller.abort();
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 7}`).length === 0), 'the command is gone');
+  assert.ok((await running) instanceof Error);
+});
+
 test('exec output streams as progress notifications before the result', async () => {
   const events = [];
   const result = await bridge.client.callTool(
