@@ -102,11 +102,12 @@ static _Noreturn void child_fail(int status_fd, const char *stage)
 static _Noreturn void child_main(uint32_t flags, int *fds, int fd_count, int status_fd,
 				 const char *cwd, char **argv, char **envp)
 {
+	/* The init blocks SIGCHLD and ignores SIGPIPE; nothing else of its
+	 * signal setup survives exec. */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	setsid();
 
 	/* The received descriptors (and the status pipe) may sit on 0..3

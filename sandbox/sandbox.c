@@ -11,12 +11,12 @@
 #include "sandbox_internal.h"
 
 #include "protocol.h"
+#include "tree.h"
 #include "../util/log.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -69,30 +69,11 @@ static bool base_dir(char *out, size_t size, char *err, size_t err_size)
 	return true;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st, (void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-static int open_up(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)ftw;
-	if (type == FTW_D || type == FTW_DNR)
-		chmod(path, (st->st_mode & 07777) | 0700);
-	return 0;
-}
-
 void sandbox_remove_tree(const char *path)
 {
-	/* Programs inside may have made directories read-only; a daemon that
-	 * is not root needs them writable again to empty them. */
-	nftw(path, open_up, 16, FTW_PHYS);
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	struct sandbox_error err;
+	if (!sandbox_tree_remove(path, &err))
+		log_warn("%s", err.message);
 }
 
 void sandbox_log_tail(const char *path, char *out, size_t size)

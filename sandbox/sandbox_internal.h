@@ -28,7 +28,8 @@ struct sandbox {
 bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
 			  bool detached, int channel, char *err, size_t err_size);
 
-/* Removes a directory tree that programs of any mode may have left. */
+/* Removes a directory tree that programs may have left in any state
+ * (sandbox_tree_remove), logging what stayed. */
 void sandbox_remove_tree(const char *path);
 
 /* The last non-empty line of a log, for error messages. */

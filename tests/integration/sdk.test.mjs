@@ -29,9 +29,10 @@ test('lists every computer-use tool with an object schema', async () => {
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'cursor_position',
-    'drag', 'hold_key', 'kill_session', 'launch', 'list_sessions', 'mouse_down', 'mouse_up',
-    'move_mouse', 'open_url', 'press', 'screen_size', 'screenshot', 'scroll', 'session_info',
-    'set_timeout', 'start_stream', 'stop_stream', 'type', 'wait',
+    'drag', 'exec', 'hold_key', 'kill_session', 'launch', 'list_files', 'list_sessions',
+    'mouse_down', 'mouse_up', 'move_mouse', 'open_url', 'press', 'read_file', 'screen_size',
+    'screenshot', 'scroll', 'session_info', 'set_timeout', 'start_stream', 'stop_stream', 'type',
+    'wait', 'write_file',
   ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });

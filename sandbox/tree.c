@@ -1,0 +1,192 @@
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct size_walk {
+	uint64_t entries_left;
+	uint64_t bytes;
+	bool complete;
+	dev_t device;
+};
+
+static int open_dir_at(int parent, const char *name)
+{
+	return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+}
+
+static bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+static void size_dir(struct size_walk *w, int fd, unsigned depth)
+{
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		w->complete = false;
+		return;
+	}
+	struct dirent *d;
+	while ((d = readdir(dir))) {
+		if (is_dot(d->d_name))
+			continue;
+		if (w->entries_left == 0) {
+			w->complete = false;
+			break;
+		}
+		w->entries_left--;
+		struct stat st;
+		if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* removed meanwhile */
+		w->bytes += (uint64_t)st.st_blocks * 512;
+		if (!S_ISDIR(st.st_mode) || st.st_dev != w->device)
+			continue;
+		if (depth + 1 >= SANDBOX_TREE_MAX_DEPTH) {
+			w->complete = false;
+			continue;
+		}
+		int child = open_dir_at(dirfd(dir), d->d_name);
+		if (child >= 0)
+			size_dir(w, child, depth + 1);
+		else
+			w->complete = false;
+	}
+	closedir(dir);
+}
+
+bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
+		       struct sandbox_error *err)
+{
+	int fd = open_dir_at(AT_FDCWD, path);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int saved = errno;
+		if (fd >= 0)
+			close(fd);
+		return sandbox_error_set(err, saved, "cannot open %s", path);
+	}
+	struct size_walk w = { .entries_left = max_entries, .bytes = (uint64_t)st.st_blocks * 512,
+			       .complete = true, .device = st.st_dev };
+	size_dir(&w, fd, 0);
+	*bytes = w.bytes;
+	*complete = w.complete;
+	return true;
+}
+
+struct removal {
+	int top;              /* the directory being removed */
+	unsigned long moved;  /* directories moved up to it in this pass */
+	unsigned long serial; /* for their new names */
+};
+
+/* A directory at the depth limit moves up to the top under a fresh name, to
+ * be emptied by the next pass: so any depth can be removed while holding
+ * at most SANDBOX_TREE_MAX_DEPTH directories open. */
+static bool move_to_top(struct removal *r, int parent, const char *name, const char *path,
+			struct sandbox_error *err)
+{
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		char fresh[48];
+		snprintf(fresh, sizeof(fresh), ".lizard-deep-%lu", r->serial++);
+		if (renameat2(parent, name, r->top, fresh, RENAME_NOREPLACE) == 0) {
+			r->moved++;
+			return true;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	return sandbox_error_set(err, errno, "cannot move %s/%s up to be removed", path, name);
+}
+
+/* Empties the directory open at fd (which it closes). A directory without
+ * write or search permission for us is opened up first: a sandbox may leave
+ * chmod 000 directories behind, and they are ours to delete. */
+static bool empty_dir(struct removal *r, int fd, const char *path, unsigned depth,
+		      struct sandbox_error *err)
+{
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		int saved = errno;
+		close(fd);
+		return sandbox_error_set(err, saved, "cannot list %s", path);
+	}
+	bool ok = true;
+	struct dirent *d;
+	while (ok && (d = readdir(dir))) {
+		if (is_dot(d->d_name))
+			continue;
+		if (unlinkat(dirfd(dir), d->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM) {
+			ok = sandbox_error_set(err, errno, "cannot remove %s/%s", path, d->d_name);
+			break;
+		}
+		/* A directory (Linux says EISDIR; POSIX allows EPERM). */
+		if (depth + 1 >= SANDBOX_TREE_MAX_DEPTH) {
+			ok = move_to_top(r, dirfd(dir), d->d_name, path, err);
+			continue;
+		}
+		int child = open_dir_at(dirfd(dir), d->d_name);
+		if (child < 0 && errno == EACCES && fchmodat(dirfd(dir), d->d_name, 0700, 0) == 0)
+			child = open_dir_at(dirfd(dir), d->d_name);
+		if (child < 0) {
+			ok = sandbox_error_set(err, errno, "cannot open %s/%s", path, d->d_name);
+			break;
+		}
+		fchmod(child, 0700);
+		char child_path[4096];
+		snprintf(child_path, sizeof(child_path), "%s/%s", path, d->d_name);
+		if (!empty_dir(r, child, child_path, depth + 1, err)) {
+			ok = false;
+			break;
+		}
+		if (unlinkat(dirfd(dir), d->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+			ok = sandbox_error_set(err, errno, "cannot remove %s", child_path);
+	}
+	closedir(dir);
+	return ok;
+}
+
+bool sandbox_tree_remove(const char *path, struct sandbox_error *err)
+{
+	struct removal r = { .top = open_dir_at(AT_FDCWD, path) };
+	if (r.top < 0) {
+		if (errno == ENOENT)
+			return true;
+		return sandbox_error_set(err, errno, "cannot open %s", path);
+	}
+	fchmod(r.top, 0700);
+	bool ok = true;
+	/* A pass that moved nothing up saw every entry (none were added while it
+	 * listed) and removed them all. Each pass takes SANDBOX_TREE_MAX_DEPTH
+	 * levels off the deepest branch, so the count of passes is bounded by
+	 * the tree; the cap is only a backstop. */
+	for (unsigned pass = 0; ok; pass++) {
+		if (pass == 1u << 20) {
+			ok = sandbox_error_set(err, 0, "cannot remove %s: it keeps growing", path);
+			break;
+		}
+		int fd = dup(r.top);
+		if (fd < 0) {
+			ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+			break;
+		}
+		/* fdopendir shares the file offset of r.top: rewind for each pass. */
+		lseek(fd, 0, SEEK_SET);
+		r.moved = 0;
+		ok = empty_dir(&r, fd, path, 0, err);
+		if (ok && r.moved == 0)
+			break;
+	}
+	close(r.top);
+	if (ok && rmdir(path) != 0 && errno != ENOENT)
+		ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+	return ok;
+}

@@ -1,0 +1,423 @@
+#include "volume.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+#define LOCKS_DIR ".locks"
+
+struct holder {
+	char name[SANDBOX_NAME_MAX + 1];
+	char session[SANDBOX_NAME_MAX + 1];
+	int lock_fd; /* holds the OFD write lock on the volume's lock file */
+};
+
+struct sandbox_volumes {
+	pthread_mutex_t lock;
+	char *dir;       /* <data>/volumes */
+	char *locks_dir; /* <data>/volumes/.locks */
+	struct holder *holders;
+	size_t count, capacity;
+};
+
+bool sandbox_data_dir_default(char *out, size_t size, struct sandbox_error *err)
+{
+	const char *xdg = getenv("XDG_DATA_HOME");
+	int n;
+	/* The XDG spec says to ignore a relative XDG_DATA_HOME. */
+	if (xdg && xdg[0] == '/') {
+		n = snprintf(out, size, "%s/lizard-bridge", xdg);
+	} else {
+		const char *home = getenv("HOME");
+		if (!home || home[0] != '/') {
+			struct passwd *pw = getpwuid(getuid());
+			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+		}
+		if (!home)
+			return sandbox_error_set(err, 0, "no data directory: HOME is not set and uid %d "
+						 "has no home directory; pass --data-dir",
+						 (int)getuid());
+		n = snprintf(out, size, "%s/.local/share/lizard-bridge", home);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return sandbox_error_set(err, ENAMETOOLONG, "the default data directory path");
+	return true;
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static bool make_dirs(const char *path, struct sandbox_error *err)
+{
+	char buf[4096];
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return sandbox_error_set(err, ENAMETOOLONG, "data directory %.64s...", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		struct stat st;
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return sandbox_error_set(err, errno, "cannot create directory %s", buf);
+		if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+			return sandbox_error_set(err, ENOTDIR, "%s", buf);
+		if (!saved)
+			return true;
+		*p = saved;
+	}
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *path = malloc(a + b + 2);
+	if (path) {
+		memcpy(path, dir, a);
+		path[a] = '/';
+		memcpy(path + a + 1, name, b + 1);
+	}
+	return path;
+}
+
+struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct sandbox_error *err)
+{
+	if (!data_dir || !data_dir[0])
+		return sandbox_error_null(err, 0, "the data directory is empty");
+	struct sandbox_volumes *v = calloc(1, sizeof(*v));
+	if (!v)
+		return sandbox_error_null(err, ENOMEM, "volumes");
+	pthread_mutex_init(&v->lock, NULL);
+	v->dir = join(data_dir, "volumes");
+	v->locks_dir = v->dir ? join(v->dir, LOCKS_DIR) : NULL;
+	if (!v->locks_dir) {
+		sandbox_error_set(err, ENOMEM, "volumes");
+		goto failed;
+	}
+	if (!make_dirs(v->locks_dir, err))
+		goto failed;
+	return v;
+
+failed:
+	sandbox_volumes_close(v);
+	return NULL;
+}
+
+void sandbox_volumes_close(struct sandbox_volumes *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->count; i++)
+		close(v->holders[i].lock_fd);
+	free(v->holders);
+	free(v->dir);
+	free(v->locks_dir);
+	pthread_mutex_destroy(&v->lock);
+	free(v);
+}
+
+static struct holder *find_holder(struct sandbox_volumes *v, const char *name)
+{
+	for (size_t i = 0; i < v->count; i++)
+		if (strcmp(v->holders[i].name, name) == 0)
+			return &v->holders[i];
+	return NULL;
+}
+
+static bool volume_exists(struct sandbox_volumes *v, const char *name)
+{
+	struct stat st;
+	char *path = join(v->dir, name);
+	bool exists = path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	free(path);
+	return exists;
+}
+
+/* The session named in a lock file another daemon holds; "" when unreadable. */
+static void read_holder(int fd, char *session, size_t size)
+{
+	char text[128];
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	text[n > 0 ? n : 0] = '\0';
+	session[0] = '\0';
+	if (size >= SANDBOX_NAME_MAX + 1 && sscanf(text, "session %64s", session) != 1)
+		session[0] = '\0';
+}
+
+static struct flock whole_file(short type)
+{
+	struct flock l = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	return l;
+}
+
+/* Opens name's lock file and takes its write lock without waiting. On
+ * EAGAIN the other holder's session is in *holder. The file may have been
+ * unlinked by a delete between open and lock: then try the new one. */
+static int take_lock(struct sandbox_volumes *v, const char *name, char *holder,
+		     struct sandbox_error *err)
+{
+	char *path = join(v->locks_dir, name);
+	if (!path)
+		return sandbox_error_set(err, ENOMEM, "volume %s", name), -1;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			sandbox_error_set(err, errno, "cannot open %s", path);
+			break;
+		}
+		struct flock l = whole_file(F_WRLCK);
+		if (fcntl(fd, F_OFD_SETLK, &l) != 0) {
+			int saved = errno;
+			if (saved == EAGAIN || saved == EACCES)
+				read_holder(fd, holder, SANDBOX_NAME_MAX + 1);
+			close(fd);
+			sandbox_error_set(err, saved == EACCES ? EAGAIN : saved, "cannot lock %s", path);
+			break;
+		}
+		struct stat opened, current;
+		if (fstat(fd, &opened) == 0 && stat(path, &current) == 0 &&
+		    opened.st_ino == current.st_ino && opened.st_dev == current.st_dev) {
+			free(path);
+			return fd;
+		}
+		close(fd);
+	}
+	free(path);
+	if (!err->code)
+		sandbox_error_set(err, EAGAIN, "volume %s kept changing", name);
+	return -1;
+}
+
+static bool in_use_error(const char *name, const char *session, bool other_daemon,
+			 const char *doing, struct sandbox_error *err)
+{
+	if (!other_daemon)
+		return sandbox_error_set(err, 0, "volume %s is in use by session %s; %s", name,
+					 session, doing);
+	return sandbox_error_set(err, 0, "volume %s is in use by session %s of another "
+				 "lizard-bridge on the same data directory; %s", name,
+				 session[0] ? session : "(unknown)", doing);
+}
+
+bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, struct sandbox_error *err)
+{
+	if (!sandbox_name_check("volume", name, err))
+		return false;
+	char *path = join(v->dir, name);
+	if (!path)
+		return sandbox_error_set(err, ENOMEM, "volume %s", name);
+	bool ok = true;
+	if (mkdir(path, 0755) != 0)
+		ok = sandbox_error_set(err, errno, errno == EEXIST ? "volume %s already exists (%s)" :
+					       "cannot create volume %s at %s", name, path);
+	free(path);
+	return ok;
+}
+
+bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct sandbox_error *err)
+{
+	if (!sandbox_name_check("volume", name, err))
+		return false;
+	pthread_mutex_lock(&v->lock);
+	bool ok = false;
+	struct holder *h = find_holder(v, name);
+	if (h) {
+		in_use_error(name, h->session, false, "kill that session first", err);
+		goto done;
+	}
+	if (!volume_exists(v, name)) {
+		sandbox_error_set(err, 0, "there is no volume %s", name);
+		goto done;
+	}
+	char holder[SANDBOX_NAME_MAX + 1] = "";
+	int fd = take_lock(v, name, holder, err);
+	if (fd < 0) {
+		if (err->code == EAGAIN)
+			in_use_error(name, holder, true, "it cannot be deleted while mounted", err);
+		goto done;
+	}
+	char *path = join(v->dir, name), *lock_path = join(v->locks_dir, name);
+	ok = path && lock_path && sandbox_tree_remove(path, err);
+	/* Unlink the lock file while holding it, so whoever opened it before
+	 * sees (in take_lock) that it is no longer the current one. */
+	if (ok)
+		unlink(lock_path);
+	free(path);
+	free(lock_path);
+	close(fd);
+done:
+	pthread_mutex_unlock(&v->lock);
+	return ok;
+}
+
+/* For a volume this daemon does not hold: the other daemon's session, if any. */
+static bool held_elsewhere(struct sandbox_volumes *v, const char *name, char *session)
+{
+	session[0] = '\0';
+	char *path = join(v->locks_dir, name);
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	free(path);
+	if (fd < 0)
+		return false;
+	struct flock l = whole_file(F_WRLCK);
+	bool held = fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+	if (held)
+		read_holder(fd, session, SANDBOX_NAME_MAX + 1);
+	close(fd);
+	return held;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct sandbox_volume_info *)a)->name,
+		      ((const struct sandbox_volume_info *)b)->name);
+}
+
+bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info **list_out,
+			 size_t *count_out, struct sandbox_error *err)
+{
+	DIR *dir = opendir(v->dir);
+	if (!dir)
+		return sandbox_error_set(err, errno, "cannot list %s", v->dir);
+	struct sandbox_volume_info *list = NULL;
+	size_t count = 0, capacity = 0;
+	bool ok = true;
+	struct dirent *d;
+	while ((d = readdir(dir))) {
+		struct stat st;
+		if (!sandbox_name_check("volume", d->d_name, NULL) ||
+		    fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue; /* .locks, and anything that is not a volume */
+		if (count == capacity) {
+			size_t grown = capacity ? capacity * 2 : 16;
+			struct sandbox_volume_info *bigger = realloc(list, grown * sizeof(*list));
+			if (!bigger) {
+				ok = sandbox_error_set(err, ENOMEM, "listing %s", v->dir);
+				break;
+			}
+			list = bigger;
+			capacity = grown;
+		}
+		struct sandbox_volume_info *info = &list[count++];
+		memset(info, 0, sizeof(*info));
+		snprintf(info->name, sizeof(info->name), "%.*s", SANDBOX_NAME_MAX, d->d_name);
+		char *path = join(v->dir, d->d_name);
+		if (!path || !sandbox_tree_size(path, SANDBOX_VOLUME_SIZE_MAX_ENTRIES, &info->bytes,
+						&info->bytes_complete, NULL))
+			info->bytes_complete = false;
+		free(path);
+	}
+	closedir(dir);
+	if (!ok) {
+		free(list);
+		return false;
+	}
+	pthread_mutex_lock(&v->lock);
+	for (size_t i = 0; i < count; i++) {
+		struct holder *h = find_holder(v, list[i].name);
+		if (h)
+			snprintf(list[i].session, sizeof(list[i].session), "%s", h->session);
+		else
+			list[i].other_daemon = held_elsewhere(v, list[i].name, list[i].session);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (count)
+		qsort(list, count, sizeof(*list), by_name);
+	*list_out = list;
+	*count_out = count;
+	return true;
+}
+
+bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const char *session,
+			    char *path, size_t path_size, struct sandbox_error *err)
+{
+	if (!sandbox_name_check("volume", name, err) || !sandbox_name_check("session", session, err))
+		return false;
+	pthread_mutex_lock(&v->lock);
+	bool ok = false;
+	int fd = -1;
+	struct holder *h = find_holder(v, name);
+	if (h) {
+		sandbox_error_set(err, 0, "volume %s is already mounted by session %s; one volume "
+				  "serves one session at a time", name, h->session);
+		goto done;
+	}
+	if (!volume_exists(v, name)) {
+		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
+		goto done;
+	}
+	if ((size_t)snprintf(path, path_size, "%s/%s", v->dir, name) >= path_size) {
+		sandbox_error_set(err, ENAMETOOLONG, "volume %s path", name);
+		goto done;
+	}
+	char holder[SANDBOX_NAME_MAX + 1] = "";
+	fd = take_lock(v, name, holder, err);
+	if (fd < 0) {
+		if (err->code == EAGAIN)
+			in_use_error(name, holder, true, "one volume serves one session at a time", err);
+		goto done;
+	}
+	/* A delete by another daemon may have finished between the checks and the lock. */
+	if (!volume_exists(v, name)) {
+		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
+		goto done;
+	}
+	if (v->count == v->capacity) {
+		size_t grown = v->capacity ? v->capacity * 2 : 8;
+		struct holder *bigger = realloc(v->holders, grown * sizeof(*bigger));
+		if (!bigger) {
+			sandbox_error_set(err, ENOMEM, "volume %s", name);
+			goto done;
+		}
+		v->holders = bigger;
+		v->capacity = grown;
+	}
+	char text[128];
+	int len = snprintf(text, sizeof(text), "session %s pid %d\n", session, (int)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
+		sandbox_error_set(err, errno, "cannot write the lock file of volume %s", name);
+		goto done;
+	}
+	h = &v->holders[v->count++];
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	snprintf(h->session, sizeof(h->session), "%s", session);
+	h->lock_fd = fd;
+	fd = -1;
+	ok = true;
+done:
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_unlock(&v->lock);
+	return ok;
+}
+
+bool sandbox_volume_release(struct sandbox_volumes *v, const char *name, const char *session,
+			    struct sandbox_error *err)
+{
+	pthread_mutex_lock(&v->lock);
+	struct holder *h = name ? find_holder(v, name) : NULL;
+	bool ok = h && session && strcmp(h->session, session) == 0;
+	if (!h)
+		sandbox_error_set(err, 0, "volume %s is not mounted", name ? name : "(null)");
+	else if (!ok)
+		sandbox_error_set(err, 0, "volume %s is mounted by session %s, not %s", name,
+				  h->session, session ? session : "(null)");
+	if (ok) {
+		/* Clear the text so a stale file never names a session; closing drops the lock. */
+		if (ftruncate(h->lock_fd, 0) != 0) {
+			/* Harmless: list and errors only trust the text while the lock is held. */
+		}
+		close(h->lock_fd);
+		*h = v->holders[--v->count];
+	}
+	pthread_mutex_unlock(&v->lock);
+	return ok;
+}
