@@ -204,9 +204,12 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
 		.network = s->network, .envs = (const char *const *)s->envs,
 	};
-	s->desktop = sandbox_desktop_start(&options, err, err_size);
-	if (!s->desktop)
+	struct sandbox_error failed;
+	s->desktop = sandbox_desktop_start(&options, &failed);
+	if (!s->desktop) {
+		snprintf(err, err_size, "%s", failed.message);
 		return false;
+	}
 	struct vnc_target target = { .host = (char *)sandbox_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
 	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, err, err_size);

@@ -70,8 +70,9 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	uint64_t before = vnc_framebuffer_sequence(fb);
 	bool started;
-	if (!sandbox_desktop_open_url(d, url, &started, err, sizeof(err))) {
-		mcp_call_fail(call, "could not open the browser: %s", err);
+	struct sandbox_error failed;
+	if (!sandbox_desktop_open_url(d, url, &started, &failed)) {
+		mcp_call_fail(call, "could not open the browser: %s", failed.message);
 		return;
 	}
 	mcp_call_text(call, "%s %s.", started ? "Started Chromium with" : "Opened a new tab with",
@@ -94,9 +95,9 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 		.name = "launched command", .argv = argv, .user = SANDBOX_AS_USER,
 		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
-	char err[320];
-	if (!sandbox_launch(sandbox_desktop_sandbox(d), &launched, err, sizeof(err))) {
-		mcp_call_fail(call, "could not launch: %s", err);
+	struct sandbox_error err;
+	if (!sandbox_launch(sandbox_desktop_sandbox(d), &launched, &err)) {
+		mcp_call_fail(call, "could not launch: %s", err.message);
 		return;
 	}
 	mcp_call_text(call, "Started: %s", command);
@@ -112,8 +113,11 @@ static char *read_x_clipboard(struct sandbox_desktop *d, char *err, size_t err_s
 		.max_output = MAX_CLIPBOARD_BYTES,
 	};
 	struct sandbox_run_result r;
-	if (!sandbox_run(sandbox_desktop_sandbox(d), &run, &r, err, err_size))
+	struct sandbox_error failed;
+	if (!sandbox_run(sandbox_desktop_sandbox(d), &run, &r, &failed)) {
+		snprintf(err, err_size, "%.300s", failed.message);
 		return NULL;
+	}
 	char *text = NULL;
 	if (r.exited && r.exit_code == 0 && r.out.total <= MAX_CLIPBOARD_BYTES) {
 		text = r.out.data;
@@ -192,7 +196,10 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 		.name = "xclip", .argv = argv, .user = SANDBOX_AS_USER,
 		.stdin_fd = fds[0], .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
-	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, err, err_size);
+	struct sandbox_error failed;
+	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, &failed);
+	if (!ok)
+		snprintf(err, err_size, "%.300s", failed.message);
 	close(fds[0]);
 	bool written = ok && io_write_all(fds[1], text, strlen(text));
 	close(fds[1]);

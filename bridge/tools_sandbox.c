@@ -243,9 +243,9 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 		.context = &stream,
 	};
 	struct sandbox_run_result r;
-	char err[400];
-	if (!sandbox_run(sandbox, &run, &r, err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct sandbox_error err;
+	if (!sandbox_run(sandbox, &run, &r, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		goto done;
 	}
 	for (int k = 0; k < 2; k++)
@@ -274,10 +274,9 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 	uint64_t offset = offset_json ? (uint64_t)offset_json->valuedouble : 0;
 	uint64_t length = length_json ? (uint64_t)length_json->valuedouble : FILE_MAX_PER_CALL;
 	struct sandbox_file_data file;
-	char err[400];
-	if (!sandbox_read_file(sandbox, user_of(args), path, offset, length, &file, err,
-			       sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct sandbox_error err;
+	if (!sandbox_read_file(sandbox, user_of(args), path, offset, length, &file, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	if (!length_json && file.size > offset && file.size - offset > FILE_MAX_PER_CALL) {
@@ -349,12 +348,12 @@ static void write_file_tool(struct mcp_call *call, const cJSON *args, void *user
 			return;
 		}
 	}
-	char err[400];
+	struct sandbox_error err;
 	bool ok = sandbox_write_file(sandbox, user_of(args), path, data ? (const void *)bytes : text,
-				     len, mode, err, sizeof(err));
+				     len, mode, &err);
 	free(bytes);
 	if (!ok) {
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	cJSON *result = cJSON_CreateObject();
@@ -387,10 +386,9 @@ static void list_files_tool(struct mcp_call *call, const cJSON *args, void *user
 	struct sandbox_dir_entry *entries;
 	size_t count;
 	bool truncated;
-	char err[400];
-	if (!sandbox_list_files(sandbox, user_of(args), path, &entries, &count, &truncated, err,
-				sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct sandbox_error err;
+	if (!sandbox_list_files(sandbox, user_of(args), path, &entries, &count, &truncated, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	cJSON *result = cJSON_CreateObject();

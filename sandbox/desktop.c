@@ -105,11 +105,11 @@ static struct sandbox_command user_command(const char *name, const char *const *
 }
 
 static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_options *o,
-		       char *err, size_t err_size)
+		       struct sandbox_error *err)
 {
 	int pipe_fds[2];
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-		snprintf(err, err_size, "cannot create a pipe: %s", strerror(errno));
+		sandbox_error_set(err, errno, "cannot create a pipe");
 		return false;
 	}
 	char geometry[32];
@@ -122,7 +122,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	};
 	struct sandbox_command command = user_command("Xvnc", argv);
 	command.fd3 = pipe_fds[1];
-	bool ok = sandbox_spawn(d->sandbox, &command, &d->xvnc, err, err_size);
+	bool ok = sandbox_spawn(d->sandbox, &command, &d->xvnc, err);
 	close(pipe_fds[1]);
 	if (!ok) {
 		close(pipe_fds[0]);
@@ -133,8 +133,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	if (d->display < 0) {
 		char tail[256];
 		sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
-		snprintf(err, err_size,
-			 "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
+		sandbox_error_set(err, 0, "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
 			 tail[0] ? ": " : "", tail);
 		return false;
 	}
@@ -142,7 +141,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	for (int i = 0; i < 100 && access(d->socket_path, F_OK) != 0; i++)
 		sleep_ms(20);
 	if (access(d->socket_path, F_OK) != 0) {
-		snprintf(err, err_size, "Xvnc started on :%d but never opened %s", d->display,
+		sandbox_error_set(err, 0, "Xvnc started on :%d but never opened %s", d->display,
 			 d->socket_path);
 		return false;
 	}
@@ -152,7 +151,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 /* openbox, and the wait until it manages the screen: windows mapped before
  * that can end up without focus, so typing into them goes nowhere. openbox
  * runs its --startup command once it is up. */
-static bool start_window_manager(struct sandbox_desktop *d, char *err, size_t err_size)
+static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error *err)
 {
 	char ready[300], startup[320];
 	snprintf(ready, sizeof(ready), "%s/window-manager-ready", sandbox_run_dir(d->sandbox));
@@ -160,7 +159,7 @@ static bool start_window_manager(struct sandbox_desktop *d, char *err, size_t er
 		 sandbox_inside_run_dir(d->sandbox));
 	const char *argv[] = { "openbox", "--sm-disable", "--startup", startup, NULL };
 	struct sandbox_command command = user_command("openbox", argv);
-	if (!sandbox_spawn(d->sandbox, &command, &d->window_manager, err, err_size))
+	if (!sandbox_spawn(d->sandbox, &command, &d->window_manager, err))
 		return false;
 	for (int waited = 0; waited < WM_START_TIMEOUT_MS; waited += 20) {
 		if (access(ready, F_OK) == 0)
@@ -171,22 +170,21 @@ static bool start_window_manager(struct sandbox_desktop *d, char *err, size_t er
 	}
 	char tail[256];
 	sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
-	snprintf(err, err_size, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
+	sandbox_error_set(err, 0, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
 		 tail);
 	return false;
 }
 
-struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, char *err,
-					      size_t err_size)
+struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, struct sandbox_error *err)
 {
 	struct sandbox_desktop *d = calloc(1, sizeof(*d));
 	if (!d) {
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	struct sandbox_options options = { .network = o->network, .envs = o->envs };
-	d->sandbox = sandbox_create(&options, err, err_size);
+	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
 	const char *run = sandbox_run_dir(d->sandbox);
@@ -197,19 +195,19 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	char xauthority[320];
 	snprintf(xauthority, sizeof(xauthority), "%s/Xauthority", run);
 	if (!write_xauthority(xauthority) || !sandbox_give_file(d->sandbox, xauthority)) {
-		snprintf(err, err_size, "cannot write %s: %s", xauthority, strerror(errno));
+		sandbox_error_set(err, errno, "cannot write %s", xauthority);
 		goto fail;
 	}
 	if (!sandbox_set_env(d->sandbox, "XAUTHORITY", d->inside_xauthority) ||
-	    !start_xvnc(d, o, err, err_size))
+	    !start_xvnc(d, o, err))
 		goto fail;
 	char display[16];
 	snprintf(display, sizeof(display), ":%d", d->display);
 	if (!sandbox_set_env(d->sandbox, "DISPLAY", display)) {
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		goto fail;
 	}
-	if (o->window_manager && !start_window_manager(d, err, err_size))
+	if (o->window_manager && !start_window_manager(d, err))
 		goto fail;
 	log_info("local desktop on display :%d (%dx%d), files in %s", d->display, o->width,
 		 o->height, run);
@@ -249,7 +247,7 @@ bool sandbox_desktop_running(struct sandbox_desktop *d)
 }
 
 bool sandbox_desktop_open_url(struct sandbox_desktop *d, const char *url, bool *started,
-			      char *err, size_t err_size)
+			      struct sandbox_error *err)
 {
 	const char *browser = getenv("LIZARD_BROWSER");
 	char profile[400];
@@ -277,13 +275,13 @@ bool sandbox_desktop_open_url(struct sandbox_desktop *d, const char *url, bool *
 	*started = !sandbox_process_running(&d->browser);
 	bool ok;
 	if (*started)
-		ok = sandbox_spawn(d->sandbox, &command, &d->browser, err, err_size);
+		ok = sandbox_spawn(d->sandbox, &command, &d->browser, err);
 	else
 		/* A second invocation with the same profile hands the URL to
 		 * the running browser as a new tab and exits; should the
 		 * browser be closing just then, it becomes the browser itself.
 		 * Either way it is not waited for. */
-		ok = sandbox_launch(d->sandbox, &command, err, err_size);
+		ok = sandbox_launch(d->sandbox, &command, err);
 	pthread_mutex_unlock(&d->lock);
 	return ok;
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
+
 struct sandbox;
 struct sandbox_desktop;
 
@@ -20,7 +22,7 @@ struct sandbox_desktop_options {
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,
-					      char *err, size_t err_size);
+					      struct sandbox_error *err);
 /* Kills every process of the desktop and removes its private files. NULL
  * is fine. */
 void sandbox_desktop_destroy(struct sandbox_desktop *desktop);
@@ -33,6 +35,6 @@ bool sandbox_desktop_running(struct sandbox_desktop *desktop);
 /* Shows url in the desktop's Chromium, starting it on first use (then
  * *started is true) and opening a new tab after. */
 bool sandbox_desktop_open_url(struct sandbox_desktop *desktop, const char *url, bool *started,
-			      char *err, size_t err_size);
+			      struct sandbox_error *err);
 
 #endif

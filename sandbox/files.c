@@ -11,7 +11,7 @@
 
 static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *const *argv,
 			const void *input, size_t input_len, size_t max_output,
-			struct sandbox_run_result *r, char *err, size_t err_size)
+			struct sandbox_run_result *r, struct sandbox_error *err)
 {
 	struct sandbox_run run = {
 		.command = { .name = argv[0] + 1, .argv = argv, .user = user, .builtin = true,
@@ -21,16 +21,16 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 		.timeout_ms = FILE_OP_TIMEOUT_MS,
 		.max_output = max_output,
 	};
-	if (!sandbox_run(s, &run, r, err, err_size))
+	if (!sandbox_run(s, &run, r, err))
 		return false;
 	if (r->timed_out) {
-		snprintf(err, err_size, "the file operation did not finish within %d s",
+		sandbox_error_set(err, 0, "the file operation did not finish within %d s",
 			 FILE_OP_TIMEOUT_MS / 1000);
 		sandbox_run_result_finish(r);
 		return false;
 	}
 	if (!r->exited || r->exit_code != 0) {
-		snprintf(err, err_size, "%s", r->err.len ? r->err.data : "the file operation failed");
+		sandbox_error_set(err, 0, "%s", r->err.len ? r->err.data : "the file operation failed");
 		sandbox_run_result_finish(r);
 		return false;
 	}
@@ -38,8 +38,7 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 }
 
 bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, char *err,
-		       size_t err_size)
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct sandbox_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (length > SANDBOX_FILE_MAX_BYTES)
@@ -49,11 +48,11 @@ bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *pa
 	snprintf(length_text, sizeof(length_text), "%" PRIu64, length);
 	const char *argv[] = { "@read", path, offset_text, length_text, NULL };
 	struct sandbox_run_result r;
-	if (!run_builtin(s, user, argv, NULL, 0, SANDBOX_FILE_MAX_BYTES + 64, &r, err, err_size))
+	if (!run_builtin(s, user, argv, NULL, 0, SANDBOX_FILE_MAX_BYTES + 64, &r, err))
 		return false;
 	char *newline = memchr(r.out.data, '\n', r.out.len < 24 ? r.out.len : 24);
 	if (!newline) {
-		snprintf(err, err_size, "the sandbox sent a malformed file");
+		sandbox_error_set(err, 0, "the sandbox sent a malformed file");
 		sandbox_run_result_finish(&r);
 		return false;
 	}
@@ -69,10 +68,10 @@ bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *pa
 }
 
 bool sandbox_write_file(struct sandbox *s, enum sandbox_user user, const char *path,
-			const void *data, size_t len, unsigned mode, char *err, size_t err_size)
+			const void *data, size_t len, unsigned mode, struct sandbox_error *err)
 {
 	if (len > SANDBOX_FILE_MAX_BYTES) {
-		snprintf(err, err_size, "%zu bytes is more than the %d MiB a call may write", len,
+		sandbox_error_set(err, 0, "%zu bytes is more than the %d MiB a call may write", len,
 			 SANDBOX_FILE_MAX_BYTES / (1024 * 1024));
 		return false;
 	}
@@ -80,7 +79,7 @@ bool sandbox_write_file(struct sandbox *s, enum sandbox_user user, const char *p
 	snprintf(mode_text, sizeof(mode_text), "%o", mode & 07777);
 	const char *argv[] = { "@write", path, mode_text, NULL };
 	struct sandbox_run_result r;
-	if (!run_builtin(s, user, argv, data, len, 4096, &r, err, err_size))
+	if (!run_builtin(s, user, argv, data, len, 4096, &r, err))
 		return false;
 	sandbox_run_result_finish(&r);
 	return true;
@@ -95,7 +94,7 @@ void sandbox_free_entries(struct sandbox_dir_entry *entries, size_t count)
 
 bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *path,
 			struct sandbox_dir_entry **entries, size_t *count, bool *truncated,
-			char *err, size_t err_size)
+			struct sandbox_error *err)
 {
 	*entries = NULL;
 	*count = 0;
@@ -103,8 +102,7 @@ bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *p
 	const char *argv[] = { "@list", path, NULL };
 	struct sandbox_run_result r;
 	/* Names are at most 255 bytes; numbers and separators add < 50. */
-	if (!run_builtin(s, user, argv, NULL, 0, (size_t)SANDBOX_LIST_MAX_ENTRIES * 310, &r, err,
-			 err_size))
+	if (!run_builtin(s, user, argv, NULL, 0, (size_t)SANDBOX_LIST_MAX_ENTRIES * 310, &r, err))
 		return false;
 	size_t records = 0;
 	for (size_t i = 0; i < r.out.len; i++)
@@ -133,7 +131,7 @@ bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *p
 	sandbox_run_result_finish(&r);
 	if (!ok) {
 		sandbox_free_entries(list, n);
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		return false;
 	}
 	*entries = list;

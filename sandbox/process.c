@@ -65,11 +65,11 @@ static bool put_env(struct sandbox *s, const struct sandbox_command *c, char *bu
 }
 
 bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bool detached,
-			  int channel, char *err, size_t err_size)
+			  int channel, struct sandbox_error *err)
 {
 	char *buffer = malloc(SANDBOX_MAX_REQUEST);
 	if (!buffer) {
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		return false;
 	}
 	struct sandbox_request request = { .argc = 0 };
@@ -119,15 +119,13 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	if (null_fd >= 0)
 		close(null_fd);
 	if (!fits) {
-		snprintf(err, err_size,
-			 "the command, its arguments and environment take more than %d KiB",
+		sandbox_error_set(err, 0, "the command, its arguments and environment take more than %d KiB",
 			 SANDBOX_MAX_REQUEST / 1024);
 		return false;
 	}
 	if (!sent) {
-		snprintf(err, err_size, "the sandbox's init does not answer (%s); the session's "
-					"sandbox has ended",
-			 strerror(send_errno));
+		sandbox_error_set(err, send_errno,
+				  "the sandbox's init does not answer; the session's sandbox has ended");
 		return false;
 	}
 	return true;
@@ -151,7 +149,7 @@ static int read_reply(int channel, struct sandbox_reply *reply, int timeout_ms)
 }
 
 static bool start(struct sandbox *s, const struct sandbox_command *c, bool detached,
-		  struct sandbox_process *p, char *err, size_t err_size)
+		  struct sandbox_process *p, struct sandbox_error *err)
 {
 	p->channel = -1;
 	p->pid = 0;
@@ -159,10 +157,10 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 	p->status = 0;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-		snprintf(err, err_size, "cannot start %s: socketpair: %s", c->name, strerror(errno));
+		sandbox_error_set(err, errno, "cannot start %s: socketpair", c->name);
 		return false;
 	}
-	bool sent = sandbox_send_request(s, c, detached, pair[1], err, err_size);
+	bool sent = sandbox_send_request(s, c, detached, pair[1], err);
 	close(pair[1]);
 	if (!sent) {
 		close(pair[0]);
@@ -179,26 +177,26 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 	close(pair[0]);
 	if (got == 1 && reply.type == SANDBOX_REPLY_FAILED) {
 		reply.text[sizeof(reply.text) - 1] = '\0';
-		snprintf(err, err_size, "cannot start %s: %s", c->name, reply.text);
+		sandbox_error_set(err, 0, "cannot start %s: %s", c->name, reply.text);
 	} else if (got == 0) {
-		snprintf(err, err_size, "cannot start %s: the sandbox did not answer within %d ms",
+		sandbox_error_set(err, 0, "cannot start %s: the sandbox did not answer within %d ms",
 			 c->name, START_TIMEOUT_MS);
 	} else {
-		snprintf(err, err_size, "cannot start %s: the sandbox has ended", c->name);
+		sandbox_error_set(err, 0, "cannot start %s: the sandbox has ended", c->name);
 	}
 	return false;
 }
 
 bool sandbox_spawn(struct sandbox *s, const struct sandbox_command *c, struct sandbox_process *p,
-		   char *err, size_t err_size)
+		   struct sandbox_error *err)
 {
-	return start(s, c, false, p, err, err_size);
+	return start(s, c, false, p, err);
 }
 
-bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, char *err, size_t err_size)
+bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct sandbox_error *err)
 {
 	struct sandbox_process p;
-	if (!start(s, c, true, &p, err, err_size))
+	if (!start(s, c, true, &p, err))
 		return false;
 	close(p.channel);
 	return true;

@@ -83,12 +83,12 @@ static void close_fd(int *fd)
 }
 
 bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbox_run_result *r,
-		 char *err, size_t err_size)
+		 struct sandbox_error *err)
 {
 	memset(r, 0, sizeof(*r));
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-		snprintf(err, err_size, "cannot create pipes: %s", strerror(errno));
+		sandbox_error_set(err, errno, "cannot create pipes");
 		close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
 		close_fd(&errp[0]), close_fd(&errp[1]);
 		return false;
@@ -100,7 +100,7 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 	command.fd3 = -1;
 	int64_t started = clock_monotonic_ms();
 	struct sandbox_process p;
-	bool ok = sandbox_spawn(s, &command, &p, err, err_size);
+	bool ok = sandbox_spawn(s, &command, &p, err);
 	close_fd(&in[0]), close_fd(&out[1]), close_fd(&errp[1]);
 	if (!ok) {
 		close_fd(&in[1]), close_fd(&out[0]), close_fd(&errp[0]);
@@ -188,7 +188,7 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 	}
 	if (!memory_ok || !r->out.data || !r->err.data) {
 		sandbox_run_result_finish(r);
-		snprintf(err, err_size, "out of memory collecting the output");
+		sandbox_error_set(err, 0, "out of memory collecting the output");
 		return false;
 	}
 	return true;

@@ -48,19 +48,19 @@ static const char *bwrap_path(void)
 
 /* The parent of every daemon's directories: one per host user, so a
  * daemon never trusts a directory someone else could have made. */
-static bool base_dir(char *out, size_t size, char *err, size_t err_size)
+static bool base_dir(char *out, size_t size, struct sandbox_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/' || strlen(tmp) > 64)
 		tmp = "/tmp";
 	snprintf(out, size, "%s/lizard-sandboxes-%u", tmp, (unsigned)geteuid());
 	if (mkdir(out, 0711) != 0 && errno != EEXIST) {
-		snprintf(err, err_size, "cannot create %s: %s", out, strerror(errno));
+		sandbox_error_set(err, errno, "cannot create %s", out);
 		return false;
 	}
 	struct stat st;
 	if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		snprintf(err, err_size, "%s is not a directory owned by uid %u; remove it", out,
+		sandbox_error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
 			 (unsigned)geteuid());
 		return false;
 	}
@@ -106,8 +106,9 @@ static bool daemon_alive(long pid)
 
 void sandbox_remove_stale(void)
 {
-	char base[128], err[256];
-	if (!base_dir(base, sizeof(base), err, sizeof(err)))
+	char base[128];
+	struct sandbox_error err;
+	if (!base_dir(base, sizeof(base), &err))
 		return;
 	DIR *dir = opendir(base);
 	if (!dir)
@@ -137,10 +138,10 @@ static bool write_text(const char *path, const char *text)
 	return close(fd) == 0 && ok;
 }
 
-static bool make_dirs(struct sandbox *s, char *err, size_t err_size)
+static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 {
 	char base[128];
-	if (!base_dir(base, sizeof(base), err, err_size))
+	if (!base_dir(base, sizeof(base), err))
 		return false;
 	char daemon_dir[160];
 	snprintf(daemon_dir, sizeof(daemon_dir), "%s/%ld", base, (long)getpid());
@@ -149,15 +150,14 @@ static bool make_dirs(struct sandbox *s, char *err, size_t err_size)
 	bool made = false;
 	for (int attempt = 0; attempt < 2 && !made; attempt++) {
 		if (mkdir(daemon_dir, 0711) != 0 && errno != EEXIST) {
-			snprintf(err, err_size, "cannot create %s: %s", daemon_dir, strerror(errno));
+			sandbox_error_set(err, errno, "cannot create %s", daemon_dir);
 			return false;
 		}
 		snprintf(s->dir, sizeof(s->dir), "%s/s-XXXXXX", daemon_dir);
 		made = mkdtemp(s->dir) != NULL;
 	}
 	if (!made) {
-		snprintf(err, err_size, "cannot create a private directory in %s: %s", daemon_dir,
-			 strerror(errno));
+		sandbox_error_set(err, errno, "cannot create a private directory in %s", daemon_dir);
 		s->dir[0] = '\0';
 		return false;
 	}
@@ -180,20 +180,20 @@ static bool make_dirs(struct sandbox *s, char *err, size_t err_size)
 	if (mkdir(s->run_dir, 0700) != 0 || mkdir(s->home, 0700) != 0 ||
 	    mkdir(s->workspace, 0755) != 0 || !write_text(passwd, users) ||
 	    !write_text(group, groups)) {
-		snprintf(err, err_size, "cannot prepare %s: %s", s->dir, strerror(errno));
+		sandbox_error_set(err, errno, "cannot prepare %s", s->dir);
 		return false;
 	}
 	s->log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (s->log_fd < 0) {
-		snprintf(err, err_size, "cannot create %s: %s", s->log_path, strerror(errno));
+		sandbox_error_set(err, errno, "cannot create %s", s->log_path);
 		return false;
 	}
 	if (s->host_uid != geteuid()) {
 		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace };
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 			if (chown(paths[i], s->host_uid, s->host_uid) != 0) {
-				snprintf(err, err_size, "cannot give %s to uid %u: %s", paths[i],
-					 (unsigned)s->host_uid, strerror(errno));
+				sandbox_error_set(err, errno, "cannot give %s to uid %u", paths[i],
+					 (unsigned)s->host_uid);
 				return false;
 			}
 		}
@@ -202,7 +202,7 @@ static bool make_dirs(struct sandbox *s, char *err, size_t err_size)
 }
 
 /* What the kernel must allow, said before bwrap fails less clearly. */
-static bool check_kernel(char *err, size_t err_size)
+static bool check_kernel(struct sandbox_error *err)
 {
 	FILE *f = fopen("/proc/sys/user/max_user_namespaces", "r");
 	long max = -1;
@@ -212,8 +212,7 @@ static bool check_kernel(char *err, size_t err_size)
 		fclose(f);
 	}
 	if (max == 0) {
-		snprintf(err, err_size,
-			 "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
+		sandbox_error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
 			 "local sessions need them: sysctl user.max_user_namespaces=10000");
 		return false;
 	}
@@ -225,8 +224,7 @@ static bool check_kernel(char *err, size_t err_size)
 		fclose(f);
 	}
 	if (allowed == 0) {
-		snprintf(err, err_size,
-			 "unprivileged user namespaces are disabled "
+		sandbox_error_set(err, 0, "unprivileged user namespaces are disabled "
 			 "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
 			 "them: sysctl kernel.unprivileged_userns_clone=1");
 		return false;
@@ -352,7 +350,7 @@ static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, i
 	_exit(127);
 }
 
-static bool wait_for_init(struct sandbox *s, char *err, size_t err_size)
+static bool wait_for_init(struct sandbox *s, struct sandbox_error *err)
 {
 	struct pollfd pfd = { .fd = s->control, .events = POLLIN };
 	int n;
@@ -363,7 +361,7 @@ static bool wait_for_init(struct sandbox *s, char *err, size_t err_size)
 		return true;
 	char tail[256];
 	sandbox_log_tail(s->log_path, tail, sizeof(tail));
-	snprintf(err, err_size, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
+	sandbox_error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
 		 tail, tail[0] ? ")" : "");
 	return false;
 }
@@ -415,11 +413,11 @@ static void describe(struct sandbox *s)
 			    : "");
 }
 
-struct sandbox *sandbox_create(const struct sandbox_options *o, char *err, size_t err_size)
+struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_error *err)
 {
 	struct sandbox *s = calloc(1, sizeof(*s));
 	if (!s) {
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		return NULL;
 	}
 	s->control = -1;
@@ -438,15 +436,14 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, char *err, size_
 	const char *bwrap = NULL;
 	if (s->isolated) {
 		if (!(bwrap = bwrap_path())) {
-			snprintf(err, err_size,
-				 "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
+			sandbox_error_set(err, 0, "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
 				 "need it: apt-get install bubblewrap");
 			goto fail;
 		}
-		if (!check_kernel(err, err_size))
+		if (!check_kernel(err))
 			goto fail;
 	}
-	if (!make_dirs(s, err, err_size))
+	if (!make_dirs(s, err))
 		goto fail;
 	snprintf(s->inside_home, sizeof(s->inside_home), "%s", s->isolated ? SANDBOX_HOME : s->home);
 	snprintf(s->inside_run_dir, sizeof(s->inside_run_dir), "%s",
@@ -454,13 +451,13 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, char *err, size_
 	snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
 		 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
 	if (!build_env(s, o)) {
-		snprintf(err, err_size, "out of memory");
+		sandbox_error_set(err, 0, "out of memory");
 		goto fail;
 	}
 
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-		snprintf(err, err_size, "cannot create a socket pair: %s", strerror(errno));
+		sandbox_error_set(err, errno, "cannot create a socket pair");
 		goto fail;
 	}
 	int exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
@@ -479,11 +476,11 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, char *err, size_
 		close(exe_fd);
 	s->control = pair[0];
 	if (pid < 0) {
-		snprintf(err, err_size, "cannot fork: %s", strerror(fork_errno));
+		sandbox_error_set(err, fork_errno, "cannot fork");
 		goto fail;
 	}
 	s->pid = pid;
-	if (!wait_for_init(s, err, err_size))
+	if (!wait_for_init(s, err))
 		goto fail;
 	describe(s);
 	log_debug("sandbox in %s (host uid %u, %s)", s->dir, (unsigned)s->host_uid,

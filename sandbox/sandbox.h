@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 struct sandbox;
 
 #define SANDBOX_FILE_MAX_BYTES (16 * 1024 * 1024)
@@ -40,9 +42,12 @@ struct sandbox_options {
  * up (killed with SIGKILL). Call once at start. */
 void sandbox_remove_stale(void);
 
-/* Says what is missing when the sandbox cannot be made (no bwrap, user
+/* Failures fill err (error.h) with a sentence that says what failed and,
+ * where it helps, what would work.
+ *
+ * Says what is missing when the sandbox cannot be made (no bwrap, user
  * namespaces refused); it never falls back to running unsandboxed. */
-struct sandbox *sandbox_create(const struct sandbox_options *options, char *err, size_t err_size);
+struct sandbox *sandbox_create(const struct sandbox_options *options, struct sandbox_error *err);
 /* Kills every process in the sandbox and removes its private directory.
  * NULL is fine. */
 void sandbox_destroy(struct sandbox *sandbox);
@@ -95,10 +100,9 @@ struct sandbox_process {
 /* Starts a program that is stopped with sandbox_process_stop (or when the
  * sandbox ends). */
 bool sandbox_spawn(struct sandbox *sandbox, const struct sandbox_command *command,
-		   struct sandbox_process *process, char *err, size_t err_size);
+		   struct sandbox_process *process, struct sandbox_error *err);
 /* Starts a program that runs until it ends or the sandbox does. */
-bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, char *err,
-		    size_t err_size);
+bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, struct sandbox_error *err);
 /* True while it runs; notices an exit without blocking. */
 bool sandbox_process_running(struct sandbox_process *process);
 /* Waits up to timeout_ms for it to end; true when it has. */
@@ -144,7 +148,7 @@ struct sandbox_run_result {
  * everything it started). False with a message only when it could not run;
  * a non-zero exit is a result. */
 bool sandbox_run(struct sandbox *sandbox, const struct sandbox_run *run,
-		 struct sandbox_run_result *result, char *err, size_t err_size);
+		 struct sandbox_run_result *result, struct sandbox_error *err);
 void sandbox_run_result_finish(struct sandbox_run_result *result);
 
 /* Files, in the sandbox's view, as user. */
@@ -155,10 +159,9 @@ struct sandbox_file_data {
 };
 
 bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, char *err,
-		       size_t err_size);
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct sandbox_error *err);
 bool sandbox_write_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
-			const void *data, size_t len, unsigned mode, char *err, size_t err_size);
+			const void *data, size_t len, unsigned mode, struct sandbox_error *err);
 
 struct sandbox_dir_entry {
 	char type; /* f d l p s c b ? */
@@ -170,7 +173,7 @@ struct sandbox_dir_entry {
 /* Entries in readdir order; free with sandbox_free_entries. */
 bool sandbox_list_files(struct sandbox *sandbox, enum sandbox_user user, const char *path,
 			struct sandbox_dir_entry **entries, size_t *count, bool *truncated,
-			char *err, size_t err_size);
+			struct sandbox_error *err);
 void sandbox_free_entries(struct sandbox_dir_entry *entries, size_t count);
 
 /* The hidden `lizard-bridge sandbox-init` subcommand (init.c). */

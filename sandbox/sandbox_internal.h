@@ -26,7 +26,7 @@ struct sandbox {
 
 /* Host side of the protocol (process.c). */
 bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
-			  bool detached, int channel, char *err, size_t err_size);
+			  bool detached, int channel, struct sandbox_error *err);
 
 /* Removes a directory tree that programs may have left in any state
  * (sandbox_tree_remove), logging what stayed. */
