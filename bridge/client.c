@@ -1,4 +1,4 @@
-/* lizard-bridge call [--url URL] TOOL [KEY=VALUE ...] [-o FILE]
+/* lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]
  *
  * Speaks MCP's Streamable HTTP to a running daemon: initialize, the call,
  * then DELETE of the MCP session. Values that parse as JSON are sent as
@@ -267,24 +267,83 @@ static cJSON *parse_arguments(int argc, char **argv, const char **output)
 }
 
 static const char usage[] =
-	"usage: lizard-bridge call [--url URL] TOOL [KEY=VALUE ...] [-o FILE]\n"
+	"usage: lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"  URL defaults to LIZARD_API_URL, else http://127.0.0.1:7070 (unix:/path works too);\n"
 	"  the key comes from LIZARD_API_KEY. Values that parse as JSON are sent as JSON.\n"
-	"  Text results go to stdout; -o FILE writes the first image.\n"
+	"  Text results go to stdout; --json prints the tool's data (structuredContent) as\n"
+	"  one line of JSON instead, {\"text\":...} for tools without data; -o FILE writes\n"
+	"  the first image. Exit 0 on success, 1 on a tool error, 2 otherwise.\n"
 	"  exec prints the command's stdout and stderr as they arrive and exits with\n"
 	"  its exit code (124 when it timed out, 128+N when signal N ended it).\n";
 
-static int print_result(const cJSON *result, const char *output)
+/* --json for a tool without data: its text blocks joined by newlines, so
+ * that every successful call prints one JSON object. */
+static cJSON *text_as_json(const cJSON *content)
+{
+	size_t len = 0;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, content)
+	{
+		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+		len += text ? strlen(text) + 1 : 0;
+	}
+	char *joined = malloc(len + 1);
+	if (!joined)
+		return NULL;
+	joined[0] = '\0';
+	size_t at = 0;
+	cJSON_ArrayForEach(item, content)
+	{
+		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+		if (!text)
+			continue;
+		if (at > 0)
+			joined[at++] = '\n';
+		memcpy(joined + at, text, strlen(text) + 1);
+		at += strlen(text);
+	}
+	cJSON *object = cJSON_CreateObject();
+	if (object && !cJSON_AddStringToObject(object, "text", joined)) {
+		cJSON_Delete(object);
+		object = NULL;
+	}
+	free(joined);
+	return object;
+}
+
+static bool print_json(const cJSON *result)
+{
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
+	cJSON *own = NULL;
+	if (!cJSON_IsObject(data))
+		data = own = text_as_json(cJSON_GetObjectItemCaseSensitive(result, "content"));
+	char *line = data ? cJSON_PrintUnformatted(data) : NULL;
+	cJSON_Delete(own);
+	if (!line) {
+		fprintf(stderr, "lizard-bridge call: out of memory printing the result\n");
+		return false;
+	}
+	bool ok = printf("%s\n", line) > 0;
+	free(line);
+	return ok;
+}
+
+static int print_result(const cJSON *result, const char *output, bool json)
 {
 	bool is_error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"));
+	if (json && !is_error && !print_json(result))
+		return 2;
 	bool image_written = false;
 	const cJSON *item;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(result, "content"))
 	{
 		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "type"));
 		if (type && strcmp(type, "text") == 0) {
+			/* Errors always go to stderr as text; --json keeps stdout
+			 * to the one JSON line. */
 			const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
-			fprintf(is_error ? stderr : stdout, "%s\n", text ? text : "");
+			if (is_error || !json)
+				fprintf(is_error ? stderr : stdout, "%s\n", text ? text : "");
 		} else if (type && strcmp(type, "image") == 0 && output && !image_written) {
 			const char *data = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "data"));
 			unsigned char *bytes;
@@ -310,10 +369,18 @@ static int print_result(const cJSON *result, const char *output)
 int bridge_client_run(int argc, char **argv)
 {
 	const char *url = getenv("LIZARD_API_URL");
+	bool json = false;
 	int first = 0;
-	if (argc >= 2 && strcmp(argv[0], "--url") == 0) {
-		url = argv[1];
-		first = 2;
+	for (;;) {
+		if (first + 1 < argc && strcmp(argv[first], "--url") == 0) {
+			url = argv[first + 1];
+			first += 2;
+		} else if (first < argc && strcmp(argv[first], "--json") == 0) {
+			json = true;
+			first++;
+		} else {
+			break;
+		}
 	}
 	if (first >= argc || argv[first][0] == '-') {
 		fputs(usage, stderr);
@@ -379,7 +446,7 @@ int bridge_client_run(int argc, char **argv)
 		const cJSON *result = cJSON_GetObjectItemCaseSensitive(reply, "result");
 		const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
 		if (result) {
-			status = print_result(result, output);
+			status = print_result(result, output, json);
 		} else if (error) {
 			fprintf(stderr, "lizard-bridge call: %s\n",
 				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message")));

@@ -33,7 +33,7 @@
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
-	"       lizard-bridge call [--url URL] TOOL [KEY=VALUE ...] [-o FILE]\n"
+	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
 	"stdio   serve MCP on stdin/stdout. Without --vnc it starts a local desktop\n"

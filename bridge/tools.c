@@ -256,22 +256,159 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	return true;
 }
 
+/* Waits are cut into slices this long, so that a long call reports
+ * progress and notices cancellation between them. */
+#define STEP_SLICE_MS 250
+#define PROGRESS_SPACING_MS 250
+
+void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
+		      struct mcp_call *call, double total, const char *unit)
+{
+	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
+				       .unit = unit, .sent = -1 };
+}
+
+bool tools_step(struct tools_steps *steps, double done)
+{
+	if (mcp_call_cancelled(steps->call)) {
+		mcp_call_fail(steps->call, "cancelled by the client");
+		return false;
+	}
+	char err[320];
+	if (steps->session && !bridge_session_usable(steps->session, err, sizeof(err))) {
+		mcp_call_fail(steps->call, "%s", err);
+		return false;
+	}
+	int64_t now = vnc_monotonic_ms();
+	if (!mcp_call_wants_progress(steps->call) || done <= steps->sent ||
+	    now - steps->sent_ms < PROGRESS_SPACING_MS)
+		return true;
+	char message[128];
+	if (steps->total >= 0)
+		snprintf(message, sizeof(message), "%.0f of %.0f %s", done, steps->total, steps->unit);
+	else
+		snprintf(message, sizeof(message), "%.0f %s", done, steps->unit);
+	mcp_call_progress(steps->call, done, steps->total, message);
+	steps->sent = done;
+	steps->sent_ms = now;
+	return true;
+}
+
+static int slice_ms(int64_t give_up)
+{
+	int64_t left = give_up - vnc_monotonic_ms();
+	return left <= 0 ? 0 : left < STEP_SLICE_MS ? (int)left : STEP_SLICE_MS;
+}
+
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
+			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+			   enum vnc_wait_result *result)
+{
+	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	for (;;) {
+		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms,
+						       slice_ms(give_up));
+		if (*result != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			return true;
+		if (!tools_step(steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return false;
+	}
+}
+
+static void fail_closed(struct bridge_session *s, struct mcp_call *call)
+{
+	char err[320];
+	if (bridge_session_usable(s, err, sizeof(err)))
+		snprintf(err, sizeof(err), "the desktop connection closed");
+	mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+}
+
 void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
 			 int64_t action_end_ms)
 {
 	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
 		return;
-	enum vnc_wait_result r = vnc_framebuffer_wait_settled(
-		bridge_session_framebuffer(s), action_end_ms, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, SETTLE_TIMEOUT_MS, "ms");
+	enum vnc_wait_result r;
+	if (!tools_settle_in_steps(&steps, bridge_session_framebuffer(s), action_end_ms,
+				   SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS, vnc_monotonic_ms(), &r))
+		return;
 	if (r == VNC_WAIT_CLOSED) {
-		char err[320];
-		if (bridge_session_usable(s, err, sizeof(err)))
-			snprintf(err, sizeof(err), "the desktop connection closed");
-		mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+		fail_closed(s, call);
 		return;
 	}
 	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
 		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+}
+
+void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+			uint64_t drawn_before, int64_t started_ms, int draw_timeout_ms)
+{
+	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
+		return;
+	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, draw_timeout_ms + SETTLE_TIMEOUT_MS, "ms");
+	int64_t give_up = started_ms + draw_timeout_ms;
+	enum vnc_wait_result drawn;
+	for (;;) {
+		drawn = vnc_framebuffer_wait_drawn(fb, drawn_before, START_DRAWN_MIN_PIXELS,
+						   slice_ms(give_up));
+		if (drawn != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			break;
+		if (!tools_step(&steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return;
+	}
+	int64_t drawn_ms = vnc_monotonic_ms();
+	long long after = (long long)(drawn_ms - started_ms);
+	/* A program that took long to draw at all runs on a busy machine or
+	 * starts in stages (Chromium: window, then its bar, then the page),
+	 * and its next stage comes at a like pace: the quiet window grows
+	 * with the time to first drawing. */
+	long long quiet = after / 4;
+	int quiet_ms = quiet < SETTLE_QUIET_MS ? SETTLE_QUIET_MS
+		       : quiet > START_QUIET_MAX_MS ? START_QUIET_MAX_MS : (int)quiet;
+	enum vnc_wait_result settled = VNC_WAIT_OK;
+	if (drawn == VNC_WAIT_OK &&
+	    !tools_settle_in_steps(&steps, fb, drawn_ms, quiet_ms, SETTLE_TIMEOUT_MS, started_ms,
+				   &settled))
+		return;
+	if (drawn == VNC_WAIT_CLOSED || settled == VNC_WAIT_CLOSED) {
+		fail_closed(s, call);
+		return;
+	}
+	if (!tools_add_screenshot(s, call, NULL, "png", 0, true))
+		return;
+	if (drawn != VNC_WAIT_OK)
+		mcp_call_text(call,
+			      "The screen did not change within %d s, so this may show it before "
+			      "the program drew anything.",
+			      draw_timeout_ms / 1000);
+	else if (settled == VNC_WAIT_TIMEOUT)
+		mcp_call_text(call, "The screen changed after %lld ms and was still changing %d ms "
+				    "later.",
+			      after, SETTLE_TIMEOUT_MS);
+	else
+		mcp_call_text(call, "The screen changed after %lld ms, then was quiet for %d ms.",
+			      after, quiet_ms);
+}
+
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report)
+{
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply &&
+		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
+		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
+		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
+		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
 }
 
 /* Each tool runs through here, so the sessions it took are released

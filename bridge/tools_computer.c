@@ -104,7 +104,7 @@ static bool run_action(struct bridge_session *s, struct mcp_call *call, const cJ
 		return (text = required_text(call, args)) &&
 		       tools_do_hold_key(s, call, text, duration_ms(args, 1000));
 	if (strcmp(action, "wait") == 0)
-		return tools_do_wait(s, call, duration_ms(args, 1000), false, 0, 0);
+		return tools_do_wait(s, call, duration_ms(args, 1000), false, 0, 0, NULL);
 	mcp_call_fail(call, "unknown action '%s'", action);
 	return false;
 }

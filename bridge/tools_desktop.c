@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define MAX_CLIPBOARD_BYTES (1024 * 1024)
-#define BROWSER_FIRST_PAINT_MS 15000
+#define BROWSER_DRAW_TIMEOUT_MS 30000
 
 static struct sandbox_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
 					     const char *what)
@@ -67,8 +67,8 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 		mcp_call_fail(call, "%s", err);
 		return;
 	}
-	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
-	uint64_t before = vnc_framebuffer_sequence(fb);
+	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
+	int64_t called = vnc_monotonic_ms();
 	bool started;
 	struct sandbox_error failed;
 	if (!sandbox_desktop_open_url(d, url, &started, &failed)) {
@@ -77,10 +77,11 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	}
 	mcp_call_text(call, "%s %s.", started ? "Started Chromium with" : "Opened a new tab with",
 		      url);
-	if (tools_bool(args, "screenshot", false))
-		/* The window takes a moment to appear: settle only after it did. */
-		vnc_framebuffer_wait_frame_after(fb, before, BROWSER_FIRST_PAINT_MS);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	/* The window takes a moment to appear: settle only after it did. A
+	 * browser starting cold on a busy machine takes long: 16 s to its
+	 * first paint was seen on 2 cores at a load of 28. */
+	tools_finish_start(s, call, args, before, called,
+			   started ? BROWSER_DRAW_TIMEOUT_MS : START_DRAW_TIMEOUT_MS);
 }
 
 static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -96,12 +97,14 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
 	struct sandbox_error err;
+	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
+	int64_t called = vnc_monotonic_ms();
 	if (!sandbox_launch(sandbox_desktop_sandbox(d), &launched, &err)) {
 		mcp_call_fail(call, "could not launch: %s", err.message);
 		return;
 	}
 	mcp_call_text(call, "Started: %s", command);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 
 static char *read_x_clipboard(struct sandbox_desktop *d, char *err, size_t err_size)
@@ -146,12 +149,15 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		if (!text)
 			text = strdup("");
 	}
-	if (!text) {
+	cJSON *reply = text ? cJSON_CreateObject() : NULL;
+	if (!reply || !cJSON_AddStringToObject(reply, "text", text)) {
+		cJSON_Delete(reply);
+		free(text);
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_text(call, "%s", text);
 	free(text);
+	mcp_call_structured(call, reply);
 }
 
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
@@ -245,6 +251,14 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 		      strlen(text));
 }
 
+/* What starts a program waits for it to draw before settling. */
+#define START_SCREENSHOT_PROPERTY                                                          \
+	"\"screenshot\":{\"type\":\"boolean\",\"description\":\"Also return a screenshot "\
+	"taken once the program has drawn (waiting up to 10 s, 30 s for a browser that "  \
+	"starts) and the screen has then stopped changing (300 ms; longer after a slow "    \
+	"start); the text says which happened. "                                           \
+	"Default false.\"}"
+
 static const struct mcp_tool desktop_tools[] = {
 	{
 		.name = "open_url",
@@ -255,7 +269,7 @@ static const struct mcp_tool desktop_tools[] = {
 		.input_schema = "{\"type\":\"object\",\"properties\":{"
 				"\"url\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000,"
 				"\"description\":\"http, https, file or about URL; a bare host name "
-				"gets https://.\"}," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"gets https://.\"}," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
 				"},\"required\":[\"url\"]}",
 		.handler = open_url,
 	},
@@ -269,15 +283,19 @@ static const struct mcp_tool desktop_tools[] = {
 			       "Local desktops only.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{"
 				"\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000}"
-				"," SCREENSHOT_PROPERTY "," SESSION_PROPERTY
+				"," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
 				"},\"required\":[\"command\"]}",
 		.handler = launch,
 	},
 	{
 		.name = "clipboard_get",
 		.title = "Read the clipboard",
-		.description = "The text on the desktop's clipboard (what ctrl+c copied).",
+		.description = "The text on the desktop's clipboard (what ctrl+c copied), as "
+			       "{\"text\":...}.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
+				 "\"string\"}},\"required\":[\"text\"],"
+				 "\"additionalProperties\":false}",
 		.handler = clipboard_get,
 		.read_only = true,
 	},

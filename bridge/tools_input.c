@@ -314,7 +314,7 @@ bool tools_do_hold_key(struct bridge_session *s, struct mcp_call *call, const ch
 }
 
 bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool until_settled,
-		   int quiet_ms, int timeout_ms)
+		   int quiet_ms, int timeout_ms, struct tools_wait_report *report)
 {
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	int64_t start = vnc_monotonic_ms();
@@ -332,8 +332,11 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			mcp_call_fail(call, "%s while waiting", err);
 			return false;
 		}
+		unsigned long long changes = vnc_framebuffer_sequence(fb) - frames_before;
 		mcp_call_text(call, "Waited %d ms; the screen changed %llu times meanwhile.", ms,
-			      (unsigned long long)(vnc_framebuffer_sequence(fb) - frames_before));
+			      changes);
+		if (report)
+			*report = (struct tools_wait_report){ ms, changes, false };
 		return true;
 	}
 	enum vnc_wait_result r = vnc_framebuffer_wait_settled(fb, start, quiet_ms, timeout_ms);
@@ -355,6 +358,8 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 		mcp_call_text(call, "The screen settled after %lld ms (%llu updates, then %d ms "
 				    "without change).",
 			      waited, frames, quiet_ms);
+	if (report)
+		*report = (struct tools_wait_report){ waited, frames, r == VNC_WAIT_OK };
 	return true;
 }
 
@@ -538,10 +543,12 @@ static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 		mcp_call_fail(call, "give ms for a fixed wait or until_settled, not both");
 		return;
 	}
+	struct tools_wait_report report;
 	if (!tools_do_wait(s, call, tools_int(args, "ms", 0), settle,
 			   tools_int(args, "quiet_ms", SETTLE_QUIET_MS),
-			   tools_int(args, "timeout_ms", SETTLE_TIMEOUT_MS)))
+			   tools_int(args, "timeout_ms", SETTLE_TIMEOUT_MS), &report))
 		return;
+	tools_reply_wait(call, settle, &report);
 	tools_finish_action(s, call, args, vnc_monotonic_ms());
 }
 
@@ -691,6 +698,7 @@ static const struct mcp_tool input_tools[] = {
 				"\"quiet_ms\":{\"type\":\"integer\",\"minimum\":50,\"maximum\":10000},"
 				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":"
 				"60000}," SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
+		.output_schema = TOOLS_WAIT_SCHEMA,
 		.handler = wait_tool,
 	},
 };

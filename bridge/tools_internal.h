@@ -3,6 +3,7 @@
 #define LIZARD_BRIDGE_TOOLS_INTERNAL_H
 
 #include "tools.h"
+#include "../vnc/framebuffer.h" /* enum vnc_wait_result */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,6 +81,45 @@ void tools_finish_action(struct bridge_session *session, struct mcp_call *call,
 char **tools_env_list(struct mcp_call *call, const struct cJSON *object);
 void tools_free_env_list(char **list);
 
+/* Actions that start something (open_url, launch): with args.screenshot,
+ * waits until the program has drawn (START_DRAWN_MIN_PIXELS pixels since
+ * drawn_before, a vnc_framebuffer_drawn_pixels count), up to
+ * draw_timeout_ms counted from started_ms, then for the screen to settle,
+ * and adds the screenshot with a text that says which happened. A quiet
+ * screen alone proves nothing here: the program may not have drawn yet.
+ * The minimum is more than the server drawing and removing its pointer a
+ * few times. */
+#define START_DRAW_TIMEOUT_MS 10000
+#define START_DRAWN_MIN_PIXELS 4096
+#define START_QUIET_MAX_MS 2000
+void tools_finish_start(struct bridge_session *session, struct mcp_call *call,
+			const struct cJSON *args, uint64_t drawn_before, int64_t started_ms,
+			int draw_timeout_ms);
+
+/* Progress of a long call, reported between its steps. */
+struct tools_steps {
+	struct bridge_session *session; /* may be NULL */
+	struct mcp_call *call;
+	double total;     /* < 0: unknown */
+	const char *unit; /* "ms", "characters", "points" */
+	double sent;      /* last progress sent */
+	int64_t sent_ms;  /* when; notifications are spaced 250 ms apart */
+};
+void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
+		      struct mcp_call *call, double total, const char *unit);
+/* Call between steps with how much is done so far. Sends
+ * notifications/progress when the client asked for it (at most every 250
+ * ms, and only when done grew), and says whether to go on: false once the
+ * client cancelled the call or the session stopped being usable, with the
+ * call already failed (a cancelled call's reply is never sent). */
+bool tools_step(struct tools_steps *steps, double done);
+/* vnc_framebuffer_wait_settled in 250 ms slices with tools_step between
+ * them, progress counted in ms from started_ms. False when tools_step
+ * ended the call; else *result says how the wait ended. */
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
+			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+			   enum vnc_wait_result *result);
+
 /* Registers tools so that sessions they take are released after each call. */
 struct mcp_tool;
 bool tools_register(struct mcp_server *server, struct bridge_context *context,
@@ -108,7 +148,26 @@ bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *
 bool tools_do_press(struct bridge_session *s, struct mcp_call *call, const char *keys);
 bool tools_do_hold_key(struct bridge_session *s, struct mcp_call *call, const char *keys,
 		       int duration_ms);
+/* What a wait saw, for tools that return it as data. */
+struct tools_wait_report {
+	long long waited_ms;
+	unsigned long long updates; /* frames the screen changed in */
+	bool settled;               /* until_settled: it stayed still for quiet_ms */
+};
 bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool until_settled,
-		   int quiet_ms, int timeout_ms);
+		   int quiet_ms, int timeout_ms, struct tools_wait_report *report);
+/* The wait tool's data: {"mode":"fixed"|"settle","waited_ms","updates"} plus
+ * "settled" after a settle wait, next to the sentence tools_do_wait wrote. */
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report);
+#define TOOLS_WAIT_SCHEMA                                                                   \
+	"{\"type\":\"object\",\"properties\":{"                                             \
+	"\"mode\":{\"type\":\"string\",\"enum\":[\"fixed\",\"settle\"]},"                   \
+	"\"waited_ms\":{\"type\":\"integer\",\"minimum\":0},"                                 \
+	"\"updates\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"How often the "   \
+	"screen changed meanwhile.\"},"                                                      \
+	"\"settled\":{\"type\":\"boolean\",\"description\":\"settle: the screen stayed "      \
+	"still for quiet_ms before timeout_ms.\"}},"                                         \
+	"\"required\":[\"mode\",\"waited_ms\",\"updates\"],\"additionalProperties\":false}"
 
 #endif

@@ -43,7 +43,14 @@ static void cursor_position(struct mcp_call *call, const cJSON *args, void *user
 		return;
 	int x, y;
 	tools_pointer(s, &x, &y);
-	mcp_call_text(call, "{\"x\":%d,\"y\":%d}", x, y);
+	cJSON *reply = cJSON_CreateObject();
+	if (!reply || !cJSON_AddNumberToObject(reply, "x", x) ||
+	    !cJSON_AddNumberToObject(reply, "y", y)) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
 }
 
 static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -53,13 +60,18 @@ static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata
 		return;
 	struct agent_space space;
 	tools_agent_space(s, &space);
-	if (space.scaled)
-		mcp_call_text(call,
-			      "{\"width\":%d,\"height\":%d,\"native_width\":%d,"
-			      "\"native_height\":%d}",
-			      space.width, space.height, space.native_width, space.native_height);
-	else
-		mcp_call_text(call, "{\"width\":%d,\"height\":%d}", space.width, space.height);
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply && cJSON_AddNumberToObject(reply, "width", space.width) &&
+		  cJSON_AddNumberToObject(reply, "height", space.height);
+	if (ok && space.scaled)
+		ok = cJSON_AddNumberToObject(reply, "native_width", space.native_width) &&
+		     cJSON_AddNumberToObject(reply, "native_height", space.native_height);
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
 }
 
 static const struct mcp_tool screen_tools[] = {
@@ -94,6 +106,10 @@ static const struct mcp_tool screen_tools[] = {
 		.description = "Where the mouse pointer is, as JSON {\"x\":..,\"y\":..} in "
 			       "screenshot coordinates.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{"
+				 "\"x\":{\"type\":\"integer\",\"minimum\":0},"
+				 "\"y\":{\"type\":\"integer\",\"minimum\":0}},"
+				 "\"required\":[\"x\",\"y\"],\"additionalProperties\":false}",
 		.handler = cursor_position,
 		.read_only = true,
 	},
@@ -105,6 +121,15 @@ static const struct mcp_tool screen_tools[] = {
 			       "when screenshots are scaled). Valid coordinates are 0..width-1 and "
 			       "0..height-1.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema =
+			"{\"type\":\"object\",\"properties\":{"
+			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"In "
+			"screenshot coordinates.\"},"
+			"\"height\":{\"type\":\"integer\",\"minimum\":1},"
+			"\"native_width\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+			"\"Screen pixels, only when screenshots are scaled.\"},"
+			"\"native_height\":{\"type\":\"integer\",\"minimum\":1}},"
+			"\"required\":[\"width\",\"height\"],\"additionalProperties\":false}",
 		.handler = screen_size,
 		.read_only = true,
 	},

@@ -19,15 +19,13 @@
 #define MAX_METADATA_KEYS 32
 #define MAX_METADATA_VALUE 1024
 
+/* Data goes out as structuredContent and as the same JSON in text. */
 static void reply_json(struct mcp_call *call, cJSON *json)
 {
-	char *text = json ? cJSON_PrintUnformatted(json) : NULL;
-	if (text)
-		mcp_call_text(call, "%s", text);
+	if (json)
+		mcp_call_structured(call, json);
 	else
 		mcp_call_fail(call, "out of memory");
-	free(text);
-	cJSON_Delete(json);
 }
 
 static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
@@ -140,7 +138,16 @@ static void list_sessions(struct mcp_call *call, const cJSON *args, void *userda
 {
 	(void)args;
 	struct bridge_context *c = userdata;
-	reply_json(call, bridge_registry_describe(c->registry));
+	/* structuredContent must be an object, so the list is wrapped. */
+	cJSON *list = bridge_registry_describe(c->registry);
+	cJSON *reply = list ? cJSON_CreateObject() : NULL;
+	if (reply && !cJSON_AddItemToObject(reply, "sessions", list)) {
+		cJSON_Delete(reply);
+		reply = NULL;
+	}
+	if (!reply)
+		cJSON_Delete(list);
+	reply_json(call, reply);
 }
 
 static void session_info(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -225,6 +232,41 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	mcp_call_text(call, "The viewer links of session %s no longer work.", bridge_session_id(s));
 }
 
+/* What bridge_session_describe returns. Other parts of the bridge add
+ * fields (and states) over time, so unknown properties stay allowed and
+ * state and template are not enums: a client holding this schema keeps
+ * accepting newer replies. */
+#define SESSION_INFO_SCHEMA                                                                \
+	"{\"type\":\"object\",\"properties\":{"                                            \
+	"\"session\":{\"type\":\"string\",\"description\":\"The id other tools take.\"},"  \
+	"\"template\":{\"type\":\"string\",\"description\":\"desktop, bare, or vnc for an " \
+	"attached server.\"},"                                                             \
+	"\"vnc\":{\"type\":\"string\",\"description\":\"host:port or socket path of an "    \
+	"attached server (never its password).\"},"                                        \
+	"\"size\":{\"type\":\"string\",\"pattern\":\"^[0-9]+x[0-9]+$\"},"                     \
+	"\"created\":{\"type\":\"string\",\"format\":\"date-time\"},"                        \
+	"\"state\":{\"type\":\"string\",\"description\":\"starting, ready, reconnecting, "   \
+	"failed or ended.\"},"                                                             \
+	"\"reason\":{\"type\":\"string\",\"description\":\"Why it failed, ended or is "      \
+	"reconnecting.\"},"                                                                \
+	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: no "        \
+	"deadline.\"},"                                                                    \
+	"\"deadline\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"             \
+	"\"remaining_ms\":{\"type\":\"integer\",\"minimum\":0},"                              \
+	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}," \
+	"\"sandbox\":{\"type\":\"object\",\"description\":\"What is isolated (local "     \
+	"sessions) and what is not.\",\"properties\":{\"isolated\":{\"type\":\"boolean\"},"  \
+	"\"network\":{\"type\":\"boolean\"},\"isolation\":{\"type\":\"string\"}}}},"        \
+	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
+	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
+
+/* start_stream's links; more kinds of link may join them. */
+#define STREAM_LINKS_SCHEMA                                                                \
+	"{\"type\":\"object\",\"properties\":{"                                            \
+	"\"url\":{\"type\":\"string\",\"description\":\"Watch and control.\"},"             \
+	"\"view_only_url\":{\"type\":\"string\",\"description\":\"Watch only.\"},"          \
+	"\"note\":{\"type\":\"string\"}},\"required\":[\"url\",\"view_only_url\"]}"
+
 #define REQUIRED_SESSION                                                                   \
 	"\"session\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Session id.\"}"
 
@@ -258,14 +300,19 @@ static const struct mcp_tool session_tools[] = {
 			"false: loopback only.\"},"
 			"\"envs\":{\"type\":\"object\",\"description\":\"Environment "
 			"variables (strings) for every program of the session.\"}}}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = create_session,
 	},
 	{
 		.name = "list_sessions",
 		.title = "List sessions",
 		.description = "Every session with its id, template, size, state (starting, "
-			       "ready, reconnecting, failed, ended), deadline and metadata.",
+			       "ready, reconnecting, failed, ended), deadline and metadata, as "
+			       "{\"sessions\":[...]}.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"sessions\":{"
+				 "\"type\":\"array\",\"items\":" SESSION_INFO_SCHEMA "}},"
+				 "\"required\":[\"sessions\"]}",
 		.handler = list_sessions,
 		.read_only = true,
 	},
@@ -274,6 +321,7 @@ static const struct mcp_tool session_tools[] = {
 		.title = "Describe a session",
 		.description = "One session's id, template, size, state, deadline and metadata.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = session_info,
 		.read_only = true,
 	},
@@ -285,6 +333,7 @@ static const struct mcp_tool session_tools[] = {
 		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION ","
 				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":"
 				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
+		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = set_timeout,
 	},
 	{
@@ -294,6 +343,7 @@ static const struct mcp_tool session_tools[] = {
 			       "keyboard, view_only_url only shows the screen. Calling it again "
 			       "replaces both links.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
+		.output_schema = STREAM_LINKS_SCHEMA,
 		.handler = start_stream,
 	},
 	{

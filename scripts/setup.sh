@@ -9,7 +9,7 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # bubblewrap makes the sandbox every local session runs in.
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils)
+  scrot iproute2 procps coreutils jq)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then

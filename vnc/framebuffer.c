@@ -21,6 +21,11 @@ struct vnc_framebuffer {
 	uint64_t cursor_version;
 
 	uint64_t sequence;
+	/* Pixels drawn so far: changed rows of rectangles holding more than
+	 * one colour, each counting the rectangle's width, published at
+	 * commit. A program drawing tells itself from a window still showing
+	 * only its background fill, or from the server's pointer. */
+	uint64_t drawn_pixels, pending_drawn;
 	int64_t last_change_ms;
 	bool pending_damage;
 	bool closed;
@@ -88,9 +93,26 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	return true;
 }
 
+/* Whether every pixel of the rectangle has the colour of its first one
+ * (the padding byte aside). */
+static bool one_colour(const uint8_t *src, int src_stride, int x, int y, int width, int height)
+{
+	const uint8_t *first = src + (size_t)y * src_stride + (size_t)x * 4;
+	for (int row = 0; row < height; row++) {
+		const uint8_t *p = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
+		for (int col = 0; col < width; col++, p += 4)
+			if (p[0] != first[0] || p[1] != first[1] || p[2] != first[2])
+				return false;
+	}
+	return true;
+}
+
 void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 				int src_stride, int x, int y, int width, int height)
 {
+	/* src belongs to the calling (connection) thread: no lock needed. */
+	bool drawing = width > 0 && height > 0 && x >= 0 && y >= 0 &&
+		       !one_colour(src, src_stride, x, y, width, height);
 	pthread_mutex_lock(&fb->lock);
 	/* The server is outside our trust boundary: clip what it claims. */
 	if (x < 0 || y < 0 || width <= 0 || height <= 0 || x >= fb->width ||
@@ -104,12 +126,20 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		height = fb->height - y;
 	size_t stride = (size_t)fb->width * 4;
 	fb->write_version++;
+	/* Servers resend pixels that did not change (a window mapped with the
+	 * colour already there, a repaint of the same text): only rows that
+	 * really differ count as damage, for settling and for encoders. */
 	for (int row = 0; row < height; row++) {
-		memcpy(fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4,
-		       src + (size_t)(y + row) * src_stride + (size_t)x * 4, (size_t)width * 4);
+		uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
+		const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
+		if (memcmp(dst, from, (size_t)width * 4) == 0)
+			continue;
+		memcpy(dst, from, (size_t)width * 4);
 		fb->row_version[y + row] = fb->write_version;
+		fb->pending_damage = true;
+		if (drawing)
+			fb->pending_drawn += (uint64_t)width;
 	}
-	fb->pending_damage = true;
 	pthread_mutex_unlock(&fb->lock);
 }
 
@@ -125,6 +155,8 @@ void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 	pthread_mutex_lock(&fb->lock);
 	if (fb->pending_damage) {
 		fb->pending_damage = false;
+		fb->drawn_pixels += fb->pending_drawn;
+		fb->pending_drawn = 0;
 		note_change_locked(fb);
 	}
 	pthread_mutex_unlock(&fb->lock);
@@ -321,22 +353,43 @@ void vnc_image_finish(struct vnc_image *image)
 	image->width = image->height = 0;
 }
 
-enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
-						      uint64_t sequence, int timeout_ms)
+/* Waits until *counter (a field of fb, read under its lock) passes value. */
+static enum vnc_wait_result wait_counter_after(struct vnc_framebuffer *fb, const uint64_t *counter,
+					       uint64_t value, int timeout_ms)
 {
 	struct timespec deadline = clock_deadline_ms(timeout_ms);
 	enum vnc_wait_result result = VNC_WAIT_OK;
 	pthread_mutex_lock(&fb->lock);
-	while (fb->sequence <= sequence && !fb->closed) {
+	while (*counter <= value && !fb->closed) {
 		if (pthread_cond_timedwait(&fb->changed, &fb->lock, &deadline) == ETIMEDOUT) {
 			result = VNC_WAIT_TIMEOUT;
 			break;
 		}
 	}
-	if (fb->sequence <= sequence && fb->closed)
+	if (*counter <= value && fb->closed)
 		result = VNC_WAIT_CLOSED;
 	pthread_mutex_unlock(&fb->lock);
 	return result;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
+						      uint64_t sequence, int timeout_ms)
+{
+	return wait_counter_after(fb, &fb->sequence, sequence, timeout_ms);
+}
+
+uint64_t vnc_framebuffer_drawn_pixels(struct vnc_framebuffer *fb)
+{
+	pthread_mutex_lock(&fb->lock);
+	uint64_t count = fb->drawn_pixels;
+	pthread_mutex_unlock(&fb->lock);
+	return count;
+}
+
+enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint64_t drawn_pixels,
+					       uint64_t at_least, int timeout_ms)
+{
+	return wait_counter_after(fb, &fb->drawn_pixels, drawn_pixels + at_least - 1, timeout_ms);
 }
 
 enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int64_t since_ms,

@@ -81,6 +81,16 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);
+/* How many pixels have been drawn so far, and a wait until at_least (> 0)
+ * more have been since a count taken earlier. Drawn means changed, inside
+ * a rectangle of more than one colour: a program painting its window,
+ * not a freshly mapped window still filled with its background (Chromium's
+ * stays so for a second or more on a cold start), nor the pointer moving.
+ * Pixels the server resends unchanged do not count. */
+uint64_t vnc_framebuffer_drawn_pixels(struct vnc_framebuffer *fb);
+enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint64_t drawn_pixels,
+					       uint64_t at_least, int timeout_ms);
+
 /* Waits until the screen has not changed for quiet_ms, counting from
  * since_ms (vnc_monotonic_ms time, e.g. when an action was sent) at the
  * earliest, for at most timeout_ms. */

@@ -34,7 +34,41 @@ test('a shell script automates a terminal with call alone', async () => {
   assert.match(run.stdout.toString(), /"state":"ready"/);
   // The script's trap ended the session.
   const list = spawnSync(bridgeBin, ['call', 'list_sessions'], { env: env() });
-  assert.equal(list.stdout.toString().trim(), '[]');
+  assert.equal(list.stdout.toString().trim(), '{"sessions":[]}');
+});
+
+test('call --json prints the tool\'s data as one JSON line that jq reads', () => {
+  const made = spawnSync(bridgeBin, ['call', '--json', 'create_session', 'template=bare', 'size=320x240',
+    'metadata={"job":"json test"}'], { env: env() });
+  assert.equal(made.status, 0, made.stderr.toString());
+  assert.equal(made.stdout.toString().split('\n').filter(Boolean).length, 1, 'one line');
+  const id = JSON.parse(made.stdout.toString()).session;
+  try {
+    // A shell pipeline as the README shows it: call --json ... | jq.
+    const piped = spawnSync('sh', ['-c', '"$BIN" call --json session_info session="$ID" | jq -ce \'{session, size, job: .metadata.job}\''],
+      { env: { ...env(), BIN: bridgeBin, ID: id } });
+    assert.equal(piped.status, 0, piped.stderr.toString());
+    assert.deepEqual(JSON.parse(piped.stdout.toString()), { session: id, size: '320x240', job: 'json test' });
+    // Without --json the text is the same JSON; tools without data give {"text": ...}.
+    const text = spawnSync(bridgeBin, ['call', 'screen_size', `session=${id}`], { env: env() });
+    assert.deepEqual(JSON.parse(text.stdout.toString()), { width: 320, height: 240 });
+    const moved = spawnSync(bridgeBin, ['call', '--json', 'move_mouse', `session=${id}`, 'x=5', 'y=6'], { env: env() });
+    assert.equal(moved.status, 0, moved.stderr.toString());
+    assert.deepEqual(JSON.parse(moved.stdout.toString()), { text: 'Moved the pointer.' });
+    // -o still writes the image next to the JSON line.
+    const png = path.join(out, 'json.png');
+    const shot = spawnSync(bridgeBin, ['call', '--json', 'move_mouse', `session=${id}`, 'x=7', 'y=8', 'screenshot=true', '-o', png], { env: env() });
+    assert.equal(shot.status, 0, shot.stderr.toString());
+    assert.match(JSON.parse(shot.stdout.toString()).text, /^Moved the pointer\.\nScreenshot 320x240/);
+    assert.deepEqual([decodePng(fs.readFileSync(png).toString('base64')).width], [320]);
+    // A tool error: exit 1, the message on stderr, nothing on stdout.
+    const failed = spawnSync(bridgeBin, ['call', '--json', 'session_info', 'session=nope'], { env: env() });
+    assert.equal(failed.status, 1);
+    assert.equal(failed.stdout.toString(), '');
+    assert.match(failed.stderr.toString(), /no session 'nope'/);
+  } finally {
+    spawnSync(bridgeBin, ['call', 'kill_session', `session=${id}`], { env: env() });
+  }
 });
 
 test('call exits non-zero with the message on tool errors, bad usage and no daemon', () => {

@@ -42,7 +42,7 @@ test('three sessions made at once, worked from two clients in parallel, stay iso
     assert.equal(three.template, 'vnc');
     assert.equal(three.size, '800x600');
     assert.match(three.vnc, /^127\.0\.0\.1:\d+$/, 'no password shown');
-    const listed = json(await b.call('list_sessions')).map((s) => s.session).sort();
+    const listed = json(await b.call('list_sessions')).sessions.map((s) => s.session).sort();
     assert.deepEqual(listed, [one.session, two.session, three.session].sort());
 
     // A terminal in each desktop, writing what it receives to a file: in
@@ -72,7 +72,7 @@ test('three sessions made at once, worked from two clients in parallel, stay iso
     for (let i = 0; i < 3; i++) assert.equal(got[i], texts[i], `session ${i + 1} got only its own text`);
     await remote.stop();
     for (const s of [one, two, three]) await a.call('kill_session', { session: s.session });
-    assert.deepEqual(json(await a.call('list_sessions')), []);
+    assert.deepEqual(json(await a.call('list_sessions')), { sessions: [] });
   } finally {
     await a.close();
     await b.close();

@@ -119,7 +119,7 @@ test('clipboard text survives a round trip into and out of Chromium', async () =
   await bridge.call('click', { x: 200, y: 200, screenshot: true });
   await bridge.call('press', { keys: 'ctrl+a ctrl+c' });
   const copied = await waitFor(async () => {
-    const got = textOf(await bridge.call('clipboard_get'));
+    const got = (await bridge.call('clipboard_get')).structuredContent?.text;
     return got === 'Ünïcødé from the page: 漢字 ✓ — ok' ? got : null;
   });
   assert.equal(copied, 'Ünïcødé from the page: 漢字 ✓ — ok');

@@ -1,0 +1,101 @@
+/* Frame counters and waits of vnc/framebuffer.c: drawn pixels are counted
+ * apart from pointer changes, background fills and pixels resent
+ * unchanged, and a wait wakes once enough have been drawn. */
+#include "test.h"
+
+#include "../../vnc/framebuffer.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#define SIDE 8
+
+/* Publishes a 4x4 square at (0, 0): one grey level, or a checkerboard of
+ * two when pattern is set. */
+static void paint_square(struct vnc_framebuffer *fb, uint8_t level, bool pattern)
+{
+	uint8_t square[SIDE * SIDE * 4];
+	for (int i = 0; i < SIDE * SIDE; i++)
+		memset(square + i * 4, pattern && (i + i / SIDE) % 2 ? level / 2 : level, 4);
+	vnc_framebuffer_write_rect(fb, square, SIDE * 4, 0, 0, 4, 4);
+	vnc_framebuffer_commit(fb);
+}
+
+static void test_only_drawing_counts(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, SIDE, SIDE));
+	vnc_framebuffer_commit(fb);
+	uint64_t drawn = vnc_framebuffer_drawn_pixels(fb);
+	uint64_t frames = vnc_framebuffer_sequence(fb);
+
+	/* The pointer moving or changing shape is a frame, but no drawing. */
+	uint8_t shape[2 * 2 * 4] = { 0 };
+	vnc_framebuffer_set_cursor_shape(fb, shape, 2, 2, 0, 0);
+	vnc_framebuffer_set_cursor_position(fb, 3, 4);
+	ASSERT_EQ(vnc_framebuffer_sequence(fb), frames + 2);
+	ASSERT_EQ(vnc_framebuffer_drawn_pixels(fb), drawn);
+	ASSERT_EQ(vnc_framebuffer_wait_drawn(fb, drawn, 1, 50), VNC_WAIT_TIMEOUT);
+	ASSERT_EQ(vnc_framebuffer_wait_frame_after(fb, frames, 50), VNC_WAIT_OK);
+
+	/* Resending what is there changes nothing, not even the frame count. */
+	frames = vnc_framebuffer_sequence(fb);
+	paint_square(fb, 0, false);
+	ASSERT_EQ(vnc_framebuffer_sequence(fb), frames);
+
+	/* A flat fill is a change (settling sees it) but not drawing. */
+	paint_square(fb, 240, false);
+	ASSERT_EQ(vnc_framebuffer_sequence(fb), frames + 1);
+	ASSERT_EQ(vnc_framebuffer_drawn_pixels(fb), drawn);
+
+	paint_square(fb, 100, true);
+	ASSERT_EQ(vnc_framebuffer_drawn_pixels(fb), drawn + 16);
+	ASSERT_EQ(vnc_framebuffer_wait_drawn(fb, drawn, 16, 50), VNC_WAIT_OK);
+	ASSERT_EQ(vnc_framebuffer_wait_drawn(fb, drawn, 17, 50), VNC_WAIT_TIMEOUT);
+	vnc_framebuffer_destroy(fb);
+}
+
+static void *paint_later(void *arg)
+{
+	struct timespec pause = { 0, 100 * 1000000L };
+	nanosleep(&pause, NULL);
+	paint_square(arg, 200, true);
+	return NULL;
+}
+
+static void *close_later(void *arg)
+{
+	struct timespec pause = { 0, 100 * 1000000L };
+	nanosleep(&pause, NULL);
+	vnc_framebuffer_close(arg);
+	return NULL;
+}
+
+static void test_drawn_wait_wakes_on_paint_and_close(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, SIDE, SIDE));
+	vnc_framebuffer_commit(fb);
+	uint64_t drawn = vnc_framebuffer_drawn_pixels(fb);
+	pthread_t thread;
+	pthread_create(&thread, NULL, paint_later, fb);
+	/* The deadline is for robustness only; the paint comes long before. */
+	enum vnc_wait_result r = vnc_framebuffer_wait_drawn(fb, drawn, 16, 10000);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(r, VNC_WAIT_OK);
+
+	drawn = vnc_framebuffer_drawn_pixels(fb);
+	pthread_create(&thread, NULL, close_later, fb);
+	r = vnc_framebuffer_wait_drawn(fb, drawn, 1, 10000);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(r, VNC_WAIT_CLOSED);
+	vnc_framebuffer_destroy(fb);
+}
+
+int main(void)
+{
+	RUN_TEST(test_only_drawing_counts);
+	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
+	TEST_EXIT();
+}
