@@ -2,11 +2,13 @@
  * set_timeout, kill_session. */
 #include "tools_internal.h"
 
+#include "geometry.h"
 #include "registry.h"
 #include "session.h"
 #include "viewer.h"
 #include "../mcp/server.h"
 #include "../vnc/target.h"
+#include "../util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -39,8 +41,10 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 			return false;
 		}
 		if (!cJSON_IsString(item) || strlen(item->valuestring) > MAX_METADATA_VALUE) {
-			mcp_call_fail(call, "metadata value '%.64s' must be a string of at most %d bytes",
-				      item->string, MAX_METADATA_VALUE);
+			char shown[65];
+			mcp_call_fail(call, "metadata value '%s' must be a string of at most %d bytes",
+				      utf8_excerpt(shown, sizeof(shown), item->string),
+				      MAX_METADATA_VALUE);
 			return false;
 		}
 	}
@@ -66,8 +70,9 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 	};
 	const char *size = tools_string(args, "size", NULL);
 	if (size && !bridge_parse_size(size, &spec.width, &spec.height)) {
-		mcp_call_fail(call, "size '%.32s' is not WxH with each side 64..8192, e.g. 1280x800",
-			      size);
+		char shown[33];
+		mcp_call_fail(call, "size '%s' is not WxH with each side 64..8192, e.g. 1280x800",
+			      utf8_excerpt(shown, sizeof(shown), size));
 		return;
 	}
 	if (size && url) {
