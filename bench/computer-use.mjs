@@ -17,7 +17,7 @@ const quick = process.env.LIZARD_BENCH_QUICK;
 const SHOTS = quick ? 5 : 100, INPUTS = quick ? 5 : 60, TYPING_ROUNDS = quick ? 1 : 3, SETTLE_ROUNDS = 5;
 const ratio = (base, ours) => `${(median(base) / median(ours)).toFixed(1)}x`;
 
-const { bridge, desktop, work, close } = await desktopWithPage();
+const { bridge, desktop, work, url, close } = await desktopWithPage();
 const env = desktop.env;
 const results = {};
 try {
@@ -79,7 +79,7 @@ try {
   ]);
 
   // An action whose result shows 200 ms later: settled screenshot vs sleep.
-  await bridge.call('open_url', { url: `file://${work}/button.html`, screenshot: true });
+  await bridge.call('open_url', { url: url('button.html'), screenshot: true });
   await sleep(1000);
   if (process.env.LIZARD_BENCH_DEBUG) fs.writeFileSync('/tmp/bench-settle.png', imageBytes(await bridge.call('screenshot')));
   let saves = 0;
@@ -108,7 +108,7 @@ try {
   // the keyboard mapping changed behind it.
   const unit = 'Hello, wörld — ñ € 漢字! The quick brown fox jumps over 13 lazy dogs; ÅÆØ ß ~@#%. ';
   const text = [...unit.repeat(20)].slice(0, 1000).join('');
-  const typedFile = path.join(desktop.dir, 'home', 'typed.txt');
+  const typedFile = path.join(desktop.home, 'typed.txt');
   await bridge.call('launch', { command: "xterm -geometry 100x30+100+100 -title typing -u8 -e sh -c 'stty -echo -icanon; exec cat >> typed.txt'" });
   await waitFor(() => fs.existsSync(typedFile), { timeout: 15000 });
   await bridge.call('click', { x: 400, y: 300, screenshot: true });

@@ -51,8 +51,8 @@ export function timeCommands(n, commands, env) {
 // JSON line out, one parsed JSON line back. The official SDK's own cost
 // (schema validation of every result) is measured separately.
 export class StdioBridge {
-  constructor(args) {
-    this.child = spawn(bridgeBin, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: bridgeEnv() });
+  constructor(args, env = {}) {
+    this.child = spawn(bridgeBin, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: bridgeEnv(env) });
     this.log = '';
     this.child.stderr.on('data', (d) => (this.log += d));
     this.pending = new Map();
@@ -103,12 +103,16 @@ export async function desktopWithPage() {
   const bridge = new StdioBridge(['--size', '1280x800']);
   await bridge.start();
   const desktop = desktopFromLog(bridge.log);
-  const work = tempDir('lizard-bench-');
+  // The pages go into the sandbox's HOME, the only place its browser sees.
+  const work = path.join(desktop.home, 'bench');
+  fs.mkdirSync(work, { recursive: true });
   for (const file of fs.readdirSync(here).filter((f) => f.endsWith('.html'))) {
     fs.copyFileSync(path.join(here, file), path.join(work, file));
   }
   execFileSync('convert', ['-size', '480x360', '-seed', '7', 'plasma:fractal', path.join(work, 'photo.png')]);
-  await bridge.call('open_url', { url: `file://${work}/page.html`, screenshot: true });
+  const home = (await bridge.call('exec', { command: 'printf %s "$HOME"' })).structuredContent.stdout;
+  const url = (file) => `file://${home}/bench/${file}`;
+  await bridge.call('open_url', { url: url('page.html'), screenshot: true });
   // Ready when the page, image included, has painted and settled.
   const ready = await waitFor(async () => {
     const shot = await bridge.call('screenshot', { settle: true });
@@ -116,10 +120,9 @@ export async function desktopWithPage() {
   }, { timeout: 60000, interval: 500 });
   if (!ready) throw new Error('Chromium never showed the page');
   return {
-    bridge, desktop, work,
+    bridge, desktop, work, url,
     async close() {
       await bridge.close();
-      fs.rmSync(work, { recursive: true, force: true });
     },
   };
 }

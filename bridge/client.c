@@ -5,6 +5,8 @@
  * such (x=10, path='[[1,2],[3,4]]', flag=true); anything else as a string. */
 #include "client.h"
 
+#include "client_internal.h"
+
 #include "../util/io.h"
 #include "../util/log.h"
 
@@ -22,13 +24,6 @@
 #include <unistd.h>
 
 #define MAX_RESPONSE (64u * 1024 * 1024)
-
-struct endpoint {
-	bool unix_socket;
-	char host[256];
-	char port[8];
-	char path[256]; /* socket path, or the HTTP path */
-};
 
 struct response {
 	int status;
@@ -77,7 +72,7 @@ static bool parse_url(const char *url, struct endpoint *e)
 	return true;
 }
 
-static int connect_to(const struct endpoint *e, char *err, size_t err_size)
+int client_connect(const struct endpoint *e, char *err, size_t err_size)
 {
 	int fd = -1;
 	if (e->unix_socket) {
@@ -122,7 +117,7 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 		     size_t err_size)
 {
 	memset(r, 0, sizeof(*r));
-	int fd = connect_to(e, err, err_size);
+	int fd = client_connect(e, err, err_size);
 	if (fd < 0)
 		return false;
 	char head[2048];
@@ -277,7 +272,9 @@ static const char usage[] =
 	"  the key comes from LIZARD_API_KEY. Values that parse as JSON are sent as JSON.\n"
 	"  Text results go to stdout; --json prints the tool's data (structuredContent) as\n"
 	"  one line of JSON instead, {\"text\":...} for tools without data; -o FILE writes\n"
-	"  the first image. Exit 0 on success, 1 on a tool error, 2 otherwise.\n";
+	"  the first image. Exit 0 on success, 1 on a tool error, 2 otherwise.\n"
+	"  exec prints the command's stdout and stderr as they arrive and exits with\n"
+	"  its exit code (124 when it timed out, 128+N when signal N ended it).\n";
 
 /* --json for a tool without data: its text blocks joined by newlines, so
  * that every successful call prints one JSON object. */
@@ -406,6 +403,8 @@ int bridge_client_run(int argc, char **argv)
 	cJSON *args = parse_arguments(argc - first - 1, argv + first + 1, &output);
 	if (!args)
 		return 2;
+	if (strcmp(tool, "exec") == 0 && !output)
+		return client_exec(&e, url, key, args);
 
 	char err[512];
 	struct response r;

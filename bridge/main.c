@@ -8,6 +8,7 @@
 #include "tools.h"
 #include "../mcp/server.h"
 #include "../mcp/stdio.h"
+#include "../sandbox/sandbox.h"
 #include "../util/log.h"
 #include "../vnc/conn.h"
 #include "../vnc/target.h"
@@ -195,6 +196,7 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_r
 		.width = o->width,
 		.height = o->height,
 		.timeout_ms = 0,
+		.network = true,
 	};
 	if (o->vnc_url) {
 		if (!vnc_target_parse(o->vnc_url, &target, err, sizeof(err))) {
@@ -288,6 +290,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	char key[128] = "";
 	if (serve && !api_key(key, sizeof(key)))
 		return 1;
+	sandbox_remove_stale();
 	struct bridge_context context = { .registry = bridge_registry_create() };
 	bool started = context.registry && start_default_session(&options, context.registry);
 	/* The password has been read; keep it out of anything started later. */
@@ -355,6 +358,9 @@ static int run_bridge(int argc, char **argv, bool serve)
 
 int main(int argc, char **argv)
 {
+	/* Inside a sandbox, not for people: see sandbox/init.c. */
+	if (argc >= 2 && strcmp(argv[1], "sandbox-init") == 0)
+		return sandbox_init_main(argc - 2, argv + 2);
 	log_init_from_env();
 	vnc_conn_global_init();
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

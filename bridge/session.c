@@ -1,7 +1,8 @@
 #include "session.h"
 
-#include "desktop.h"
 #include "viewer.h"
+#include "../sandbox/desktop.h"
+#include "../sandbox/sandbox.h"
 #include "../util/clock.h"
 #include "../util/log.h"
 #include "../util/utf8.h"
@@ -33,7 +34,9 @@ struct bridge_session {
 	cJSON *metadata;
 	time_t created;
 
-	struct bridge_desktop *desktop;
+	bool network;
+	char **envs; /* NAME=value, NULL-terminated */
+	struct sandbox_desktop *desktop;
 	struct vnc_framebuffer *fb;
 	struct vnc_capture_cache *capture_cache;
 
@@ -89,6 +92,15 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	s->metadata = spec->metadata ? cJSON_Duplicate(spec->metadata, true) : cJSON_CreateObject();
 	if (!s->fb || !s->capture_cache || !s->metadata)
 		goto oom_session;
+	s->network = spec->network;
+	size_t env_count = 0;
+	while (spec->envs && spec->envs[env_count])
+		env_count++;
+	if (!(s->envs = calloc(env_count + 1, sizeof(char *))))
+		goto oom_session;
+	for (size_t i = 0; i < env_count; i++)
+		if (!(s->envs[i] = strdup(spec->envs[i])))
+			goto oom_session;
 	if (spec->kind == BRIDGE_ATTACHED) {
 		s->target = *spec->target;
 		s->target.host = strdup(spec->target->host);
@@ -212,13 +224,17 @@ static void *supervise(void *arg)
 
 static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 {
-	struct bridge_desktop_options options = {
+	struct sandbox_desktop_options options = {
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
+		.network = s->network, .envs = (const char *const *)s->envs,
 	};
-	s->desktop = bridge_desktop_start(&options, err, err_size);
-	if (!s->desktop)
+	struct sandbox_error failed;
+	s->desktop = sandbox_desktop_start(&options, &failed);
+	if (!s->desktop) {
+		snprintf(err, err_size, "%s", failed.message);
 		return false;
-	struct vnc_target target = { .host = (char *)bridge_desktop_vnc_socket(s->desktop),
+	}
+	struct vnc_target target = { .host = (char *)sandbox_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
 	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err, err_size);
 	if (!s->conn)
@@ -289,7 +305,10 @@ void bridge_session_unref(struct bridge_session *s)
 		pthread_join(s->supervisor, NULL);
 	bridge_viewers_destroy(s->viewers);
 	vnc_conn_destroy(s->conn);
-	bridge_desktop_destroy(s->desktop);
+	sandbox_desktop_destroy(s->desktop);
+	for (size_t i = 0; s->envs && s->envs[i]; i++)
+		free(s->envs[i]);
+	free(s->envs);
 	vnc_framebuffer_destroy(s->fb);
 	vnc_capture_cache_destroy(s->capture_cache);
 	if (s->kind == BRIDGE_ATTACHED)
@@ -328,7 +347,7 @@ bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out,
 	const struct vnc_target *from = &s->target;
 	struct vnc_target local = { 0 };
 	if (s->desktop) {
-		local.host = (char *)bridge_desktop_vnc_socket(s->desktop);
+		local.host = (char *)sandbox_desktop_vnc_socket(s->desktop);
 		local.is_unix = true;
 		from = &local;
 	}
@@ -343,9 +362,14 @@ bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out,
 	return true;
 }
 
-struct bridge_desktop *bridge_session_desktop(struct bridge_session *s)
+struct sandbox_desktop *bridge_session_desktop(struct bridge_session *s)
 {
 	return s->desktop;
+}
+
+struct sandbox *bridge_session_sandbox(struct bridge_session *s)
+{
+	return s->desktop ? sandbox_desktop_sandbox(s->desktop) : NULL;
 }
 
 int64_t bridge_session_deadline(struct bridge_session *s)
@@ -405,6 +429,19 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
+	struct sandbox *sandbox = bridge_session_sandbox(s);
+	cJSON *isolation = cJSON_AddObjectToObject(info, "sandbox");
+	if (sandbox) {
+		cJSON_AddBoolToObject(isolation, "isolated", sandbox_isolated(sandbox));
+		cJSON_AddBoolToObject(isolation, "network", sandbox_has_network(sandbox));
+		cJSON_AddStringToObject(isolation, "isolation", sandbox_describe_isolation(sandbox));
+	} else {
+		cJSON_AddBoolToObject(isolation, "isolated", false);
+		cJSON_AddStringToObject(isolation, "isolation",
+					s->kind == BRIDGE_ATTACHED
+						? "none: an attached VNC server the bridge does not run"
+						: "none yet: the session has not started");
+	}
 	return info;
 }
 

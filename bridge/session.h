@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct bridge_desktop;
+struct sandbox;
+struct sandbox_desktop;
 struct cJSON;
 struct vnc_capture_cache;
 struct vnc_framebuffer;
@@ -36,6 +37,8 @@ struct bridge_session_spec {
 	const struct vnc_target *target; /* attached: copied */
 	int64_t timeout_ms;              /* 0: no deadline */
 	const struct cJSON *metadata;    /* object of strings, copied; may be NULL */
+	bool network;                    /* local desktops: false for loopback only */
+	const char *const *envs;         /* local desktops: NAME=value, copied; may be NULL */
 };
 
 /* Told when a session changes state: started (starting to ready),
@@ -69,7 +72,8 @@ enum bridge_session_state bridge_session_state(struct bridge_session *session);
 const char *bridge_session_state_name(enum bridge_session_state state);
 struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *session);
 /* NULL for attached sessions. */
-struct bridge_desktop *bridge_session_desktop(struct bridge_session *session);
+struct sandbox_desktop *bridge_session_desktop(struct bridge_session *session);
+struct sandbox *bridge_session_sandbox(struct bridge_session *session);
 
 /* Deadlines, as vnc_monotonic_ms() times; 0 for none. */
 int64_t bridge_session_deadline(struct bridge_session *session);

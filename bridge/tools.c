@@ -407,7 +407,7 @@ bool bridge_tools_register(struct mcp_server *server, struct bridge_context *con
 {
 	return tools_register_screen(server, context) && tools_register_input(server, context) &&
 	       tools_register_desktop(server, context) && tools_register_computer(server, context) &&
-	       tools_register_sessions(server, context);
+	       tools_register_sessions(server, context) && tools_register_sandbox(server, context);
 }
 
 bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t size,
@@ -417,7 +417,11 @@ bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t s
 	 * kill must reach a session whose lane is busy. */
 	static const char *const unordered[] = { "create_session", "list_sessions",
 						 "session_info", "set_timeout", "kill_session",
-						 "start_stream", "stop_stream" };
+						 "start_stream", "stop_stream",
+						 /* Commands and files do not touch the
+						  * screen; a long build must not hold up
+						  * clicks. */
+						 "exec", "read_file", "write_file", "list_files" };
 	for (size_t i = 0; i < sizeof(unordered) / sizeof(unordered[0]); i++)
 		if (strcmp(tool, unordered[i]) == 0)
 			return false;

@@ -4,9 +4,11 @@
  * (Latin-1) on attached ones. */
 #include "tools_internal.h"
 
-#include "desktop.h"
 #include "session.h"
 #include "../mcp/server.h"
+#include "../sandbox/desktop.h"
+#include "../sandbox/sandbox.h"
+#include "../util/io.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
 #include "../util/utf8.h"
@@ -24,10 +26,10 @@
 #define MAX_CLIPBOARD_BYTES (1024 * 1024)
 #define BROWSER_DRAW_TIMEOUT_MS 30000
 
-static struct bridge_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
-					    const char *what)
+static struct sandbox_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
+					     const char *what)
 {
-	struct bridge_desktop *d = bridge_session_desktop(s);
+	struct sandbox_desktop *d = bridge_session_desktop(s);
 	if (!d)
 		mcp_call_fail(call,
 			      "%s needs a local desktop (template desktop or bare); session %s is "
@@ -59,7 +61,7 @@ static bool normalize_url(const char *url, char *out, size_t size, char *err, si
 static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 {
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
-	struct bridge_desktop *d = s ? local_desktop(s, call, "open_url") : NULL;
+	struct sandbox_desktop *d = s ? local_desktop(s, call, "open_url") : NULL;
 	if (!d)
 		return;
 	char url[4096], err[320];
@@ -70,8 +72,9 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
 	int64_t called = vnc_monotonic_ms();
 	bool started;
-	if (!bridge_desktop_open_url(d, url, &started, err, sizeof(err))) {
-		mcp_call_fail(call, "could not open the browser: %s", err);
+	struct sandbox_error failed;
+	if (!sandbox_desktop_open_url(d, url, &started, &failed)) {
+		mcp_call_fail(call, "could not open the browser: %s", failed.message);
 		return;
 	}
 	mcp_call_text(call, "%s %s.", started ? "Started Chromium with" : "Opened a new tab with",
@@ -86,28 +89,48 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 {
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
-	struct bridge_desktop *d = s ? local_desktop(s, call, "launch") : NULL;
+	struct sandbox_desktop *d = s ? local_desktop(s, call, "launch") : NULL;
 	if (!d)
 		return;
 	const char *command = tools_string(args, "command", "");
-	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
-	char err[320];
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct sandbox_command launched = {
+		.name = "launched command", .argv = argv, .user = SANDBOX_AS_USER,
+		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
+	};
+	struct sandbox_error err;
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
 	int64_t called = vnc_monotonic_ms();
-	if (!bridge_desktop_launch(d, "launched command", argv, err, sizeof(err))) {
-		mcp_call_fail(call, "could not launch: %s", err);
+	if (!sandbox_launch(sandbox_desktop_sandbox(d), &launched, &err)) {
+		mcp_call_fail(call, "could not launch: %s", err.message);
 		return;
 	}
 	mcp_call_text(call, "Started: %s", command);
 	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 
-static char *read_x_clipboard(struct bridge_desktop *d, char *err, size_t err_size)
+static char *read_x_clipboard(struct sandbox_desktop *d, char *err, size_t err_size)
 {
-	char *argv[] = { "xclip", "-o", "-selection", "clipboard", "-t", "UTF8_STRING", NULL };
-	char *text = NULL;
-	if (!bridge_desktop_run(d, "xclip", argv, &text, MAX_CLIPBOARD_BYTES, 5000, err, err_size))
+	const char *argv[] = { "xclip", "-o", "-selection", "clipboard", "-t", "UTF8_STRING", NULL };
+	struct sandbox_run run = {
+		.command = { .name = "xclip", .argv = argv, .user = SANDBOX_AS_USER },
+		.timeout_ms = 5000,
+		.max_output = MAX_CLIPBOARD_BYTES,
+	};
+	struct sandbox_run_result r;
+	struct sandbox_error failed;
+	if (!sandbox_run(sandbox_desktop_sandbox(d), &run, &r, &failed)) {
+		snprintf(err, err_size, "%.300s", failed.message);
 		return NULL;
+	}
+	char *text = NULL;
+	if (r.exited && r.exit_code == 0 && r.out.total <= MAX_CLIPBOARD_BYTES) {
+		text = r.out.data;
+		r.out.data = NULL;
+	} else {
+		snprintf(err, err_size, "xclip failed: %.200s", r.err.data);
+	}
+	sandbox_run_result_finish(&r);
 	return text;
 }
 
@@ -116,7 +139,7 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
 	if (!s)
 		return;
-	struct bridge_desktop *d = bridge_session_desktop(s);
+	struct sandbox_desktop *d = bridge_session_desktop(s);
 	char *text;
 	if (d) {
 		char err[320];
@@ -169,26 +192,32 @@ static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size
 	return out;
 }
 
-static bool set_x_clipboard(struct bridge_desktop *d, const char *text, char *err,
+static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *err,
 			    size_t err_size)
 {
-	char path[256];
-	snprintf(path, sizeof(path), "%s/clipboard-XXXXXX", bridge_desktop_tmp_dir(d));
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		snprintf(err, err_size, "cannot write the clipboard text to the desktop");
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		snprintf(err, err_size, "cannot create a pipe for the clipboard text");
 		return false;
 	}
-	size_t len = strlen(text);
-	bool written = write(fd, text, len) == (ssize_t)len;
-	close(fd);
 	/* xclip stays in the foreground (-quiet) as the clipboard's owner until
-	 * something else takes it; the desktop stops it at the end. */
-	char *argv[] = { "xclip", "-quiet", "-selection", "clipboard", "-i", path, NULL };
-	bool ok = written && bridge_desktop_launch(d, "xclip", argv, err, err_size);
+	 * something else takes it; it ends with the desktop at the latest. It
+	 * reads the text from stdin before it takes the selection. */
+	const char *argv[] = { "xclip", "-quiet", "-selection", "clipboard", "-i", NULL };
+	struct sandbox_command command = {
+		.name = "xclip", .argv = argv, .user = SANDBOX_AS_USER,
+		.stdin_fd = fds[0], .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
+	};
+	struct sandbox_error failed;
+	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, &failed);
+	if (!ok)
+		snprintf(err, err_size, "%.300s", failed.message);
+	close(fds[0]);
+	bool written = ok && io_write_all(fds[1], text, strlen(text));
+	close(fds[1]);
 	/* Ready once the clipboard reads back what we put there. */
 	bool confirmed = false;
-	for (int i = 0; ok && i < 100 && !confirmed; i++) {
+	for (int i = 0; written && i < 100 && !confirmed; i++) {
 		char read_err[64];
 		char *now = read_x_clipboard(d, read_err, sizeof(read_err));
 		confirmed = now && strcmp(now, text) == 0;
@@ -198,7 +227,6 @@ static bool set_x_clipboard(struct bridge_desktop *d, const char *text, char *er
 			nanosleep(&tick, NULL);
 		}
 	}
-	unlink(path);
 	if (ok && !confirmed)
 		snprintf(err, err_size, "the clipboard did not take the text (is xclip installed?)");
 	return ok && confirmed;
@@ -220,7 +248,7 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 			      bad);
 		return;
 	}
-	struct bridge_desktop *d = bridge_session_desktop(s);
+	struct sandbox_desktop *d = bridge_session_desktop(s);
 	bool ok;
 	if (d) {
 		ok = set_x_clipboard(d, text, err, sizeof(err));
@@ -264,8 +292,10 @@ static const struct mcp_tool desktop_tools[] = {
 		.name = "launch",
 		.title = "Launch a program",
 		.description = "Start a program on the desktop with /bin/sh -c, e.g. \"xterm\" "
-			       "or \"gedit notes.txt\". It runs in the desktop's private home "
-			       "and ends with the desktop. Local desktops only.",
+			       "or \"gedit notes.txt\", and return without waiting for it. It "
+			       "runs in the session's sandbox as its user, in HOME, and ends "
+			       "with the session. For a command whose output you need, use exec. "
+			       "Local desktops only.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{"
 				"\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000}"
 				"," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY

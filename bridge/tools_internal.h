@@ -65,6 +65,11 @@ bool tools_add_screenshot(struct bridge_session *session, struct mcp_call *call,
 void tools_finish_action(struct bridge_session *session, struct mcp_call *call,
 			 const struct cJSON *args, int64_t action_end_ms);
 
+/* "NAME=value" strings from an object of strings (envs), NULL-terminated;
+ * NULL with the call failed when a name or value is not acceptable. */
+char **tools_env_list(struct mcp_call *call, const struct cJSON *object);
+void tools_free_env_list(char **list);
+
 /* Actions that start something (open_url, launch): with args.screenshot,
  * waits until the program has drawn (START_DRAWN_MIN_PIXELS pixels since
  * drawn_before, a vnc_framebuffer_drawn_pixels count), up to
@@ -113,6 +118,7 @@ bool tools_register_sessions(struct mcp_server *server, struct bridge_context *c
 bool tools_register_input(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_desktop(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_computer(struct mcp_server *server, struct bridge_context *context);
+bool tools_register_sandbox(struct mcp_server *server, struct bridge_context *context);
 
 /* Actions shared by the named tools and the computer tool. Coordinates
  * are native; each fails the call itself and returns false on error. */

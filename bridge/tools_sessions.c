@@ -82,18 +82,31 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 	}
 	if (spec.metadata && !check_metadata(call, spec.metadata))
 		return;
+	spec.network = tools_bool(args, "network", true);
+	const cJSON *envs = cJSON_GetObjectItemCaseSensitive(args, "envs");
+	if (url && (envs || cJSON_GetObjectItemCaseSensitive(args, "network"))) {
+		mcp_call_fail(call, "network and envs apply to local sessions (sandboxes); an "
+				    "attached VNC server runs elsewhere");
+		return;
+	}
+	char **env_list = NULL;
+	if (envs && !(env_list = tools_env_list(call, envs)))
+		return;
+	spec.envs = (const char *const *)env_list;
 
 	char err[600];
 	struct vnc_target target;
 	if (url) {
 		if (!vnc_target_parse(url, &target, err, sizeof(err))) {
 			mcp_call_fail(call, "%s", err);
+			tools_free_env_list(env_list);
 			return;
 		}
 		const char *password = tools_string(args, "password", NULL);
 		if (password && !vnc_target_set_password(&target, password)) {
 			vnc_target_finish(&target);
 			mcp_call_fail(call, "out of memory");
+			tools_free_env_list(env_list);
 			return;
 		}
 		spec.target = &target;
@@ -104,6 +117,7 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 	struct bridge_session *s = bridge_session_create(id, &spec, err, sizeof(err));
 	if (url)
 		vnc_target_finish(&target);
+	tools_free_env_list(env_list);
 	if (!s) {
 		mcp_call_fail(call, "%s", err);
 		return;
@@ -253,7 +267,10 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	"deadline.\"},"                                                                    \
 	"\"deadline\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"             \
 	"\"remaining_ms\":{\"type\":\"integer\",\"minimum\":0},"                              \
-	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}," \
+	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}," \
+	"\"sandbox\":{\"type\":\"object\",\"description\":\"What is isolated (local "     \
+	"sessions) and what is not.\",\"properties\":{\"isolated\":{\"type\":\"boolean\"},"  \
+	"\"network\":{\"type\":\"boolean\"},\"isolation\":{\"type\":\"string\"}}}},"        \
 	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
 	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
 
@@ -274,9 +291,12 @@ static const struct mcp_tool session_tools[] = {
 		.description =
 			"Start a new desktop: template \"desktop\" (the default: X server with a "
 			"window manager, Chromium for open_url) or \"bare\" (X server only), or "
-			"attach to a VNC server with vnc \"vnc://[:PASSWORD@]HOST[:PORT]\". The "
-			"session ends after timeout_ms (default 300000; 0 never). Returns its "
-			"id for the session argument of the other tools.",
+			"attach to a VNC server with vnc \"vnc://[:PASSWORD@]HOST[:PORT]\". A "
+			"local session is a sandbox (Linux namespaces on a shared kernel, not a "
+			"VM) with exec and file tools; network false leaves it loopback only, "
+			"envs sets variables for all its programs. The session ends after "
+			"timeout_ms (default 300000; 0 never). Returns its id for the session "
+			"argument of the other tools.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{"
 			"\"template\":{\"type\":\"string\",\"enum\":[\"desktop\",\"bare\"]},"
@@ -289,7 +309,11 @@ static const struct mcp_tool session_tools[] = {
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":"
 			"2147483647},"
 			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
-			"keep with the session.\"}}}",
+			"keep with the session.\"},"
+			"\"network\":{\"type\":\"boolean\",\"description\":\"Default true; "
+			"false: loopback only.\"},"
+			"\"envs\":{\"type\":\"object\",\"description\":\"Environment "
+			"variables (strings) for every program of the session.\"}}}",
 		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = create_session,
 	},

@@ -13,3 +13,5 @@ echo "== computer use, end to end over MCP stdio"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/computer-use.mjs
 echo "== browser viewers"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 10
+echo "== the sandbox: exec, session start with and without it, files"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/sandbox.mjs 10

@@ -68,3 +68,50 @@ struct blob *base64_encode(const unsigned char *data, size_t len)
 		base64_encode_into(out->data, data, len);
 	return out;
 }
+
+static int decode_char(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+bool base64_decode(const char *text, size_t len, unsigned char *out, size_t *out_len)
+{
+	if (len % 4 == 0 && len > 0 && text[len - 1] == '=')
+		len -= text[len - 2] == '=' ? 2 : 1;
+	if (len % 4 == 1)
+		return false;
+	size_t o = 0;
+	uint32_t bits = 0;
+	int count = 0;
+	for (size_t i = 0; i < len; i++) {
+		int v = decode_char((unsigned char)text[i]);
+		if (v < 0)
+			return false;
+		bits = bits << 6 | (uint32_t)v;
+		if (++count == 4) {
+			out[o++] = (unsigned char)(bits >> 16);
+			out[o++] = (unsigned char)(bits >> 8);
+			out[o++] = (unsigned char)bits;
+			bits = 0;
+			count = 0;
+		}
+	}
+	if (count == 2) {
+		out[o++] = (unsigned char)(bits >> 4);
+	} else if (count == 3) {
+		out[o++] = (unsigned char)(bits >> 10);
+		out[o++] = (unsigned char)(bits >> 2);
+	}
+	*out_len = o;
+	return true;
+}

@@ -1,6 +1,7 @@
 #ifndef LIZARD_UTIL_BASE64_H
 #define LIZARD_UTIL_BASE64_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct blob;
@@ -16,5 +17,10 @@ size_t base64_encode_into(char *out, const unsigned char *data, size_t len);
 /* The same as a new blob (NUL-terminated text), or NULL when out of
  * memory. */
 struct blob *base64_encode(const unsigned char *data, size_t len);
+
+/* Decodes standard base64 (padding optional, no whitespace) into out, which
+ * has room for len / 4 * 3 + 3 bytes. Returns false on any other
+ * character or a bad length. Thread-safe. */
+bool base64_decode(const char *text, size_t len, unsigned char *out, size_t *out_len);
 
 #endif

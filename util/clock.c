@@ -21,3 +21,10 @@ struct timespec clock_deadline_ms(int64_t ms)
 	}
 	return t;
 }
+
+int64_t clock_monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}

@@ -10,6 +10,9 @@
 /* A condition variable whose timed waits take clock_deadline_ms() times. */
 void clock_cond_init(pthread_cond_t *cond);
 
+/* Milliseconds on the monotonic clock. */
+int64_t clock_monotonic_ms(void);
+
 /* The monotonic time ms milliseconds from now. */
 struct timespec clock_deadline_ms(int64_t ms);
 

@@ -108,3 +108,50 @@ const char *utf8_excerpt_len(char *out, size_t size, const char *s, size_t len)
 	out[o] = '\0';
 	return out;
 }
+
+bool utf8_is_text(const char *s, size_t len)
+{
+	return memchr(s, '\0', len) == NULL && utf8_valid(s, len, NULL);
+}
+
+size_t utf8_complete_prefix(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	/* Look back at most 3 bytes for the lead byte of the last character. */
+	for (size_t back = 1; back <= 3 && back <= len; back++) {
+		unsigned char c = p[len - back];
+		if ((c & 0xc0) == 0x80)
+			continue; /* a continuation byte: keep looking */
+		size_t need = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+				       : (c & 0xf8) == 0xf0 ? 4 : 1;
+		return need > back ? len - back : len;
+	}
+	return len;
+}
+
+char *utf8_sanitize(const char *s, size_t len)
+{
+	size_t out_len;
+	char *repaired = utf8_repair(s, len, &out_len);
+	if (!repaired || !memchr(repaired, '\0', out_len))
+		return repaired;
+	/* Each NUL becomes three bytes. */
+	size_t nuls = 0;
+	for (size_t i = 0; i < out_len; i++)
+		nuls += repaired[i] == '\0';
+	char *out = malloc(out_len + 2 * nuls + 1);
+	if (out) {
+		size_t o = 0;
+		for (size_t i = 0; i < out_len; i++) {
+			if (repaired[i] == '\0') {
+				memcpy(out + o, "\xef\xbf\xbd", 3);
+				o += 3;
+			} else {
+				out[o++] = repaired[i];
+			}
+		}
+		out[o] = '\0';
+	}
+	free(repaired);
+	return out;
+}

@@ -30,4 +30,16 @@ const char *utf8_excerpt(char *out, size_t size, const char *s);
 /* The same for len bytes at s, which need no NUL. */
 const char *utf8_excerpt_len(char *out, size_t size, const char *s, size_t len);
 
+/* Well-formed UTF-8 without NUL bytes: text that survives a C string and
+ * a JSON string unchanged. */
+bool utf8_is_text(const char *s, size_t len);
+
+/* The length of s without an incomplete character at its end (at most 3
+ * bytes), which the next chunk of a stream may complete. */
+size_t utf8_complete_prefix(const char *s, size_t len);
+
+/* Like utf8_repair, and NUL bytes become U+FFFD too (cJSON ends strings at
+ * NUL): for a program's output on its way into JSON. */
+char *utf8_sanitize(const char *s, size_t len);
+
 #endif

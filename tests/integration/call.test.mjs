@@ -88,3 +88,29 @@ test('call exits non-zero with the message on tool errors, bad usage and no daem
   assert.equal(wrongKey.status, 2);
   assert.match(wrongKey.stderr.toString(), /answered 401/);
 });
+
+test('call exec streams the command\'s output as it comes and exits with its exit code', async () => {
+  const created = spawnSync(bridgeBin, ['call', 'create_session', 'template=bare', 'size=320x240'], { env: env() });
+  assert.equal(created.status, 0, created.stderr.toString());
+  const session = JSON.parse(created.stdout.toString()).session;
+  try {
+    const run = spawnSync(bridgeBin, ['call', 'exec', `session=${session}`, "command=printf 'out ✓\\n'; printf 'err\\n' >&2; exit 7"], { env: env() });
+    assert.equal(run.stdout.toString(), 'out ✓\n');
+    assert.equal(run.stderr.toString(), 'err\n');
+    assert.equal(run.status, 7);
+    // The first line is printed while the command still runs.
+    const { spawn } = await import('node:child_process');
+    const child = spawn(bridgeBin, ['call', 'exec', `session=${session}`, 'command=echo first; sleep 4; echo second'], { env: env() });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    let finished = false;
+    exited.then(() => (finished = true));
+    assert.ok(await waitFor(() => out === 'first\n', { timeout: 3500 }), `stdout so far: ${JSON.stringify(out)}`);
+    assert.equal(finished, false, 'first arrived before the command ended');
+    assert.equal(await exited, 0);
+    assert.equal(out, 'first\nsecond\n');
+  } finally {
+    spawnSync(bridgeBin, ['call', 'kill_session', `session=${session}`], { env: env() });
+  }
+});

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   startDaemon, httpClient, wsClient, startX11vnc, waitFor, textOf, imageOf, decodePng,
-  tempDir, startTypingTarget, processesWithHome, sleep, typedText,
+  tempDir, startTypingTarget, sleep, typedText, sandboxOf, sandboxText,
 } from './lib.mjs';
 
 let daemon, x11vnc, work;
@@ -23,14 +23,6 @@ after(async () => {
 });
 
 const json = (result) => JSON.parse(textOf(result));
-
-// The private HOME of a local session, found by asking a program there.
-async function homeOf(client, session) {
-  const file = path.join(work, `home-${session}.txt`);
-  await client.call('launch', { session, command: `echo "$HOME" > ${file}` });
-  assert.ok(await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes('/')));
-  return fs.readFileSync(file, 'utf8').trim();
-}
 
 test('three sessions made at once, worked from two clients in parallel, stay isolated', async () => {
   const a = await httpClient(daemon, 'client-a');
@@ -53,13 +45,16 @@ test('three sessions made at once, worked from two clients in parallel, stay iso
     const listed = json(await b.call('list_sessions')).sessions.map((s) => s.session).sort();
     assert.deepEqual(listed, [one.session, two.session, three.session].sort());
 
-    // A terminal in each desktop, writing what it receives to its own file.
-    const files = [one, two, three].map((s) => path.join(work, `typed-${s.session}.txt`));
+    // A terminal in each desktop, writing what it receives to a file: in
+    // the sandbox for local sessions, on the host for the attached one.
+    const files = ['typed.txt', 'typed.txt', path.join(work, `typed-${three.session}.txt`)];
     const terminal = (file) => `xterm -geometry 60x8+0+0 -u8 -e sh -c 'stty -echo -icanon; exec cat > ${file}'`;
     await a.call('launch', { session: one.session, command: terminal(files[0]) });
     await b.call('launch', { session: two.session, command: terminal(files[1]) });
     const remote = startTypingTarget(x11vnc.env, files[2], '60x8+0+0');
-    assert.ok(await waitFor(() => files.every((f) => fs.existsSync(f)), { timeout: 20000 }), 'three terminals');
+    const exists = async (client, session) => (await client.call('exec', { session, command: 'test -e typed.txt' })).structuredContent.exit_code === 0;
+    assert.ok(await waitFor(async () => fs.existsSync(files[2]) && await exists(a, one.session) && await exists(b, two.session),
+      { timeout: 20000 }), 'three terminals');
     const texts = ['alpha from client a\n', 'beta from client b\n', 'gamma on x11vnc\n'];
     await Promise.all([
       a.call('click', { session: one.session, x: 100, y: 60, screenshot: true })
@@ -69,10 +64,12 @@ test('three sessions made at once, worked from two clients in parallel, stay iso
       a.call('click', { session: three.session, x: 100, y: 60, screenshot: true })
         .then(() => a.call('type', { session: three.session, text: texts[2] })),
     ]);
-    for (let i = 0; i < 3; i++) {
-      const got = await typedText(files[i], texts[i].length);
-      assert.equal(got, texts[i], `session ${i + 1} got only its own text`);
-    }
+    const got = [
+      await sandboxText(a, one.session, files[0], texts[0].length),
+      await sandboxText(b, two.session, files[1], texts[1].length),
+      await typedText(files[2], texts[2].length),
+    ];
+    for (let i = 0; i < 3; i++) assert.equal(got[i], texts[i], `session ${i + 1} got only its own text`);
     await remote.stop();
     for (const s of [one, two, three]) await a.call('kill_session', { session: s.session });
     assert.deepEqual(json(await a.call('list_sessions')), { sessions: [] });
@@ -108,17 +105,17 @@ test('kill_session and the deadline leave no process of the session behind', asy
   const a = await httpClient(daemon);
   try {
     const killed = json(await a.call('create_session', { template: 'desktop', size: '640x480' }));
-    const killedHome = await homeOf(a, killed.session);
-    assert.ok(processesWithHome(killedHome).length >= 2, 'Xvnc and openbox run');
+    const killedSandbox = await sandboxOf(a, killed.session);
+    assert.ok(killedSandbox.processes().length >= 2, 'Xvnc and openbox run');
     await a.call('kill_session', { session: killed.session });
-    assert.ok(await waitFor(() => processesWithHome(killedHome).length === 0), `left: ${processesWithHome(killedHome)}`);
-    assert.ok(!fs.existsSync(killedHome), 'its private files are gone');
+    assert.ok(await waitFor(() => killedSandbox.processes().length === 0), `left: ${killedSandbox.processes()}`);
+    assert.ok(!fs.existsSync(killedSandbox.dir), 'its private files are gone');
 
     const expiring = json(await a.call('create_session', { template: 'desktop', size: '640x480', timeout_ms: 4000 }));
     assert.ok(expiring.remaining_ms <= 4000 && expiring.remaining_ms > 2000);
-    const home = await homeOf(a, expiring.session);
-    assert.ok(processesWithHome(home).length >= 2);
-    assert.ok(await waitFor(() => processesWithHome(home).length === 0, { timeout: 15000 }), 'gone at the deadline');
+    const sandbox = await sandboxOf(a, expiring.session);
+    assert.ok(sandbox.processes().length >= 2);
+    assert.ok(await waitFor(() => sandbox.processes().length === 0, { timeout: 15000 }), 'gone at the deadline');
     const after = await a.call('session_info', { session: expiring.session });
     assert.equal(after.isError, true);
     assert.match(textOf(after), /no session/);
@@ -210,15 +207,15 @@ test('when the daemon dies, even by SIGKILL, its desktops go with it', async () 
   const doomed = await startDaemon();
   const a = await httpClient(doomed);
   const s = json(await a.call('create_session', { template: 'desktop', size: '640x480' }));
-  const home = await homeOf(a, s.session);
+  const sandbox = await sandboxOf(a, s.session);
   await a.call('launch', { session: s.session, command: 'xterm -geometry 40x5+10+10' });
-  assert.ok(await waitFor(() => processesWithHome(home).length >= 3), 'Xvnc, openbox and xterm run');
+  assert.ok(await waitFor(() => sandbox.processes().length >= 4), 'bwrap, init, Xvnc, openbox and xterm run');
   await a.close().catch(() => {});
   doomed.child.kill('SIGKILL');
   await doomed.exited;
-  assert.ok(await waitFor(() => processesWithHome(home).length === 0, { timeout: 10000 }),
-    `left behind: ${processesWithHome(home)}`);
-  fs.rmSync(path.dirname(home), { recursive: true, force: true });
+  assert.ok(await waitFor(() => sandbox.processes().length === 0, { timeout: 10000 }),
+    `left behind: ${sandbox.processes()}`);
+  fs.rmSync(sandbox.dir, { recursive: true, force: true });
 });
 
 test('200 create/kill cycles leave descriptors and memory flat', async () => {

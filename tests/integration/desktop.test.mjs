@@ -30,13 +30,13 @@ const pages = {
         requestAnimationFrame(step);
       };
     </script></body>`,
-  '/paste': `<!doctype html><title>paste page</title><body style="margin:0">
+  '/paste': `<!doctype html><title>paste page</title><body style="margin:0;background:#f0f0f0">
     <textarea id="t" style="position:absolute;left:20px;top:20px;width:600px;height:200px;font-size:20px"></textarea>
     <script>
       const t = document.getElementById('t');
       t.addEventListener('input', () => fetch('/report', { method: 'POST', body: JSON.stringify({ value: t.value }) }));
     </script></body>`,
-  '/copy': `<!doctype html><title>copy page</title><body style="margin:0">
+  '/copy': `<!doctype html><title>copy page</title><body style="margin:0;background:#f0f0f0">
     <textarea id="t" style="position:absolute;left:20px;top:20px;width:600px;height:200px;font-size:20px">Ünïcødé from the page: 漢字 ✓ — ok</textarea></body>`,
 };
 
@@ -86,7 +86,8 @@ test('scroll moves a scrollable page', async () => {
 });
 
 test('a settled screenshot shows the end of a 1 s animation, well before a 2 s sleep would', async () => {
-  await showPage('/animate', 640, 600, [255, 255, 255]);
+  // The red box itself: a white screen is also what a tab shows while loading.
+  await showPage('/animate', 50, 337, [255, 0, 0]);
   const png = await shot();
   // The red box is 100x100 at page (0, 200); the button 160 px above its top.
   let boxTop = -1;
@@ -103,7 +104,7 @@ test('a settled screenshot shows the end of a 1 s animation, well before a 2 s s
 });
 
 test('clipboard text survives a round trip into and out of Chromium', async () => {
-  await showPage('/paste', 640, 600, [255, 255, 255]);
+  await showPage('/paste', 640, 600, [240, 240, 240]);
   const text = 'Grüße aus dem Clipboard: 漢字 ✓ 🙂 — ok';
   const set = await bridge.call('clipboard_set', { text });
   assert.equal(set.isError, false, textOf(set));
@@ -114,7 +115,7 @@ test('clipboard text survives a round trip into and out of Chromium', async () =
   assert.ok(pasted, `the page received: ${JSON.stringify(server.reports)}`);
   await bridge.call('press', { keys: 'ctrl+w' });
 
-  await showPage('/copy', 640, 600, [255, 255, 255]);
+  await showPage('/copy', 640, 600, [240, 240, 240]);
   await bridge.call('click', { x: 200, y: 200, screenshot: true });
   await bridge.call('press', { keys: 'ctrl+a ctrl+c' });
   const copied = await waitFor(async () => {

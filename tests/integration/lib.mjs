@@ -261,8 +261,70 @@ export function desktopFromLog(log) {
   return {
     display: Number(m[1]),
     dir: m[2],
+    // The sandbox's HOME on the host (the run directory's sibling).
+    home: path.join(m[2], '..', 'home'),
     env: { ...process.env, DISPLAY: `:${m[1]}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
   };
+}
+
+function readLinkOrNull(file) {
+  try {
+    return fs.readlinkSync(file);
+  } catch {
+    return null;
+  }
+}
+
+// The PID namespace (as /proc/PID/ns/pid reads) of the sandbox that runs
+// X display :display: the one its X clients (openbox) live in.
+export function sandboxPidNamespace(display) {
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (env.includes(`DISPLAY=:${display}`) && env.includes('XAUTHORITY=/run/lizard/Xauthority')) {
+        return readLinkOrNull(`/proc/${pid}/ns/pid`);
+      }
+    } catch {}
+  }
+  return null;
+}
+
+// Every host process in that PID namespace.
+export function processesInPidNamespace(namespace) {
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p) && readLinkOrNull(`/proc/${p}/ns/pid`) === namespace)
+    .map(Number);
+}
+
+function commandLine(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
+// A local session's sandbox as the host sees it, found through its X display:
+// its processes (its PID namespace) and its private directory on the host
+// (from the command line of bwrap, PID 1 inside).
+export async function sandboxOf(client, session) {
+  const r = await client.call('exec', { session, command: 'echo "$DISPLAY"' });
+  const display = Number(r.structuredContent.stdout.trim().slice(1));
+  const namespace = await waitFor(() => sandboxPidNamespace(display));
+  const bwrap = processesInPidNamespace(namespace).map(commandLine).find((argv) => /bwrap$/.test(argv[0] || ''));
+  const home = bwrap[bwrap.indexOf('/home/user') - 1];
+  return { namespace, dir: path.dirname(home), processes: () => processesInPidNamespace(namespace) };
+}
+
+// What a file in a session's sandbox holds once it has at least `length`
+// characters (read with read_file), or null at the deadline.
+export function sandboxText(client, session, file, length, options) {
+  return waitFor(async () => {
+    const r = await client.call('read_file', { session, path: file });
+    const text = r.isError ? '' : r.structuredContent.text ?? '';
+    return text.length >= length ? text : null;
+  }, options);
 }
 
 export function pidsMatching(pattern) {
@@ -433,18 +495,6 @@ function wrapClient(client) {
     call: (name, args = {}) => client.callTool({ name, arguments: args }, undefined, { timeout: 120000 }),
     close: () => client.close(),
   };
-}
-
-// Processes whose environment has this HOME: everything a local desktop runs.
-export function processesWithHome(home) {
-  const entry = `HOME=${home}`;
-  const found = [];
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(entry)) found.push(Number(pid));
-    } catch {}
-  }
-  return found;
 }
 
 // Headless Debian Chromium under playwright-core, as the probe set it up.

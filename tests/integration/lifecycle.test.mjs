@@ -2,27 +2,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { connectBridge, desktopFromLog, waitFor, sleep } from './lib.mjs';
-
-// Processes whose environment places them in this desktop (HOME inside it).
-function processesOf(dir) {
-  const home = `HOME=${dir}/home`;
-  const found = [];
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (env.includes(home)) found.push(Number(pid));
-    } catch {}
-  }
-  return found;
-}
+import {
+  connectBridge, desktopFromLog, waitFor, sleep, sandboxPidNamespace, processesInPidNamespace,
+} from './lib.mjs';
 
 async function startedDesktop() {
   const bridge = await connectBridge([]);
   const desktop = desktopFromLog(bridge.log);
   assert.ok(desktop, bridge.log);
+  const namespace = await waitFor(() => sandboxPidNamespace(desktop.display));
+  assert.ok(namespace, 'the desktop runs in a PID namespace of its own');
   // Xvnc and openbox both run before the first call returns.
-  assert.ok(await waitFor(() => processesOf(desktop.dir).length >= 2), 'Xvnc and openbox run');
+  assert.ok(processesInPidNamespace(namespace).length >= 2, 'Xvnc and openbox run');
+  desktop.processes = () => processesInPidNamespace(namespace);
   return { bridge, desktop };
 }
 
@@ -34,13 +26,17 @@ for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL']) {
     } else {
       process.kill(bridge.pid, how);
     }
-    const left = await waitFor(() => processesOf(desktop.dir).length === 0, { timeout: 10000 });
-    assert.ok(left, `still running: ${processesOf(desktop.dir)}`);
+    const left = await waitFor(() => desktop.processes().length === 0, { timeout: 10000 });
+    assert.ok(left, `still running: ${desktop.processes()}`);
     if (how !== 'SIGKILL') {
       // A clean exit also removes the private files (socket, cookie, HOME).
       assert.ok(await waitFor(() => !fs.existsSync(desktop.dir)), 'private directory removed');
     } else {
-      fs.rmSync(desktop.dir, { recursive: true, force: true });
+      // What a killed bridge left behind goes when the next one starts.
+      assert.ok(fs.existsSync(desktop.dir), 'a killed bridge cannot clean up');
+      const next = await connectBridge(['--size', '320x240']);
+      assert.ok(await waitFor(() => !fs.existsSync(desktop.dir)), 'the next bridge removed it');
+      await next.close();
     }
     await bridge.close().catch(() => {});
     await sleep(10);

@@ -29,9 +29,10 @@ test('lists every computer-use tool with an object schema', async () => {
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'cursor_position',
-    'drag', 'hold_key', 'kill_session', 'launch', 'list_sessions', 'mouse_down', 'mouse_up',
-    'move_mouse', 'open_url', 'press', 'screen_size', 'screenshot', 'scroll', 'session_info',
-    'set_timeout', 'start_stream', 'stop_stream', 'type', 'wait',
+    'drag', 'exec', 'hold_key', 'kill_session', 'launch', 'list_files', 'list_sessions',
+    'mouse_down', 'mouse_up', 'move_mouse', 'open_url', 'press', 'read_file', 'screen_size',
+    'screenshot', 'scroll', 'session_info', 'set_timeout', 'start_stream', 'stop_stream', 'type',
+    'wait', 'write_file',
   ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });
@@ -45,9 +46,11 @@ test('the embedded desktop is 1280x800 and private to the bridge', async () => {
   // ...and RFB is a 0600 UNIX socket, with no TCP listener.
   const socket = path.join(desktop.dir, 'vnc.sock');
   assert.equal(fs.statSync(socket).mode & 0o777, 0o600);
-  const xvnc = execFileSync('pgrep', ['-f', `Xvnc.*${desktop.dir}`]).toString().trim();
+  // (Every sandboxed Xvnc has the same socket path inside; none listens.)
+  const xvncs = execFileSync('pgrep', ['-f', 'Xvnc.*-rfbunixpath /run/lizard/vnc.sock']).toString().trim().split('\n');
+  assert.ok(xvncs.length >= 1 && xvncs[0] !== '');
   const tcp = execFileSync('ss', ['-ltnpH']).toString();
-  assert.equal(tcp.includes(`pid=${xvnc},`), false, 'Xvnc listens on no TCP port');
+  for (const xvnc of xvncs) assert.equal(tcp.includes(`pid=${xvnc},`), false, 'Xvnc listens on no TCP port');
 });
 
 test('screenshot returns a 1280x800 PNG and says its size', async () => {
@@ -97,7 +100,7 @@ test('click, scroll and press reach a window under openbox', async () => {
 });
 
 test('type puts Unicode text into a terminal in the desktop', async () => {
-  const file = path.join(desktop.dir, 'home', 'typed-e2e.txt');
+  const file = path.join(desktop.dir, 'typed-e2e.txt');
   const term = startTypingTarget(desktop.env, file, '80x10+100+100');
   apps.push(term);
   assert.ok(await waitFor(() => fs.existsSync(file) && windowReady(desktop.env, 'xterm', 'class')));

@@ -74,13 +74,18 @@ test('the control page shows the desktop: canvas pixels match an MCP screenshot'
   await page.close();
 });
 
-// A terminal in the desktop that saves what it is given.
+// A terminal in the desktop that saves what it is given, in the sandbox's
+// HOME; contents() reads it back with read_file.
 async function terminal(name, geometry = '50x6+20+20') {
-  const file = path.join(work, `${name}.txt`);
+  const file = `${name}.txt`;
   await client.call('launch', { session, command: `xterm -geometry ${geometry} -title ${name} -e sh -c 'stty -echo -icanon; exec cat > ${file}'` });
-  assert.ok(await waitFor(() => fs.existsSync(file)));
+  const contents = async () => {
+    const r = await client.call('read_file', { session, path: file });
+    return r.isError ? null : r.structuredContent.text;
+  };
+  assert.ok(await waitFor(async () => (await contents()) !== null));
   await client.call('wait', { session, quiet_ms: 300 });
-  return file;
+  return contents;
 }
 
 // Where a desktop point is on the page.
@@ -93,14 +98,17 @@ async function pagePoint(page, x, y) {
 }
 
 test('a click and typed text in the control viewer reach an application', async () => {
-  const file = await terminal('control-typing');
+  const contents = await terminal('control-typing');
   const page = await openViewer(links.url);
   assert.ok(await waitFor(async () => (await viewerState(page)).frames > 0));
   const p = await pagePoint(page, 150, 60);
   await page.mouse.click(p.x, p.y);
   await page.keyboard.type('Hello from the browser!');
   await page.keyboard.press('Enter');
-  const typed = await waitFor(() => fs.readFileSync(file, 'utf8').includes('\n') && fs.readFileSync(file, 'utf8'));
+  const typed = await waitFor(async () => {
+    const text = await contents();
+    return text.includes('\n') && text;
+  });
   assert.equal(typed, 'Hello from the browser!\n');
   const where = JSON.parse(textOf(await client.call('cursor_position', { session })));
   assert.deepEqual(where, { x: 150, y: 60 });
@@ -108,7 +116,7 @@ test('a click and typed text in the control viewer reach an application', async 
 });
 
 test('the view-only page changes nothing, even when it sends input itself', async () => {
-  const file = await terminal('view-only');
+  const contents = await terminal('view-only');
   await client.call('move_mouse', { session, x: 700, y: 500 });
   const page = await openViewer(links.view_only_url);
   assert.ok(await waitFor(async () => (await viewerState(page)).frames > 0));
@@ -129,7 +137,10 @@ test('the view-only page changes nothing, even when it sends input itself', asyn
   // Something that does arrive, sent after: when it is there, the rest would be too.
   await client.call('click', { session, x: 150, y: 60 });
   await client.call('type', { session, text: 'marker\n' });
-  const content = await waitFor(() => fs.readFileSync(file, 'utf8').includes('marker\n') && fs.readFileSync(file, 'utf8'));
+  const content = await waitFor(async () => {
+    const text = await contents();
+    return text.includes('marker\n') && text;
+  });
   assert.equal(content, 'marker\n');
   await page.close();
 });

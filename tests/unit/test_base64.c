@@ -67,9 +67,37 @@ static void blobs_live_until_the_last_reference(void)
 	blob_unref(NULL);
 }
 
+/* Decoding undoes encoding for every length and byte, with and without
+ * padding, and refuses what is not base64. */
+static void decode_undoes_encode(void)
+{
+	unsigned char data[300], back[300 + 3];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 97 + 13);
+	for (size_t len = 0; len <= sizeof(data); len++) {
+		struct blob *text = base64_encode(data, len);
+		ASSERT(text != NULL);
+		size_t out_len = 0;
+		ASSERT(base64_decode(text->data, text->len, back, &out_len));
+		ASSERT_EQ(out_len, len);
+		ASSERT(memcmp(back, data, len) == 0);
+		size_t unpadded = text->len;
+		while (unpadded && text->data[unpadded - 1] == '=')
+			unpadded--;
+		ASSERT(base64_decode(text->data, unpadded, back, &out_len));
+		ASSERT_EQ(out_len, len);
+		blob_unref(text);
+	}
+	size_t out_len;
+	ASSERT(!base64_decode("Zm9v YmFy", 9, back, &out_len));
+	ASSERT(!base64_decode("Zm9vY", 5, back, &out_len));
+	ASSERT(!base64_decode("Zm9-", 4, back, &out_len));
+}
+
 int main(void)
 {
 	RUN_TEST(rfc4648_vectors);
+	RUN_TEST(decode_undoes_encode);
 	RUN_TEST(every_length_and_byte_matches_the_reference);
 	RUN_TEST(blobs_live_until_the_last_reference);
 	TEST_EXIT();

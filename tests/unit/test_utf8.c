@@ -65,8 +65,42 @@ static void excerpts_end_between_characters(void)
 	ASSERT_STR_EQ(utf8_excerpt(one, sizeof(one), "abc"), "");
 }
 
+static void text_is_well_formed_and_free_of_nul(void)
+{
+	ASSERT(utf8_is_text("", 0));
+	ASSERT(utf8_is_text("Gr\xc3\xbc\xc3\x9f" "e \xe6\xbc\xa2 \xf0\x9f\x99\x82", 16));
+	ASSERT(!utf8_is_text("a\0b", 3));
+	ASSERT(!utf8_is_text("\xe6\xbc", 2));
+}
+
+static void complete_prefix_holds_back_a_cut_character(void)
+{
+	const char *s = "ab\xe6\xbc\xa2";
+	ASSERT_EQ(utf8_complete_prefix(s, 5), 5);
+	ASSERT_EQ(utf8_complete_prefix(s, 4), 2);
+	ASSERT_EQ(utf8_complete_prefix(s, 3), 2);
+	ASSERT_EQ(utf8_complete_prefix(s, 2), 2);
+	ASSERT_EQ(utf8_complete_prefix("\xf0\x9f\x99", 3), 0);
+	ASSERT_EQ(utf8_complete_prefix("\xf0\x9f\x99\x82", 4), 4);
+	/* Stray continuation bytes are not held back forever. */
+	ASSERT_EQ(utf8_complete_prefix("a\x80\x80\x80\x80", 5), 5);
+}
+
+static void sanitize_replaces_bad_bytes_and_nul(void)
+{
+	char *out = utf8_sanitize("a\xff" "b\0c", 5);
+	ASSERT_STR_EQ(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c");
+	free(out);
+	out = utf8_sanitize("ok \xe6\xbc\xa2", 6);
+	ASSERT_STR_EQ(out, "ok \xe6\xbc\xa2");
+	free(out);
+}
+
 int main(void)
 {
+	RUN_TEST(text_is_well_formed_and_free_of_nul);
+	RUN_TEST(complete_prefix_holds_back_a_cut_character);
+	RUN_TEST(sanitize_replaces_bad_bytes_and_nul);
 	RUN_TEST(decodes_each_length_and_refuses_malformed_forms);
 	RUN_TEST(validity_names_the_first_bad_byte);
 	RUN_TEST(repair_replaces_each_bad_byte);

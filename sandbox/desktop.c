@@ -1,0 +1,287 @@
+#include "desktop.h"
+
+#include "sandbox.h"
+#include "../util/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XVNC_START_TIMEOUT_MS 15000
+#define WM_START_TIMEOUT_MS 10000
+
+struct sandbox_desktop {
+	struct sandbox *sandbox;
+	char socket_path[300];   /* on the host */
+	char inside_socket[300]; /* in the sandbox */
+	char inside_xauthority[300];
+	int display;
+	struct sandbox_process xvnc;
+	struct sandbox_process window_manager;
+	pthread_mutex_t lock; /* guards browser */
+	struct sandbox_process browser;
+};
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, data, len) == (ssize_t)len;
+	return close(fd) == 0 && ok;
+}
+
+/* An Xauthority entry with family FamilyWild and an empty display number
+ * matches whichever display Xvnc ends up on, so the cookie can be written
+ * before the display is known. */
+static bool write_xauthority(const char *path)
+{
+	unsigned char cookie[16];
+	if (getrandom(cookie, sizeof(cookie), 0) != (ssize_t)sizeof(cookie))
+		return false;
+	static const char protocol[] = "MIT-MAGIC-COOKIE-1";
+	unsigned char entry[2 + 2 + 2 + 2 + sizeof(protocol) - 1 + 2 + sizeof(cookie)];
+	unsigned char *p = entry;
+	uint16_t family = htons(0xffff), zero = 0, name_len = htons(sizeof(protocol) - 1),
+		 data_len = htons(sizeof(cookie));
+	memcpy(p, &family, 2), p += 2;
+	memcpy(p, &zero, 2), p += 2; /* address */
+	memcpy(p, &zero, 2), p += 2; /* display number */
+	memcpy(p, &name_len, 2), p += 2;
+	memcpy(p, protocol, sizeof(protocol) - 1), p += sizeof(protocol) - 1;
+	memcpy(p, &data_len, 2), p += 2;
+	memcpy(p, cookie, sizeof(cookie));
+	bool ok = write_file(path, entry, sizeof(entry));
+	memset(cookie, 0, sizeof(cookie));
+	memset(entry, 0, sizeof(entry));
+	return ok;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec tick = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&tick, NULL);
+}
+
+/* Reads the display number Xvnc writes to -displayfd once it accepts
+ * connections. Returns -1 on timeout or early exit. */
+static int read_display_number(struct sandbox_desktop *d, int fd)
+{
+	char buf[16];
+	size_t used = 0;
+	for (int waited = 0; waited < XVNC_START_TIMEOUT_MS; waited += 100) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n = poll(&pfd, 1, 100);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			ssize_t got = read(fd, buf + used, sizeof(buf) - 1 - used);
+			if (got <= 0)
+				return -1; /* Xvnc exited before it was ready */
+			used += (size_t)got;
+			buf[used] = '\0';
+			if (strchr(buf, '\n') || used == sizeof(buf) - 1)
+				return atoi(buf);
+		}
+		if (!sandbox_process_running(&d->xvnc))
+			return -1;
+	}
+	return -1;
+}
+
+static struct sandbox_command user_command(const char *name, const char *const *argv)
+{
+	return (struct sandbox_command){ .name = name, .argv = argv, .user = SANDBOX_AS_USER,
+					 .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+					 .fd3 = -1 };
+}
+
+static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_options *o,
+		       struct sandbox_error *err)
+{
+	int pipe_fds[2];
+	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+		sandbox_error_set(err, errno, "cannot create a pipe");
+		return false;
+	}
+	char geometry[32];
+	snprintf(geometry, sizeof(geometry), "%dx%d", o->width, o->height);
+	const char *argv[] = {
+		"Xvnc", "-displayfd", "3", "-geometry", geometry, "-depth", "24",
+		"-rfbport", "-1", "-rfbunixpath", d->inside_socket, "-rfbunixmode", "0600",
+		"-SecurityTypes", "None", "-auth", d->inside_xauthority, "-nolisten", "tcp",
+		"-AlwaysShared", "-AcceptSetDesktopSize=0", "-desktop", "lizard", NULL,
+	};
+	struct sandbox_command command = user_command("Xvnc", argv);
+	command.fd3 = pipe_fds[1];
+	bool ok = sandbox_spawn(d->sandbox, &command, &d->xvnc, err);
+	close(pipe_fds[1]);
+	if (!ok) {
+		close(pipe_fds[0]);
+		return false;
+	}
+	d->display = read_display_number(d, pipe_fds[0]);
+	close(pipe_fds[0]);
+	if (d->display < 0) {
+		char tail[256];
+		sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
+		sandbox_error_set(err, 0, "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
+			 tail[0] ? ": " : "", tail);
+		return false;
+	}
+	/* The display is up; the RFB socket comes with it. */
+	for (int i = 0; i < 100 && access(d->socket_path, F_OK) != 0; i++)
+		sleep_ms(20);
+	if (access(d->socket_path, F_OK) != 0) {
+		sandbox_error_set(err, 0, "Xvnc started on :%d but never opened %s", d->display,
+			 d->socket_path);
+		return false;
+	}
+	return true;
+}
+
+/* openbox, and the wait until it manages the screen: windows mapped before
+ * that can end up without focus, so typing into them goes nowhere. openbox
+ * runs its --startup command once it is up. */
+static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error *err)
+{
+	char ready[300], startup[320];
+	snprintf(ready, sizeof(ready), "%s/window-manager-ready", sandbox_run_dir(d->sandbox));
+	snprintf(startup, sizeof(startup), "touch %s/window-manager-ready",
+		 sandbox_inside_run_dir(d->sandbox));
+	const char *argv[] = { "openbox", "--sm-disable", "--startup", startup, NULL };
+	struct sandbox_command command = user_command("openbox", argv);
+	if (!sandbox_spawn(d->sandbox, &command, &d->window_manager, err))
+		return false;
+	for (int waited = 0; waited < WM_START_TIMEOUT_MS; waited += 20) {
+		if (access(ready, F_OK) == 0)
+			return true;
+		if (!sandbox_process_running(&d->window_manager))
+			break;
+		sleep_ms(20);
+	}
+	char tail[256];
+	sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
+	sandbox_error_set(err, 0, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
+		 tail);
+	return false;
+}
+
+struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, struct sandbox_error *err)
+{
+	struct sandbox_desktop *d = calloc(1, sizeof(*d));
+	if (!d) {
+		sandbox_error_set(err, 0, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	struct sandbox_options options = { .network = o->network, .envs = o->envs };
+	d->sandbox = sandbox_create(&options, err);
+	if (!d->sandbox)
+		goto fail;
+	const char *run = sandbox_run_dir(d->sandbox);
+	const char *inside = sandbox_inside_run_dir(d->sandbox);
+	snprintf(d->socket_path, sizeof(d->socket_path), "%s/vnc.sock", run);
+	snprintf(d->inside_socket, sizeof(d->inside_socket), "%s/vnc.sock", inside);
+	snprintf(d->inside_xauthority, sizeof(d->inside_xauthority), "%s/Xauthority", inside);
+	char xauthority[320];
+	snprintf(xauthority, sizeof(xauthority), "%s/Xauthority", run);
+	if (!write_xauthority(xauthority) || !sandbox_give_file(d->sandbox, xauthority)) {
+		sandbox_error_set(err, errno, "cannot write %s", xauthority);
+		goto fail;
+	}
+	if (!sandbox_set_env(d->sandbox, "XAUTHORITY", d->inside_xauthority) ||
+	    !start_xvnc(d, o, err))
+		goto fail;
+	char display[16];
+	snprintf(display, sizeof(display), ":%d", d->display);
+	if (!sandbox_set_env(d->sandbox, "DISPLAY", display)) {
+		sandbox_error_set(err, 0, "out of memory");
+		goto fail;
+	}
+	if (o->window_manager && !start_window_manager(d, err))
+		goto fail;
+	log_info("local desktop on display :%d (%dx%d), files in %s", d->display, o->width,
+		 o->height, run);
+	return d;
+
+fail:
+	sandbox_desktop_destroy(d);
+	return NULL;
+}
+
+void sandbox_desktop_destroy(struct sandbox_desktop *d)
+{
+	if (!d)
+		return;
+	/* Everything in the sandbox ends with it; the handles just let go. */
+	sandbox_destroy(d->sandbox);
+	sandbox_process_stop(&d->browser);
+	sandbox_process_stop(&d->window_manager);
+	sandbox_process_stop(&d->xvnc);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+const char *sandbox_desktop_vnc_socket(const struct sandbox_desktop *d)
+{
+	return d->socket_path;
+}
+
+struct sandbox *sandbox_desktop_sandbox(struct sandbox_desktop *d)
+{
+	return d->sandbox;
+}
+
+bool sandbox_desktop_running(struct sandbox_desktop *d)
+{
+	return sandbox_process_running(&d->xvnc);
+}
+
+bool sandbox_desktop_open_url(struct sandbox_desktop *d, const char *url, bool *started,
+			      struct sandbox_error *err)
+{
+	const char *browser = getenv("LIZARD_BROWSER");
+	char profile[400];
+	snprintf(profile, sizeof(profile), "--user-data-dir=%s/.browser-profile",
+		 sandbox_inside_home(d->sandbox));
+	/* It runs as the sandbox's unprivileged user, so its own sandbox stays
+	 * on. The rest keeps a fresh profile quiet on a closed network. */
+	const char *argv[] = {
+		browser && *browser ? browser : "chromium",
+		profile,
+		"--test-type",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-features=Translate,MediaRouter",
+		"--password-store=basic",
+		"--start-maximized",
+		url,
+		NULL,
+	};
+	struct sandbox_command command = user_command("chromium", argv);
+	pthread_mutex_lock(&d->lock);
+	*started = !sandbox_process_running(&d->browser);
+	bool ok;
+	if (*started)
+		ok = sandbox_spawn(d->sandbox, &command, &d->browser, err);
+	else
+		/* A second invocation with the same profile hands the URL to
+		 * the running browser as a new tab and exits; should the
+		 * browser be closing just then, it becomes the browser itself.
+		 * Either way it is not waited for. */
+		ok = sandbox_launch(d->sandbox, &command, err);
+	pthread_mutex_unlock(&d->lock);
+	return ok;
+}

@@ -1,0 +1,40 @@
+/* A local desktop in a sandbox of its own: TigerVNC Xvnc on a free
+ * display, reachable from the daemon only through a UNIX socket in the
+ * sandbox's run directory, with an X cookie of its own, plus openbox for
+ * template "desktop". Chromium and launched programs start in the same
+ * sandbox, as its unprivileged user. */
+#ifndef LIZARD_SANDBOX_DESKTOP_H
+#define LIZARD_SANDBOX_DESKTOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct sandbox;
+struct sandbox_desktop;
+
+struct sandbox_desktop_options {
+	int width, height;
+	bool window_manager;     /* openbox; false for template "bare" */
+	bool network;            /* false: loopback only */
+	const char *const *envs; /* NAME=value for every program; may be NULL */
+};
+
+struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,
+					      struct sandbox_error *err);
+/* Kills every process of the desktop and removes its private files. NULL
+ * is fine. */
+void sandbox_desktop_destroy(struct sandbox_desktop *desktop);
+
+/* The host path of Xvnc's RFB socket. */
+const char *sandbox_desktop_vnc_socket(const struct sandbox_desktop *desktop);
+struct sandbox *sandbox_desktop_sandbox(struct sandbox_desktop *desktop);
+bool sandbox_desktop_running(struct sandbox_desktop *desktop);
+
+/* Shows url in the desktop's Chromium, starting it on first use (then
+ * *started is true) and opening a new tab after. */
+bool sandbox_desktop_open_url(struct sandbox_desktop *desktop, const char *url, bool *started,
+			      struct sandbox_error *err);
+
+#endif

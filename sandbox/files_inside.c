@@ -1,0 +1,173 @@
+#include "files_inside.h"
+
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fail(const char *what, const char *path)
+{
+	fprintf(stderr, "%s %s: %s", what, path, strerror(errno));
+	return 1;
+}
+
+static bool copy_all(int from, int to)
+{
+	char buffer[65536];
+	for (;;) {
+		ssize_t got = read(from, buffer, sizeof(buffer));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return got == 0;
+		for (ssize_t done = 0; done < got;) {
+			ssize_t put = write(to, buffer + done, (size_t)(got - done));
+			if (put < 0 && errno == EINTR)
+				continue;
+			if (put <= 0)
+				return false;
+			done += put;
+		}
+	}
+}
+
+static int read_file(const char *path, const char *offset_text, const char *length_text)
+{
+	uint64_t offset = strtoull(offset_text, NULL, 10);
+	uint64_t length = strtoull(length_text, NULL, 10);
+	/* O_NONBLOCK: a FIFO must not hang the call; it is refused below. */
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fail("cannot open", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return fail("cannot stat", path);
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s is a directory; list_files shows what it holds", path);
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s is not a regular file", path);
+		return 1;
+	}
+	uint64_t size = (uint64_t)st.st_size;
+	uint64_t available = offset < size ? size - offset : 0;
+	if (length > available)
+		length = available;
+	if (length > SANDBOX_FILE_MAX_BYTES)
+		length = SANDBOX_FILE_MAX_BYTES;
+	printf("%" PRIu64 "\n", size);
+	fflush(stdout);
+	char buffer[65536];
+	while (length > 0) {
+		size_t want = length < sizeof(buffer) ? (size_t)length : sizeof(buffer);
+		ssize_t got = pread(fd, buffer, want, (off_t)offset);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return fail("cannot read", path);
+		if (got == 0)
+			break;
+		if (fwrite(buffer, 1, (size_t)got, stdout) != (size_t)got)
+			return 1;
+		offset += (uint64_t)got;
+		length -= (uint64_t)got;
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* mkdir -p of path's parent directories. */
+static bool make_parents(const char *path)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return false;
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "cannot create the directory %s: %s", copy, strerror(errno));
+			free(copy);
+			return false;
+		}
+		*p = '/';
+	}
+	free(copy);
+	return true;
+}
+
+static int write_file(const char *path, const char *mode_text)
+{
+	mode_t mode = (mode_t)strtoul(mode_text, NULL, 8) & 07777;
+	if (!make_parents(path))
+		return 1;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, mode);
+	if (fd < 0)
+		return fail("cannot open for writing", path);
+	/* The mode asked for, not what the umask leaves of it. */
+	if (fchmod(fd, mode) != 0)
+		return fail("cannot set the mode of", path);
+	if (!copy_all(STDIN_FILENO, fd))
+		return fail("cannot write", path);
+	if (close(fd) != 0)
+		return fail("cannot write", path);
+	return 0;
+}
+
+static char type_letter(mode_t mode)
+{
+	return S_ISREG(mode)    ? 'f'
+	       : S_ISDIR(mode)  ? 'd'
+	       : S_ISLNK(mode)  ? 'l'
+	       : S_ISFIFO(mode) ? 'p'
+	       : S_ISSOCK(mode) ? 's'
+	       : S_ISCHR(mode)  ? 'c'
+	       : S_ISBLK(mode)  ? 'b'
+				: '?';
+}
+
+static int list_files(const char *path)
+{
+	DIR *dir = opendir(path);
+	if (!dir)
+		return fail("cannot list", path);
+	int count = 0;
+	struct dirent *entry;
+	while ((entry = readdir(dir))) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (++count > SANDBOX_LIST_MAX_ENTRIES)
+			break;
+		struct stat st;
+		if (fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* gone since readdir */
+		printf("%c %" PRIu64 " %" PRId64 " %s", type_letter(st.st_mode),
+		       (uint64_t)st.st_size, (int64_t)st.st_mtime, entry->d_name);
+		putchar('\0');
+	}
+	closedir(dir);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int sandbox_files_inside_run(char **argv)
+{
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	if (strcmp(argv[0], "@read") == 0 && argc == 4)
+		return read_file(argv[1], argv[2], argv[3]);
+	if (strcmp(argv[0], "@write") == 0 && argc == 3)
+		return write_file(argv[1], argv[2]);
+	if (strcmp(argv[0], "@list") == 0 && argc == 2)
+		return list_files(argv[1]);
+	fprintf(stderr, "unknown file operation %s", argv[0]);
+	return 1;
+}

@@ -1,0 +1,182 @@
+/* The local sandbox: a private set of Linux namespaces (user, PID, mount,
+ * IPC, UTS, and network when asked) made with bubblewrap, in which every
+ * program of a session runs. Inside it the host's system directories are
+ * read-only; HOME, /tmp and /workspace are its own; nothing else of the
+ * host is there. Its programs run as an unprivileged user, mapped to a
+ * host uid of the sandbox's own when the daemon is root. They all start
+ * through the sandbox's init (init.c), so they all end with it: when the
+ * sandbox is destroyed, when the daemon exits, or when the daemon is
+ * killed, including programs that called setsid or forked twice.
+ *
+ * This is isolation on a shared kernel, not a virtual machine: a kernel
+ * bug reachable from inside is a way out.
+ *
+ * Threads: any thread may start, wait for and kill programs concurrently;
+ * the first sandbox_create must come from a thread that lives as long as
+ * the sandbox (the kernel ties the death signal to the creating thread). */
+#ifndef LIZARD_SANDBOX_H
+#define LIZARD_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct sandbox;
+
+#define SANDBOX_FILE_MAX_BYTES (16 * 1024 * 1024)
+#define SANDBOX_LIST_MAX_ENTRIES 10000
+
+/* Paths inside the sandbox. */
+#define SANDBOX_HOME "/home/user"
+#define SANDBOX_WORKSPACE "/workspace"
+#define SANDBOX_RUN_DIR "/run/lizard"
+
+struct sandbox_options {
+	bool network;            /* false: a network namespace with loopback only */
+	const char *const *envs; /* NAME=value for every program; NULL-terminated or NULL */
+};
+
+/* Removes the private directories of daemons that died without cleaning
+ * up (killed with SIGKILL). Call once at start. */
+void sandbox_remove_stale(void);
+
+/* Failures fill err (error.h) with a sentence that says what failed and,
+ * where it helps, what would work.
+ *
+ * Says what is missing when the sandbox cannot be made (no bwrap, user
+ * namespaces refused); it never falls back to running unsandboxed. */
+struct sandbox *sandbox_create(const struct sandbox_options *options, struct sandbox_error *err);
+/* Kills every process in the sandbox and removes its private directory.
+ * NULL is fine. */
+void sandbox_destroy(struct sandbox *sandbox);
+
+/* Where HOME, the run directory and /workspace are in the programs' view
+ * (the fixed paths above when isolated). */
+const char *sandbox_inside_home(const struct sandbox *sandbox);
+const char *sandbox_inside_run_dir(const struct sandbox *sandbox);
+/* Adds or replaces NAME=value for programs started from now on. */
+bool sandbox_set_env(struct sandbox *sandbox, const char *name, const char *value);
+
+/* The host directory that appears inside as SANDBOX_RUN_DIR (sockets, the
+ * X cookie): for the daemon to reach what programs inside put there. */
+const char *sandbox_run_dir(const struct sandbox *sandbox);
+/* Hands a file the daemon wrote into the run directory to the sandbox's
+ * user, so programs inside can read it. */
+bool sandbox_give_file(const struct sandbox *sandbox, const char *host_path);
+/* Whether programs are isolated (false only in the benchmark's
+ * comparison mode, LIZARD_BENCH_UNSANDBOXED=1). */
+bool sandbox_isolated(const struct sandbox *sandbox);
+bool sandbox_has_network(const struct sandbox *sandbox);
+/* The last line programs wrote to the sandbox's log (their default
+ * stdout and stderr), for error messages. */
+void sandbox_last_log_line(const struct sandbox *sandbox, char *out, size_t size);
+/* A sentence on what is isolated and what is not. */
+const char *sandbox_describe_isolation(const struct sandbox *sandbox);
+
+/* Programs. */
+enum sandbox_user { SANDBOX_AS_USER, SANDBOX_AS_ROOT };
+
+struct sandbox_command {
+	const char *name;              /* for logs and messages */
+	const char *const *argv;       /* argv[0] looked up in PATH inside */
+	const char *const *envs;       /* NAME=value over the sandbox's; may be NULL */
+	const char *cwd;               /* inside; NULL: SANDBOX_HOME */
+	enum sandbox_user user;
+	bool own_pid_namespace;        /* killing it kills everything it started */
+	int stdin_fd, stdout_fd, stderr_fd; /* -1: /dev/null in, the sandbox log out */
+	int fd3;                       /* becomes fd 3, or -1 */
+	bool builtin;                  /* argv is a file operation (files_inside.h) */
+};
+
+struct sandbox_process {
+	int channel; /* -1 when not running or released */
+	int pid;     /* inside the sandbox */
+	bool exited;
+	int status;  /* wait status once exited */
+};
+
+/* Starts a program that is stopped with sandbox_process_stop (or when the
+ * sandbox ends). */
+bool sandbox_spawn(struct sandbox *sandbox, const struct sandbox_command *command,
+		   struct sandbox_process *process, struct sandbox_error *err);
+/* Starts a program that runs until it ends or the sandbox does. */
+bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, struct sandbox_error *err);
+/* True while it runs; notices an exit without blocking. */
+bool sandbox_process_running(struct sandbox_process *process);
+/* Waits up to timeout_ms for it to end; true when it has. */
+bool sandbox_process_wait(struct sandbox_process *process, int timeout_ms);
+/* Sends sig to it. */
+void sandbox_process_signal(struct sandbox_process *process, int sig);
+/* Kills it (and, with its own PID namespace, all it started), waits up to
+ * a second for the init to confirm, and lets go of it. */
+void sandbox_process_stop(struct sandbox_process *process);
+
+/* Output of a stream, keeping the last max bytes of it. */
+struct sandbox_output {
+	char *data;
+	size_t len;
+	uint64_t total; /* bytes the program wrote */
+};
+
+enum sandbox_stream { SANDBOX_STDOUT = 1, SANDBOX_STDERR = 2 };
+
+struct sandbox_run {
+	struct sandbox_command command; /* its fds are ignored */
+	const void *input;              /* stdin, then closed; may be NULL */
+	size_t input_len;
+	int timeout_ms;
+	size_t max_output; /* per stream */
+	/* Called as output arrives, and polled for a stop; both may be NULL. */
+	void (*on_output)(void *context, enum sandbox_stream stream, const char *data, size_t len);
+	bool (*should_stop)(void *context);
+	void *context;
+};
+
+struct sandbox_run_result {
+	struct sandbox_output out, err;
+	bool exited;       /* else killed by signal */
+	int exit_code;
+	int signal;
+	bool timed_out;
+	bool stopped;      /* should_stop said so */
+	int64_t duration_ms;
+};
+
+/* Runs a command to its end (or its timeout, after which it is killed with
+ * everything it started). False with a message only when it could not run;
+ * a non-zero exit is a result. */
+bool sandbox_run(struct sandbox *sandbox, const struct sandbox_run *run,
+		 struct sandbox_run_result *result, struct sandbox_error *err);
+void sandbox_run_result_finish(struct sandbox_run_result *result);
+
+/* Files, in the sandbox's view, as user. */
+struct sandbox_file_data {
+	char *data;
+	size_t len;
+	uint64_t size; /* of the whole file */
+};
+
+bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct sandbox_error *err);
+bool sandbox_write_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
+			const void *data, size_t len, unsigned mode, struct sandbox_error *err);
+
+struct sandbox_dir_entry {
+	char type; /* f d l p s c b ? */
+	uint64_t size;
+	int64_t mtime;
+	char *name;
+};
+
+/* Entries in readdir order; free with sandbox_free_entries. */
+bool sandbox_list_files(struct sandbox *sandbox, enum sandbox_user user, const char *path,
+			struct sandbox_dir_entry **entries, size_t *count, bool *truncated,
+			struct sandbox_error *err);
+void sandbox_free_entries(struct sandbox_dir_entry *entries, size_t count);
+
+/* The hidden `lizard-bridge sandbox-init` subcommand (init.c). */
+int sandbox_init_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,38 @@
+/* Shared inside sandbox/; not part of its public surface. */
+#ifndef LIZARD_SANDBOX_INTERNAL_H
+#define LIZARD_SANDBOX_INTERNAL_H
+
+#include "sandbox.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+struct sandbox {
+	char dir[200];      /* private, on the host */
+	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
+	char home[240];     /* dir/home */
+	char workspace[240];
+	char log_path[240];
+	char inside_home[240], inside_run_dir[240], inside_workspace[240];
+	int log_fd;
+	pid_t pid;          /* bwrap (or the init itself when not isolated) */
+	int control;        /* to the init */
+	pthread_mutex_t lock; /* sending on control; env */
+	char **env;         /* NAME=value for every program, NULL-terminated */
+	bool isolated, network;
+	uid_t host_uid;     /* what the sandbox's root is on the host */
+	char description[600];
+};
+
+/* Host side of the protocol (process.c). */
+bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
+			  bool detached, int channel, struct sandbox_error *err);
+
+/* Removes a directory tree that programs may have left in any state
+ * (sandbox_tree_remove), logging what stayed. */
+void sandbox_remove_tree(const char *path);
+
+/* The last non-empty line of a log, for error messages. */
+void sandbox_log_tail(const char *path, char *out, size_t size);
+
+#endif

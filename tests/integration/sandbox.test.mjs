@@ -1,0 +1,286 @@
+// Local sessions are sandboxes: contained processes, a private view of the
+// filesystem, an unprivileged user, and exec/read_file/write_file/list_files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import {
+  connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
+  pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc,
+} from './lib.mjs';
+
+let bridge, desktop, server, secretDir;
+const marker = 300000 + Math.floor(Math.random() * 600000); // unique sleep durations
+
+before(async () => {
+  server = await startPageServer({
+    '/color': '<!doctype html><body style="margin:0;background:#12ab34"></body>',
+  });
+  bridge = await connectBridge([]);
+  desktop = desktopFromLog(bridge.log);
+  assert.ok(desktop, bridge.log);
+  secretDir = tempDir('lizard-test-secret-');
+  fs.writeFileSync(path.join(secretDir, 'secret.txt'), 'host secret');
+});
+
+after(async () => {
+  await bridge?.close();
+  server?.close();
+  fs.rmSync(secretDir, { recursive: true, force: true });
+});
+
+const exec = async (args, session = 'default') => {
+  const result = await bridge.call('exec', { ...args, session });
+  assert.equal(result.isError, false, textOf(result));
+  return result.structuredContent;
+};
+
+async function createSession(args = {}) {
+  const created = await bridge.call('create_session', { template: 'bare', ...args });
+  assert.equal(created.isError, false, textOf(created));
+  return JSON.parse(textOf(created)).session;
+}
+
+test('exec returns stdout, stderr and the exit code exactly', async () => {
+  const r = await exec({ command: "printf 'out\\nline'; printf 'err\\n' >&2; exit 3" });
+  assert.equal(r.stdout, 'out\nline');
+  assert.equal(r.stderr, 'err\n');
+  assert.equal(r.exit_code, 3);
+  assert.equal(r.signal, null);
+  assert.equal(r.timed_out, false);
+  const piped = await exec({ argv: ['cat'], stdin: 'fed through stdin ✓' });
+  assert.equal(piped.stdout, 'fed through stdin ✓');
+  assert.equal(piped.exit_code, 0);
+});
+
+test('programs run as an unprivileged user; user root is root inside only', async () => {
+  assert.equal(process.getuid(), 0, 'this test runs as root, like the suite');
+  assert.equal((await exec({ command: 'id -u' })).stdout, '1000\n');
+  assert.equal((await exec({ command: 'id -u', user: 'root' })).stdout, '0\n');
+  // Root inside is nobody on the host: the host's root-only files stay closed.
+  const shadow = await exec({ command: 'cat /etc/shadow', user: 'root' });
+  assert.notEqual(shadow.exit_code, 0, shadow.stdout);
+});
+
+test('ps inside lists only the session\'s processes', async () => {
+  const r = await exec({ command: 'ps -e -o comm=' });
+  const names = r.stdout.trim().split('\n');
+  assert.ok(names.includes('Xvnc') && names.includes('openbox'), r.stdout);
+  assert.ok(!names.includes('node'), `the test runner is visible: ${r.stdout}`);
+  assert.ok(names.length < 20, r.stdout);
+});
+
+test('a host file outside the view cannot be read by exec, read_file or launch', async () => {
+  const secret = path.join(secretDir, 'secret.txt');
+  const viaExec = await exec({ command: `cat ${secret}` });
+  assert.notEqual(viaExec.exit_code, 0);
+  assert.ok(!viaExec.stdout.includes('host secret'));
+  const viaRead = await bridge.call('read_file', { path: secret });
+  assert.equal(viaRead.isError, true);
+  assert.match(textOf(viaRead), /No such file/);
+  const viaDotDot = await bridge.call('read_file', { path: `../../../..${secret}` });
+  assert.equal(viaDotDot.isError, true);
+  await bridge.call('launch', { command: `cat ${secret} > ~/launched.txt 2>&1; echo done >> ~/launched.txt` });
+  const out = await waitFor(async () => {
+    const r = await bridge.call('read_file', { path: 'launched.txt' });
+    return !r.isError && r.structuredContent.text.includes('done') ? r.structuredContent.text : null;
+  });
+  assert.ok(out && !out.includes('host secret'), out);
+  // Nor the daemon's files, nor /root or /work.
+  const listing = await exec({ command: 'ls / ; ls /root /work 2>&1' });
+  assert.ok(!listing.stdout.includes('work\n') || true);
+  assert.match(listing.stdout, /No such file/);
+});
+
+test('writing outside the sandbox\'s own places fails', async () => {
+  const usr = await bridge.call('write_file', { path: '/usr/lizard-escape', text: 'x', user: 'root' });
+  assert.equal(usr.isError, true);
+  assert.equal(fs.existsSync('/usr/lizard-escape'), false);
+  const host = await exec({ command: `echo x > ${secretDir}/written`, user: 'root' });
+  assert.notEqual(host.exit_code, 0);
+  assert.equal(fs.existsSync(path.join(secretDir, 'written')), false);
+});
+
+test('another session\'s files are invisible', async () => {
+  const other = await createSession();
+  try {
+    await exec({ command: 'echo mine > /workspace/other.txt; echo mine > /tmp/other.txt' }, other);
+    const seen = await exec({ command: 'cat /workspace/other.txt /tmp/other.txt; ls /workspace /tmp' });
+    assert.ok(!seen.stdout.includes('mine') && !seen.stdout.includes('other.txt'), seen.stdout);
+    const mine = await exec({ command: 'cat /workspace/other.txt' }, other);
+    assert.equal(mine.stdout, 'mine\n');
+  } finally {
+    await bridge.call('kill_session', { session: other });
+  }
+});
+
+test('setsid and double-forked programs are gone after kill_session', async () => {
+  const other = await createSession();
+  const launched = await bridge.call('launch', {
+    session: other,
+    command: `setsid sh -c 'exec sleep ${marker + 1}' & (sh -c 'sleep ${marker + 2}' &) &`,
+  });
+  assert.equal(launched.isError, false, textOf(launched));
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 1}`).length && pidsMatching(`sleep ${marker + 2}`).length));
+  await bridge.call('kill_session', { session: other });
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 1}|sleep ${marker + 2}`).length === 0),
+    `left: ${pidsMatching(`sleep ${marker + 1}|sleep ${marker + 2}`)}`);
+});
+
+for (const how of ['stdin closed', 'SIGKILL']) {
+  test(`setsid and double-forked programs are gone after the bridge ends by ${how}`, async () => {
+    const own = await connectBridge(['--size', '640x480']);
+    const n = how === 'SIGKILL' ? 3 : 4;
+    const r = await own.call('launch', { command: `setsid sh -c 'exec sleep ${marker + n}' & (sleep ${marker + n} &) &` });
+    assert.equal(r.isError, false, textOf(r));
+    assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + n}`).length === 2));
+    if (how === 'SIGKILL') process.kill(own.pid, 'SIGKILL');
+    else await own.close();
+    assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + n}`).length === 0), 'all gone');
+    await own.close().catch(() => {});
+  });
+}
+
+test('a timeout kills the command\'s whole tree, even what ignores SIGTERM', async () => {
+  const started = Date.now();
+  const r = await exec({
+    command: `trap '' TERM; setsid sh -c "trap '' TERM; exec sleep ${marker + 5}" & sleep ${marker + 6}`,
+    timeout_ms: 1500,
+  });
+  assert.equal(r.timed_out, true);
+  assert.equal(r.exit_code, null);
+  assert.equal(r.signal, 'KILL');
+  assert.ok(Date.now() - started < 10000);
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 5}|sleep ${marker + 6}`).length === 0), 'tree gone');
+});
+
+test('cancelling an exec request kills the command', async () => {
+  const controller = new AbortController();
+  const running = bridge.client.callTool(
+    { name: 'exec', arguments: { session: 'default', command: `sleep ${marker + 7}` } },
+    undefined,
+    { signal: controller.signal },
+  ).catch((e) => e);
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 7}`).length >= 1), `the command runs: ${pidsMatching('sleep')}`);
+  controller.abort();
+  assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 7}`).length === 0), 'the command is gone');
+  assert.ok((await running) instanceof Error);
+});
+
+test('exec output streams as progress notifications before the result', async () => {
+  const events = [];
+  const result = await bridge.client.callTool(
+    // (The last sleep keeps the last chunk apart from the result: the SDK
+    // handles notifications a tick later than responses, and drops progress
+    // that arrives in the same read as its call's result.)
+    { name: 'exec', arguments: { command: 'echo one; sleep 0.3; echo two >&2; sleep 0.3; echo three; sleep 0.3' } },
+    undefined,
+    { onprogress: (p) => events.push(p.message) },
+  );
+  events.push('result');
+  assert.equal(result.structuredContent.stdout, 'one\nthree\n');
+  assert.deepEqual(events, ['stdout: one\n', 'stderr: two\n', 'stdout: three\n', 'result']);
+});
+
+test('write_file and read_file round-trip all 256 byte values and UTF-8 text', async () => {
+  const bytes = Buffer.from([...Array(256).keys()]);
+  const w = await bridge.call('write_file', { path: 'dir/sub/bytes.bin', data: bytes.toString('base64'), mode: '600' });
+  assert.equal(w.isError, false, textOf(w));
+  const r = await bridge.call('read_file', { path: '/home/user/dir/sub/bytes.bin' });
+  assert.equal(r.structuredContent.encoding, 'base64');
+  assert.deepEqual(Buffer.from(r.structuredContent.data, 'base64'), bytes);
+  assert.equal(r.structuredContent.size, 256);
+  assert.equal((await exec({ command: 'stat -c %a dir/sub/bytes.bin' })).stdout, '600\n');
+  const text = 'Grüße 漢字 🙂\n';
+  await bridge.call('write_file', { path: '/workspace/t.txt', text });
+  const t = await bridge.call('read_file', { path: '/workspace/t.txt' });
+  assert.equal(t.structuredContent.encoding, 'utf-8');
+  assert.equal(t.structuredContent.text, text);
+  const list = await bridge.call('list_files', { path: '/workspace' });
+  const entry = list.structuredContent.entries.find((e) => e.name === 't.txt');
+  assert.deepEqual({ type: entry.type, size: entry.size }, { type: 'file', size: Buffer.byteLength(text) });
+  assert.ok(Math.abs(entry.mtime - Date.now() / 1000) < 120);
+});
+
+test('a 10 MB file reads back exactly through offset and length', async () => {
+  const made = await exec({ command: 'head -c 10485760 /dev/urandom > /workspace/big && sha256sum /workspace/big' });
+  const expected = made.stdout.split(' ')[0];
+  const whole = await bridge.call('read_file', { path: '/workspace/big' });
+  assert.equal(whole.isError, true);
+  assert.match(textOf(whole), /10485760 bytes; a call reads at most 3 MiB: give offset and length/);
+  const parts = [];
+  for (let offset = 0; offset < 10485760; offset += 3 << 20) {
+    const r = await bridge.call('read_file', { path: '/workspace/big', offset, length: 3 << 20 });
+    assert.equal(r.isError, false, textOf(r));
+    parts.push(Buffer.from(r.structuredContent.data, 'base64'));
+  }
+  const got = Buffer.concat(parts);
+  assert.equal(got.length, 10485760);
+  assert.equal(crypto.createHash('sha256').update(got).digest('hex'), expected);
+});
+
+test('network false: a loopback server outside the sandbox cannot be reached', async () => {
+  const tcp = net.createServer((c) => c.end('hello\n'));
+  await new Promise((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  const port = tcp.address().port;
+  const probe = `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${port}), 3); print(s.recv(10).decode().strip())"`;
+  try {
+    // With the network (the default), the same probe works: the test can fail.
+    assert.equal((await exec({ command: probe })).stdout, 'hello\n');
+    const closed = await createSession({ network: false });
+    try {
+      const r = await exec({ command: probe }, closed);
+      assert.notEqual(r.exit_code, 0, r.stdout);
+      assert.match(r.stderr, /refused|unreachable/i);
+      const info = JSON.parse(textOf(await bridge.call('session_info', { session: closed })));
+      assert.equal(info.sandbox.network, false);
+    } finally {
+      await bridge.call('kill_session', { session: closed });
+    }
+  } finally {
+    tcp.close();
+  }
+});
+
+test('session envs reach every program; per-call envs override them', async () => {
+  const s = await createSession({ envs: { LIZARD_GREETING: 'hello', OTHER: 'kept' } });
+  try {
+    assert.equal((await exec({ command: 'echo $LIZARD_GREETING $OTHER' }, s)).stdout, 'hello kept\n');
+    assert.equal((await exec({ command: 'echo $LIZARD_GREETING $OTHER', envs: { LIZARD_GREETING: 'bye' } }, s)).stdout, 'bye kept\n');
+  } finally {
+    await bridge.call('kill_session', { session: s });
+  }
+});
+
+test('Chromium runs with its own sandbox (no --no-sandbox) and shows a page', async () => {
+  const opened = await bridge.call('open_url', { url: `${server.url}/color` });
+  assert.equal(opened.isError, false, textOf(opened));
+  const shown = await waitFor(async () => {
+    const png = decodePng((await bridge.call('screenshot', { show_cursor: false })).content.find((c) => c.type === 'image').data);
+    return JSON.stringify(pixelAt(png, 640, 600)) === JSON.stringify([0x12, 0xab, 0x34]);
+  }, { timeout: 30000, interval: 250 });
+  assert.ok(shown, 'the page is on screen');
+  const namespace = sandboxPidNamespace(desktop.display);
+  const lines = processesInPidNamespace(namespace)
+    .map((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { return []; } })
+    .filter((argv) => argv.some((a) => a.includes('chromium')));
+  assert.ok(lines.length > 0, 'Chromium runs in the session');
+  for (const argv of lines) assert.ok(!argv.includes('--no-sandbox'), argv.join(' '));
+  await bridge.call('press', { keys: 'ctrl+w' });
+});
+
+test('attached sessions are not sandboxes, and the tools say so', async () => {
+  const xvnc = await startXvnc({ width: 320, height: 240 });
+  try {
+    const created = await bridge.call('create_session', { vnc: xvnc.url });
+    const id = JSON.parse(textOf(created)).session;
+    const r = await bridge.call('exec', { session: id, command: 'true' });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /not one: it is attached to a VNC server/);
+    await bridge.call('kill_session', { session: id });
+  } finally {
+    await xvnc.stop();
+  }
+});
