@@ -217,7 +217,7 @@ test('the daemon listens on a UNIX socket too, and call reaches it there', async
       env: bridgeEnv({ LIZARD_API_KEY: unixDaemon.key }),
     });
     assert.equal(run.status, 0, run.stderr.toString());
-    assert.equal(run.stdout.toString().trim(), '[]');
+    assert.deepEqual(JSON.parse(run.stdout.toString()), { sessions: [] });
   } finally {
     await unixDaemon.stop();
   }
