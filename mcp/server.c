@@ -86,6 +86,9 @@ struct mcp_call {
 	cJSON *structured;
 	cJSON *progress_token; /* params._meta.progressToken, or NULL */
 	atomic_bool cancelled;
+	/* Set with cancelled when the transport gives up: answer with this
+	 * error instead of staying silent. */
+	const char *_Atomic given_up;
 	char *scope; /* the peer's scope when the call came, or NULL */
 	struct mcp_call *next; /* in the server's list of calls */
 };
@@ -403,6 +406,19 @@ static void cancel_request(struct mcp_peer *peer, const cJSON *params)
 	free(scope);
 }
 
+void mcp_peer_give_up(struct mcp_peer *peer, const char *reason)
+{
+	struct mcp_server *server = peer->server;
+	pthread_mutex_lock(&server->calls_lock);
+	for (struct mcp_call *call = server->calls; call; call = call->next) {
+		if (call->peer != peer)
+			continue;
+		atomic_store(&call->given_up, reason);
+		atomic_store(&call->cancelled, true);
+	}
+	pthread_mutex_unlock(&server->calls_lock);
+}
+
 void mcp_server_cancel_all(struct mcp_server *server)
 {
 	pthread_mutex_lock(&server->calls_lock);
@@ -466,7 +482,9 @@ static void run_call(void *arg)
 	struct mcp_call *call = arg;
 	double started = now_seconds();
 	char err[512];
-	if (mcp_call_cancelled(call))
+	if (atomic_load(&call->given_up))
+		mcp_call_fail(call, "%s", atomic_load(&call->given_up));
+	else if (mcp_call_cancelled(call))
 		mcp_call_fail(call, "cancelled before it started");
 	else if (!mcp_schema_check_arguments(call->tool->schema, call->arguments,
 					     call->tool->tool.name, err, sizeof(err)))
@@ -485,8 +503,11 @@ static void run_call(void *arg)
 				 server->observer_userdata);
 	untrack_call(server, call);
 	/* The client gave up on a cancelled request: no reply, as the
-	 * specification asks. */
-	if (!mcp_call_cancelled(call))
+	 * specification asks. A call the transport gave up on says why. */
+	const char *given_up = atomic_load(&call->given_up);
+	if (given_up && !call->is_error)
+		mcp_call_fail(call, "%s", given_up);
+	if (!mcp_call_cancelled(call) || given_up)
 		finish_call(call);
 	struct mcp_peer *peer = call->peer;
 	call_free(call);

@@ -94,6 +94,10 @@ void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len);
 /* Waits up to timeout_ms for every tools/call this peer started to finish
  * (and its reply to be sent). True when none is left. */
 bool mcp_peer_wait_idle(struct mcp_peer *peer, int timeout_ms);
+/* Stops this peer's calls at their next step, as a cancellation does, but
+ * each still answers: with an error that says reason (a static string).
+ * For a transport that is closing and will not wait long. */
+void mcp_peer_give_up(struct mcp_peer *peer, const char *reason);
 /* Replies to an oversize message the transport refused to read. */
 void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit);
 /* After this no reply is sent; the peer is freed once its calls finish. */

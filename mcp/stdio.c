@@ -68,24 +68,41 @@ static bool stop_requested(int stop_fd)
 	return stop_fd >= 0 && poll(&fd, 1, 0) > 0 && (fd.revents & POLLIN);
 }
 
-/* After EOF: every request already read gets its reply before we return,
- * up to MCP_STDIO_DRAIN_MS; a stop signal ends the wait at once. */
-static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
+static int64_t monotonic_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t deadline = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + MCP_STDIO_DRAIN_MS;
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* After EOF: every request already read gets its reply before we return.
+ * Calls get MCP_STDIO_DRAIN_MS to finish; those still running are then
+ * stopped and answered with an error, and after MCP_STDIO_GIVE_UP_MS more
+ * we return whatever is left, so that EOF ends the bridge within 2 s
+ * whatever a desktop does. A stop signal ends the wait at once. */
+static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
+{
+	int64_t give_up_at = monotonic_ms() + MCP_STDIO_DRAIN_MS;
+	int64_t deadline = give_up_at + MCP_STDIO_GIVE_UP_MS;
+	bool given_up = false;
 	for (;;) {
 		/* Short slices, so the stop pipe is looked at often. */
 		if (mcp_peer_wait_idle(peer, 50))
 			return MCP_STDIO_EOF;
 		if (stop_requested(stop_fd))
 			return MCP_STDIO_STOPPED;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline) {
-			log_warn("stdin closed, but calls were still running after %d ms; their "
-				 "replies are dropped",
+		int64_t now = monotonic_ms();
+		if (!given_up && now >= give_up_at) {
+			log_warn("stdin closed, but calls were still running after %d ms; they "
+				 "are stopped and answered with an error",
 				 MCP_STDIO_DRAIN_MS);
+			mcp_peer_give_up(peer, "stdin was closed and the bridge is exiting; the "
+					       "call was stopped before it finished");
+			given_up = true;
+		}
+		if (now >= deadline) {
+			log_warn("calls still had not stopped %d ms later; their replies are dropped",
+				 MCP_STDIO_GIVE_UP_MS);
 			return MCP_STDIO_EOF;
 		}
 	}

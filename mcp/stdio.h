@@ -12,9 +12,11 @@ struct mcp_server;
  * discarded with a JSON-RPC error; one of exactly this size is served. */
 #define MCP_STDIO_MAX_MESSAGE (4u * 1024 * 1024)
 
-/* When stdin closes, replies to requests already read are still written
- * for up to this long; calls still running then are abandoned. */
-#define MCP_STDIO_DRAIN_MS 30000
+/* When stdin closes, calls already read get this long to finish; those
+ * still running are then stopped and answered with an error, and after
+ * MCP_STDIO_GIVE_UP_MS more the bridge exits regardless (2 s in all). */
+#define MCP_STDIO_DRAIN_MS 1200
+#define MCP_STDIO_GIVE_UP_MS 500
 
 enum mcp_stdio_end {
 	MCP_STDIO_EOF,     /* the client closed stdin (replies sent, or drain timed out) */

@@ -270,17 +270,15 @@ async function stdioStuckOnSend(end, limitMs) {
   }
 }
 
-// After EOF the bridge still answers what it read: the stuck call gets its
-// error once the watchdog drops the server (5 s after the send stalled),
-// then the process ends.
-test('stdio: after stdin EOF a stuck call is answered with the reason, then the process ends', async () => {
+// After EOF the bridge gives what it read 1.2 s to finish, stops what is
+// still running and exits: within 2 s of EOF, whatever the server does. A
+// call stuck in a send may not get to answer; one that does is an error.
+test('stdio: after stdin EOF with a send stuck, the process ends within 2 s', async () => {
   const out = await stdioStuckOnSend(function eof(child) {
     child.stdin.end();
-  }, 8000);
+  }, 2500);
   const reply = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === 2);
-  assert.ok(reply, `no reply to the stuck call: ${out}`);
-  assert.equal(reply.result.isError, true);
-  assert.match(reply.result.content[0].text, /took none of the bridge's messages for 5 s/);
+  if (reply) assert.equal(reply.result.isError, true);
 });
 
 test('stdio: SIGTERM ends the process within 2 s while a send is stuck', async () => {

@@ -478,6 +478,33 @@ static void a_full_queue_answers_at_once_and_others_go_on(void)
 	mcp_server_destroy(server);
 }
 
+/* A transport closing: calls stop at their next step and still answer. */
+static void a_call_given_up_answers_with_the_reason(void)
+{
+	forget_messages();
+	atomic_store(&steps_after_cancel, -1);
+	struct mcp_server *server = make_server();
+	ASSERT(server);
+	struct mcp_peer *peer = mcp_peer_create(server, capture, NULL);
+	send_text(peer, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"count\",\"_meta\":{\"progressToken\":\"t9\"}}}");
+	cJSON *progress = wait_message("\"t9\"");
+	ASSERT(progress);
+	cJSON_Delete(progress);
+	mcp_peer_give_up(peer, "the transport is closing");
+	ASSERT(mcp_peer_wait_idle(peer, 5000));
+	ASSERT(atomic_load(&steps_after_cancel) > 0);
+	cJSON *reply = wait_message("\"id\":9");
+	ASSERT(reply);
+	const cJSON *result = cJSON_GetObjectItem(reply, "result");
+	ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(result, "isError")));
+	const cJSON *text = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text");
+	ASSERT_STR_EQ(text->valuestring, "the transport is closing");
+	cJSON_Delete(reply);
+	mcp_peer_close(peer);
+	mcp_server_destroy(server);
+}
+
 int main(void)
 {
 	RUN_TEST(structured_content_and_output_schema);
@@ -487,6 +514,7 @@ int main(void)
 	RUN_TEST(text_that_is_not_utf8_never_comes_back);
 	RUN_TEST(log_messages_follow_each_clients_level);
 	RUN_TEST(a_full_queue_answers_at_once_and_others_go_on);
+	RUN_TEST(a_call_given_up_answers_with_the_reason);
 	forget_messages();
 	TEST_EXIT();
 }
