@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,10 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 			   started ? BROWSER_DRAW_TIMEOUT_MS : START_DRAW_TIMEOUT_MS);
 }
 
+/* A program that cannot run (not installed, not executable, bad
+ * arguments) usually exits within this long; launch waits to tell. */
+#define LAUNCH_WATCH_MS 500
+
 static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 {
 	struct bridge_session *s = tools_usable_session(userdata, call, args);
@@ -99,13 +104,36 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
 	struct sandbox_error err;
+	struct sandbox_launched result;
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
 	int64_t called = vnc_monotonic_ms();
-	if (!sandbox_launch(sandbox_desktop_sandbox(d), &launched, &err)) {
+	if (!sandbox_launch_watched(sandbox_desktop_sandbox(d), &launched, LAUNCH_WATCH_MS, &result,
+				    &err)) {
 		mcp_call_fail(call, "could not launch: %s", err.message);
 		return;
 	}
-	mcp_call_text(call, "Started: %s", command);
+	if (result.exited && !(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0)) {
+		/* It failed at once: not found, not executable, bad arguments. */
+		size_t len = strlen(result.output);
+		while (len > 0 && (result.output[len - 1] == '\n' || result.output[len - 1] == '\r'))
+			len--;
+		char *said = utf8_sanitize(result.output, len);
+		char status[48];
+		if (WIFEXITED(result.status))
+			snprintf(status, sizeof(status), "status %d", WEXITSTATUS(result.status));
+		else
+			snprintf(status, sizeof(status), "signal %d", WTERMSIG(result.status));
+		mcp_call_fail(call, "'%s' exited at once with %s%s%s", command, status,
+			      said && said[0] ? "; it said: " : " and said nothing",
+			      said && said[0] ? said : "");
+		free(said);
+		return;
+	}
+	if (result.exited)
+		mcp_call_text(call, "Ran: %s (it finished at once, with status 0)", command);
+	else
+		mcp_call_text(call, "Started: %s (pid %d in the sandbox; still running after %d ms)",
+			      command, result.pid, LAUNCH_WATCH_MS);
 	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 

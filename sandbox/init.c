@@ -39,6 +39,7 @@ extern char **environ;
 struct child {
 	pid_t pid;
 	int channel;
+	bool detached; /* lives on when its channel closes */
 };
 
 static struct child children[MAX_CHILDREN];
@@ -299,12 +300,12 @@ static void handle_request(int control)
 		goto done;
 	}
 	reply(fds[0], SANDBOX_REPLY_STARTED, pid, NULL);
-	/* Detached programs are tracked without a channel, for exit_all. */
+	/* Detached programs keep their channel too, so whoever still listens
+	 * hears how they ended; its close does not end them. */
 	slot->pid = pid;
-	if (!(request.flags & SANDBOX_REQUEST_DETACHED)) {
-		slot->channel = fds[0];
-		fds[0] = -1;
-	}
+	slot->detached = request.flags & SANDBOX_REQUEST_DETACHED;
+	slot->channel = fds[0];
+	fds[0] = -1;
 done:
 	if (status_pipe[0] >= 0)
 		close(status_pipe[0]);
@@ -343,9 +344,10 @@ static void handle_channel(struct child *c)
 		kill(c->pid, message.value);
 		return;
 	}
-	/* Hung up (or spoke nonsense): the program goes. Its exit is reaped
-	 * later; nobody listens for it any more. */
-	kill(c->pid, SIGKILL);
+	/* Hung up (or spoke nonsense): the program goes, unless it was
+	 * detached. Its exit is reaped later; nobody listens for it any more. */
+	if (!c->detached)
+		kill(c->pid, SIGKILL);
 	close(c->channel);
 	c->channel = -1;
 }

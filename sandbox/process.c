@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #define START_TIMEOUT_MS 15000
@@ -193,15 +195,6 @@ bool sandbox_spawn(struct sandbox *s, const struct sandbox_command *c, struct sa
 	return start(s, c, false, p, err);
 }
 
-bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct sandbox_error *err)
-{
-	struct sandbox_process p;
-	if (!start(s, c, true, &p, err))
-		return false;
-	close(p.channel);
-	return true;
-}
-
 /* Takes what the channel says within timeout_ms; true once it has ended. */
 static bool check(struct sandbox_process *p, int timeout_ms)
 {
@@ -218,6 +211,51 @@ static bool check(struct sandbox_process *p, int timeout_ms)
 	p->channel = -1;
 	return true;
 }
+
+bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct sandbox_error *err)
+{
+	struct sandbox_process p;
+	if (!start(s, c, true, &p, err))
+		return false;
+	close(p.channel);
+	return true;
+}
+
+/* The end of what was appended to the sandbox log since offset from. */
+static void log_since(const struct sandbox *s, off_t from, char *out, size_t size)
+{
+	out[0] = '\0';
+	int fd = open(s->log_path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size > from) {
+		off_t start = st.st_size - from > (off_t)size - 1 ? st.st_size - ((off_t)size - 1) : from;
+		ssize_t n = pread(fd, out, (size_t)(st.st_size - start), start);
+		out[n > 0 ? n : 0] = '\0';
+	}
+	close(fd);
+}
+
+bool sandbox_launch_watched(struct sandbox *s, const struct sandbox_command *c, int watch_ms,
+			    struct sandbox_launched *out, struct sandbox_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct stat st;
+	off_t log_start = stat(s->log_path, &st) == 0 ? st.st_size : 0;
+	struct sandbox_process p;
+	if (!start(s, c, true, &p, err))
+		return false;
+	out->pid = p.pid;
+	out->exited = check(&p, watch_ms);
+	out->status = p.status;
+	if (p.channel >= 0)
+		close(p.channel); /* detached: it lives on */
+	if (out->exited)
+		log_since(s, log_start, out->output, sizeof(out->output));
+	return true;
+}
+
 
 bool sandbox_process_running(struct sandbox_process *p)
 {

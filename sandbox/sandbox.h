@@ -103,6 +103,19 @@ bool sandbox_spawn(struct sandbox *sandbox, const struct sandbox_command *comman
 		   struct sandbox_process *process, struct sandbox_error *err);
 /* Starts a program that runs until it ends or the sandbox does. */
 bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, struct sandbox_error *err);
+
+/* How a launched program did in its first moments. */
+struct sandbox_launched {
+	int pid;        /* inside the sandbox */
+	bool exited;    /* within the watch: then status and output are set */
+	int status;     /* wait status */
+	char output[512]; /* the end of what it wrote to the sandbox log meanwhile */
+};
+/* sandbox_launch, then watches the program for watch_ms: a program that
+ * cannot run usually says so and exits at once. Its stdout and stderr
+ * must go to the sandbox log (-1). */
+bool sandbox_launch_watched(struct sandbox *sandbox, const struct sandbox_command *command,
+			    int watch_ms, struct sandbox_launched *out, struct sandbox_error *err);
 /* True while it runs; notices an exit without blocking. */
 bool sandbox_process_running(struct sandbox_process *process);
 /* Waits up to timeout_ms for it to end; true when it has. */

@@ -90,8 +90,27 @@ test('a host file outside the view cannot be read by exec, read_file or launch',
   assert.ok(out && !out.includes('host secret'), out);
   // Nor the daemon's files, nor /root or /work.
   const listing = await exec({ command: 'ls / ; ls /root /work 2>&1' });
-  assert.ok(!listing.stdout.includes('work\n') || true);
+  const top = listing.stdout.split('\n');
+  assert.ok(!top.includes('work') && !top.includes('root'), listing.stdout);
   assert.match(listing.stdout, /No such file/);
+});
+
+test('launch tells a program that fails at once from one that runs', async () => {
+  const missing = await bridge.call('launch', { command: 'no-such-program-here --flag' });
+  assert.equal(missing.isError, true);
+  assert.match(textOf(missing), /exited at once with status 127; it said: .*no-such-program-here.*not found/);
+  const failing = await bridge.call('launch', { command: 'echo bad option >&2; exit 3' });
+  assert.equal(failing.isError, true);
+  assert.match(textOf(failing), /status 3; it said: bad option/);
+  const running = await bridge.call('launch', { command: 'sleep 30' });
+  assert.equal(running.isError, false, textOf(running));
+  const pid = Number(/pid (\d+) in the sandbox/.exec(textOf(running))?.[1]);
+  assert.ok(pid > 0, textOf(running));
+  const ps = await exec({ command: `ps -o args= -p ${pid}` });
+  assert.match(ps.stdout, /sleep 30/);
+  const quick = await bridge.call('launch', { command: 'true' });
+  assert.equal(quick.isError, false, textOf(quick));
+  assert.match(textOf(quick), /finished at once, with status 0/);
 });
 
 test('writing outside the sandbox\'s own places fails', async () => {
