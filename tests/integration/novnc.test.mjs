@@ -8,12 +8,12 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { waitFor, textOf, sleep, viewerFixture, startX11vnc } from './lib.mjs';
 
-let fixture, daemon, client, browser, session, links, work;
+let fixture, daemon, client, browser, session, links, work, host;
 
 before(async () => {
   assert.ok(fs.existsSync('/usr/share/novnc/core/rfb.js'), "Debian's novnc package is installed (scripts/setup.sh)");
   fixture = await viewerFixture('lizard-novnc-');
-  ({ daemon, client, browser, session, links, work } = fixture);
+  ({ daemon, client, browser, session, links, work, host } = fixture);
 });
 
 after(() => fixture?.stop());
@@ -34,7 +34,7 @@ async function connected(page) {
 async function terminal(name) {
   const file = path.join(work, `${name}.txt`);
   await client.call('launch', { session, command: `xterm -geometry 50x6+20+20 -title ${name} -e sh -c 'stty -echo -icanon; exec cat > ${file}'` });
-  assert.ok(await waitFor(() => fs.existsSync(file)));
+  assert.ok(await waitFor(() => fs.existsSync(host(file))));
   await client.call('wait', { session, quiet_ms: 300 });
   return file;
 }
@@ -61,7 +61,7 @@ test('the control link types into an xterm through noVNC', async () => {
   await page.mouse.click(p.x, p.y);
   await page.keyboard.type('typed in noVNC');
   await page.keyboard.press('Enter');
-  const typed = await waitFor(() => fs.readFileSync(file, 'utf8').includes('\n') && fs.readFileSync(file, 'utf8'));
+  const typed = await waitFor(() => fs.readFileSync(host(file), 'utf8').includes('\n') && fs.readFileSync(host(file), 'utf8'));
   assert.equal(typed, 'typed in noVNC\n');
   await page.close();
 });
@@ -87,7 +87,7 @@ test('the view-only link cannot type or click, even when its page sends input', 
   // Sent after, by MCP: once it is there, the rest would have been too.
   await client.call('click', { session, x: 150, y: 60 });
   await client.call('type', { session, text: 'marker\n' });
-  const content = await waitFor(() => fs.readFileSync(file, 'utf8').includes('marker\n') && fs.readFileSync(file, 'utf8'));
+  const content = await waitFor(() => fs.readFileSync(host(file), 'utf8').includes('marker\n') && fs.readFileSync(host(file), 'utf8'));
   assert.equal(content, 'marker\n');
   const where = JSON.parse(textOf(await client.call('cursor_position', { session })));
   assert.deepEqual(where, { x: 150, y: 60 });

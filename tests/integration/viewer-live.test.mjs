@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { waitFor, textOf, imageOf, viewerFixture } from './lib.mjs';
 
-let fixture, daemon, client, browser, session, links, work;
+let fixture, daemon, client, browser, session, links, work, host;
 
 before(async () => {
   fixture = await viewerFixture('lizard-viewer-live-');
-  ({ daemon, client, browser, session, links, work } = fixture);
+  ({ daemon, client, browser, session, links, work, host } = fixture);
 });
 
 after(() => fixture?.stop());
@@ -28,7 +28,7 @@ async function openViewer(url = links.url) {
 async function terminal(name, geometry = '50x6+20+20') {
   const file = path.join(work, `${name}.txt`);
   await client.call('launch', { session, command: `xterm -geometry ${geometry} -title ${name} -e sh -c 'stty -echo -icanon; exec cat > ${file}'` });
-  assert.ok(await waitFor(() => fs.existsSync(file)));
+  assert.ok(await waitFor(() => fs.existsSync(host(file))));
   await client.call('wait', { session, quiet_ms: 300 });
   return file;
 }
@@ -37,10 +37,10 @@ async function focusTerminal(file) {
   // Through MCP, so the viewer's own clicks are not part of what is tested.
   await client.call('click', { session, x: 150, y: 60 });
   await client.call('type', { session, text: '.' });
-  assert.ok(await waitFor(() => fs.readFileSync(file, 'utf8') === '.'));
+  assert.ok(await waitFor(() => fs.readFileSync(host(file), 'utf8') === '.'));
 }
 
-const read = (file) => fs.readFileSync(file, 'utf8');
+const read = (file) => fs.readFileSync(host(file), 'utf8');
 
 test('Shift let go before the letter: exactly one capital, no repeats', async () => {
   const file = await terminal('shift-first');
@@ -110,9 +110,9 @@ function canvasDiff(page, png) {
 // Runs a shell script in the desktop and waits until it has finished.
 async function inDesktop(name, script) {
   const done = path.join(work, `${name}.done`);
-  fs.rmSync(done, { force: true });
+  fs.rmSync(host(done), { force: true });
   await client.call('launch', { session, command: `sh -c '${script}; touch ${done}'` });
-  assert.ok(await waitFor(() => fs.existsSync(done), { timeout: 60000 }), `${name} finished`);
+  assert.ok(await waitFor(() => fs.existsSync(host(done)), { timeout: 60000 }), `${name} finished`);
 }
 
 // Every page equals the screen within `within` ms of it settling.
@@ -145,7 +145,7 @@ async function burst(pages, viewers) {
   await client.call('launch', { session, command: `xterm -geometry 40x12+10+200 -title ${title} -e sh -c "ls -lR /usr/share | head -200; sleep 600"` });
   assert.ok(await waitFor(async () => {
     await inDesktop(`${title}-find`, `xdotool search --name ${title} > ${path.join(work, title)}`);
-    return fs.readFileSync(path.join(work, title), 'utf8').trim();
+    return fs.readFileSync(host(path.join(work, title)), 'utf8').trim();
   }));
   await inDesktop(title, `for i in $(seq 1 60); do xdotool search --name ${title} windowmove %@ $((i * 7)) $((200 + i % 13 * 9)); done`);
   await assertExact(pages, 'after the burst');
@@ -159,7 +159,7 @@ test('a window moved by 200 px arrives as a copy, and the canvas ends exact', as
   let geometry;
   assert.ok(await waitFor(async () => {
     await inDesktop('mover-find', `xdotool search --name ${title} getwindowgeometry > ${path.join(work, 'mover.geom')}`);
-    geometry = /Geometry: (\d+)x(\d+)/.exec(fs.readFileSync(path.join(work, 'mover.geom'), 'utf8'));
+    geometry = /Geometry: (\d+)x(\d+)/.exec(fs.readFileSync(host(path.join(work, 'mover.geom')), 'utf8'));
     return geometry;
   }));
   const area = Number(geometry[1]) * Number(geometry[2]);
