@@ -10,6 +10,7 @@
  * the kernel to allow unprivileged user namespaces. */
 #include "sandbox_internal.h"
 
+#include "cgroup.h"
 #include "protocol.h"
 #include "tree.h"
 #include "../util/log.h"
@@ -36,6 +37,9 @@
 #define INIT_START_TIMEOUT_MS 15000
 #define INIT_EXIT_TIMEOUT_MS 2000
 #define INIT_PATH "/run/lizard-init"
+/* Files of a volume handed to a new sandbox's uid at most; beyond, the
+ * session does not start rather than see files it cannot write. */
+#define WORKSPACE_MAX_ENTRIES 1000000
 
 static const char *bwrap_path(void)
 {
@@ -317,9 +321,12 @@ static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct 
 
 /* In the child, before exec: only async-signal-safe calls. */
 static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, int control,
-				   int exe_fd, pid_t parent)
+				   int exe_fd, pid_t parent, const struct sandbox_cgroup_join *join)
 {
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	/* Before the uid change: cgroup.procs belongs to the daemon's user. */
+	if (join && sandbox_cgroup_join_self(join) != 0)
+		_exit(125);
 	if (s->host_uid != geteuid()) {
 		if (setgroups(0, NULL) != 0 || setresgid(s->host_uid, s->host_uid, s->host_uid) != 0 ||
 		    setresuid(s->host_uid, s->host_uid, s->host_uid) != 0)
@@ -392,7 +399,7 @@ static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 	return true;
 }
 
-static void describe(struct sandbox *s)
+static void describe(struct sandbox *s, bool limited)
 {
 	if (!s->isolated) {
 		snprintf(s->description, sizeof(s->description),
@@ -404,13 +411,14 @@ static void describe(struct sandbox *s)
 		 "Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
 		 "mount, user, IPC and UTS namespaces%s; host system directories read-only, own "
 		 "HOME, /tmp and /workspace, nothing else of the host's files; programs run as an "
-		 "unprivileged user (host uid %u for the sandbox's root). %s No limits on CPU, "
-		 "memory or processes yet.",
+		 "unprivileged user (host uid %u for the sandbox's root). %s %s",
 		 s->network ? "" : " and a network namespace with loopback only",
 		 (unsigned)s->host_uid,
 		 s->network ? "The network is the host's: its loopback services and abstract "
 			      "UNIX sockets are reachable."
-			    : "");
+			    : "",
+		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
+			 : "No limits on CPU, memory or processes.");
 }
 
 struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_error *err)
@@ -450,14 +458,27 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		 s->isolated ? SANDBOX_RUN_DIR : s->run_dir);
 	snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
 		 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+	if (o->workspace_dir) {
+		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
+		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
+			 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+		/* The last session that used it had another uid. */
+		if (s->host_uid != geteuid() &&
+		    !sandbox_tree_chown(s->workspace, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err))
+			goto fail;
+	}
 	if (!build_env(s, o)) {
 		sandbox_error_set(err, 0, "out of memory");
 		goto fail;
 	}
+	struct sandbox_cgroup_join join = { .count = 0 };
+	if (o->cgroup && !sandbox_cgroup_join_open(o->cgroup, &join, err))
+		goto fail;
 
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
 		sandbox_error_set(err, errno, "cannot create a socket pair");
+		sandbox_cgroup_join_close(&join);
 		goto fail;
 	}
 	int exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
@@ -469,8 +490,10 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		exec_sandbox(s, s->isolated ? (char *const *)a.v : plain, pair[1], exe_fd, parent);
+		exec_sandbox(s, s->isolated ? (char *const *)a.v : plain, pair[1], exe_fd, parent,
+			     o->cgroup ? &join : NULL);
 	int fork_errno = errno;
+	sandbox_cgroup_join_close(&join);
 	close(pair[1]);
 	if (exe_fd >= 0)
 		close(exe_fd);
@@ -482,7 +505,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	s->pid = pid;
 	if (!wait_for_init(s, err))
 		goto fail;
-	describe(s);
+	describe(s, o->cgroup != NULL);
 	log_debug("sandbox in %s (host uid %u, %s)", s->dir, (unsigned)s->host_uid,
 		  s->isolated ? "isolated" : "NOT isolated");
 	return s;
