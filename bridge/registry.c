@@ -188,14 +188,20 @@ bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char 
 	return true;
 }
 
+size_t bridge_registry_snapshot(struct bridge_registry *r, struct bridge_session **out, size_t max)
+{
+	pthread_mutex_lock(&r->lock);
+	size_t n = r->count < max ? r->count : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = bridge_session_ref(r->sessions[i]);
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
 cJSON *bridge_registry_describe(struct bridge_registry *r)
 {
 	struct bridge_session *held[BRIDGE_MAX_SESSIONS];
-	pthread_mutex_lock(&r->lock);
-	size_t n = r->count;
-	for (size_t i = 0; i < n; i++)
-		held[i] = bridge_session_ref(r->sessions[i]);
-	pthread_mutex_unlock(&r->lock);
+	size_t n = bridge_registry_snapshot(r, held, BRIDGE_MAX_SESSIONS);
 	cJSON *list = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
 		if (list)

@@ -1,8 +1,10 @@
 #include "session.h"
 
 #include "viewer.h"
+#include "../sandbox/cgroup.h"
 #include "../sandbox/desktop.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/volume.h"
 #include "../util/clock.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
@@ -21,6 +23,8 @@
 #define CONNECT_TIMEOUT_S 10
 #define RECONNECT_FIRST_MS 500
 #define RECONNECT_MAX_MS 10000
+#define FREEZE_TIMEOUT_MS 5000
+#define CGROUP_DESTROY_TIMEOUT_MS 5000
 
 struct bridge_session {
 	char id[64];
@@ -34,6 +38,14 @@ struct bridge_session {
 	bool network;
 	char **envs; /* NAME=value, NULL-terminated */
 	struct sandbox_desktop *desktop;
+	struct sandbox_cgroup_root *cgroup_root;
+	struct sandbox_limits limits;
+	bool limited;
+	char size_name[16];
+	struct sandbox_cgroup *cgroup; /* while the desktop runs */
+	struct sandbox_volumes *volumes;
+	char volume[SANDBOX_NAME_MAX + 1]; /* "" for none */
+	bool volume_held;
 	struct vnc_framebuffer *fb;
 	struct vnc_capture_cache *capture_cache;
 
@@ -47,6 +59,8 @@ struct bridge_session {
 	char failure[256];
 	int64_t timeout_ms, deadline_ms;
 	int buttons_held;
+	bool paused;
+	int64_t paused_at_ms;
 	struct bridge_viewers *viewers;
 	bool supervising;
 	pthread_t supervisor;
@@ -116,6 +130,16 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 		if (!s->target.host || (spec->target->password && !s->target.password))
 			goto oom_session;
 	}
+	if (spec->limits && spec->cgroup_root) {
+		s->cgroup_root = spec->cgroup_root;
+		s->limits = *spec->limits;
+		s->limited = true;
+		snprintf(s->size_name, sizeof(s->size_name), "%s",
+			 spec->size_name ? spec->size_name : "custom");
+	}
+	s->volumes = spec->volumes;
+	if (spec->volume)
+		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);
 	return s;
 
@@ -205,6 +229,31 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		.network = s->network, .envs = (const char *const *)s->envs,
 	};
 	struct sandbox_error failed;
+	char workspace[512];
+	if (s->volume[0]) {
+		if (!s->volumes) {
+			snprintf(err, err_size, "volumes are not available in this daemon");
+			return false;
+		}
+		if (!sandbox_volume_acquire(s->volumes, s->volume, s->id, workspace,
+					    sizeof(workspace), &failed)) {
+			snprintf(err, err_size, "%s", failed.message);
+			return false;
+		}
+		s->volume_held = true;
+		options.workspace_dir = workspace;
+	}
+	/* Before the sandbox: bwrap joins it before exec, so every process of
+	 * the session is limited from its first instruction. */
+	if (s->limited) {
+		s->cgroup = sandbox_cgroup_create(s->cgroup_root, s->id, &s->limits, &failed);
+		if (!s->cgroup) {
+			snprintf(err, err_size, "cannot limit the session to size %s: %s", s->size_name,
+				 failed.message);
+			return false;
+		}
+		options.cgroup = s->cgroup;
+	}
 	s->desktop = sandbox_desktop_start(&options, &failed);
 	if (!s->desktop) {
 		snprintf(err, err_size, "%s", failed.message);
@@ -275,7 +324,16 @@ void bridge_session_unref(struct bridge_session *s)
 		pthread_join(s->supervisor, NULL);
 	bridge_viewers_destroy(s->viewers);
 	vnc_conn_destroy(s->conn);
+	struct sandbox_error failed;
+	/* Frozen processes cannot exit: let them go before the desktop ends. */
+	if (s->cgroup && s->paused && !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
 	sandbox_desktop_destroy(s->desktop);
+	/* Also ends whatever escaped the sandbox's init. */
+	if (s->cgroup && !sandbox_cgroup_destroy(s->cgroup, CGROUP_DESTROY_TIMEOUT_MS, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
+	if (s->volume_held && !sandbox_volume_release(s->volumes, s->volume, s->id, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
 	for (size_t i = 0; s->envs && s->envs[i]; i++)
 		free(s->envs[i]);
 	free(s->envs);
@@ -321,7 +379,8 @@ struct sandbox *bridge_session_sandbox(struct bridge_session *s)
 int64_t bridge_session_deadline(struct bridge_session *s)
 {
 	pthread_mutex_lock(&s->lock);
-	int64_t deadline = s->deadline_ms;
+	/* The lifetime clock stops while paused. */
+	int64_t deadline = s->paused ? 0 : s->deadline_ms;
 	pthread_mutex_unlock(&s->lock);
 	return deadline;
 }
@@ -330,7 +389,9 @@ void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
 {
 	pthread_mutex_lock(&s->lock);
 	s->timeout_ms = timeout_ms;
-	s->deadline_ms = timeout_ms > 0 ? vnc_monotonic_ms() + timeout_ms : 0;
+	/* While paused the clock stands at the pause: resume adds the gap. */
+	int64_t now = s->paused ? s->paused_at_ms : vnc_monotonic_ms();
+	s->deadline_ms = timeout_ms > 0 ? now + timeout_ms : 0;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -341,6 +402,51 @@ static void add_time(cJSON *object, const char *name, time_t when)
 	gmtime_r(&when, &tm);
 	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	cJSON_AddStringToObject(object, name, text);
+}
+
+static void add_count(cJSON *object, const char *name, uint64_t value)
+{
+	if (value != SANDBOX_USAGE_UNKNOWN)
+		cJSON_AddNumberToObject(object, name, (double)value);
+}
+
+/* Size, limits and what the session's cgroup uses now. */
+static void describe_resources(struct bridge_session *s, cJSON *info)
+{
+	if (!s->limited)
+		return;
+	cJSON *resources = cJSON_AddObjectToObject(info, "resources");
+	if (!resources)
+		return;
+	cJSON_AddStringToObject(resources, "size", s->size_name);
+	cJSON *limits = cJSON_AddObjectToObject(resources, "limits");
+	if (limits) {
+		cJSON_AddNumberToObject(limits, "cpus", s->limits.cpu_millis / 1000.0);
+		cJSON_AddNumberToObject(limits, "memory_bytes", (double)s->limits.memory_bytes);
+		cJSON_AddNumberToObject(limits, "pids", (double)s->limits.pids);
+	}
+	struct sandbox_usage usage;
+	struct sandbox_error failed;
+	if (!s->cgroup || !sandbox_cgroup_usage(s->cgroup, &usage, &failed))
+		return;
+	cJSON *used = cJSON_AddObjectToObject(resources, "usage");
+	if (!used)
+		return;
+	if (usage.cpu_usec != SANDBOX_USAGE_UNKNOWN)
+		cJSON_AddNumberToObject(used, "cpu_seconds", usage.cpu_usec / 1e6);
+	if (usage.cpu_throttled_usec != SANDBOX_USAGE_UNKNOWN)
+		cJSON_AddNumberToObject(used, "cpu_throttled_seconds", usage.cpu_throttled_usec / 1e6);
+	add_count(used, "memory_bytes", usage.memory_bytes);
+	add_count(used, "memory_peak_bytes", usage.memory_peak_bytes);
+	add_count(used, "processes", usage.processes);
+	add_count(used, "tasks", usage.tasks);
+	add_count(used, "oom_kills", usage.oom_kills);
+}
+
+bool bridge_session_usage(struct bridge_session *s, struct sandbox_usage *usage)
+{
+	struct sandbox_error failed;
+	return s->cgroup && sandbox_cgroup_usage(s->cgroup, usage, &failed);
 }
 
 cJSON *bridge_session_describe(struct bridge_session *s)
@@ -362,12 +468,14 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	add_time(info, "created", s->created);
 
 	pthread_mutex_lock(&s->lock);
-	cJSON_AddStringToObject(info, "state", bridge_session_state_name(s->state));
+	bool paused = s->paused && s->state == BRIDGE_READY;
+	cJSON_AddStringToObject(info, "state",
+				paused ? "paused" : bridge_session_state_name(s->state));
 	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING || s->state == BRIDGE_ENDED)
 		cJSON_AddStringToObject(info, "reason", s->failure);
 	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
 	if (s->deadline_ms > 0) {
-		int64_t left = s->deadline_ms - vnc_monotonic_ms();
+		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : vnc_monotonic_ms());
 		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
 		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
 	} else {
@@ -375,6 +483,9 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
+	if (s->volume[0])
+		cJSON_AddStringToObject(info, "volume", s->volume);
+	describe_resources(s, info);
 	struct sandbox *sandbox = bridge_session_sandbox(s);
 	cJSON *isolation = cJSON_AddObjectToObject(info, "sandbox");
 	if (sandbox) {
@@ -395,11 +506,19 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
+	bool paused = s->paused;
 	char failure[256];
 	snprintf(failure, sizeof(failure), "%s", s->failure);
 	pthread_mutex_unlock(&s->lock);
 	switch (state) {
 	case BRIDGE_READY:
+		if (paused) {
+			snprintf(err, err_size,
+				 "session %s is paused: its processes are frozen; resume_session "
+				 "first (screenshot shows the last frame meanwhile)",
+				 s->id);
+			return false;
+		}
 		break;
 	case BRIDGE_ENDED:
 		snprintf(err, err_size, "session %s has ended (%s)", s->id, failure);
@@ -485,4 +604,105 @@ struct bridge_viewers *bridge_session_viewers(struct bridge_session *s, size_t h
 	struct bridge_viewers *viewers = s->viewers;
 	pthread_mutex_unlock(&s->lock);
 	return viewers;
+}
+
+/* Pause and resume run one at a time per session (they also exclude
+ * each other across sessions, which is harmless: each is bounded by the
+ * freezer's deadline). */
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool check_pausable(struct bridge_session *s, bool want_paused, char *err, size_t err_size)
+{
+	if (s->kind == BRIDGE_ATTACHED) {
+		snprintf(err, err_size,
+			 "session %s is attached to a VNC server the bridge does not run; only "
+			 "local sessions (template desktop or bare) can be paused",
+			 s->id);
+		return false;
+	}
+	if (!s->cgroup) {
+		snprintf(err, err_size,
+			 "session %s has no cgroup to freeze: it was created without a size because "
+			 "this daemon cannot create cgroups (see its start log)",
+			 s->id);
+		return false;
+	}
+	pthread_mutex_lock(&s->lock);
+	enum bridge_session_state state = s->state;
+	bool paused = s->paused;
+	pthread_mutex_unlock(&s->lock);
+	if (state != BRIDGE_READY) {
+		snprintf(err, err_size, "session %s is %s, not ready", s->id,
+			 bridge_session_state_name(state));
+		return false;
+	}
+	if (paused == want_paused) {
+		snprintf(err, err_size, want_paused ? "session %s is already paused"
+						    : "session %s is not paused; it is running",
+			 s->id);
+		return false;
+	}
+	return true;
+}
+
+bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
+{
+	pthread_mutex_lock(&pause_lock);
+	bool ok = check_pausable(s, true, err, err_size);
+	struct sandbox_error failed;
+	if (ok) {
+		/* Stop reading first: a frozen Xvnc must not look like a dead one. */
+		pthread_rwlock_rdlock(&s->conn_lock);
+		vnc_conn_set_paused(s->conn, true);
+		pthread_rwlock_unlock(&s->conn_lock);
+		ok = sandbox_cgroup_freeze(s->cgroup, FREEZE_TIMEOUT_MS, &failed);
+		if (!ok) {
+			snprintf(err, err_size, "cannot pause session %s: %s", s->id, failed.message);
+			pthread_rwlock_rdlock(&s->conn_lock);
+			vnc_conn_set_paused(s->conn, false);
+			pthread_rwlock_unlock(&s->conn_lock);
+		}
+	}
+	if (ok) {
+		pthread_mutex_lock(&s->lock);
+		s->paused = true;
+		s->paused_at_ms = vnc_monotonic_ms();
+		pthread_cond_broadcast(&s->changed);
+		pthread_mutex_unlock(&s->lock);
+		log_info("session %s paused", s->id);
+	}
+	pthread_mutex_unlock(&pause_lock);
+	return ok;
+}
+
+bool bridge_session_resume(struct bridge_session *s, char *err, size_t err_size)
+{
+	pthread_mutex_lock(&pause_lock);
+	bool ok = check_pausable(s, false, err, err_size);
+	struct sandbox_error failed;
+	if (ok && !(ok = sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed)))
+		snprintf(err, err_size, "cannot resume session %s: %s", s->id, failed.message);
+	if (ok) {
+		pthread_mutex_lock(&s->lock);
+		/* The deadline moves by the time spent paused. */
+		if (s->deadline_ms > 0)
+			s->deadline_ms += vnc_monotonic_ms() - s->paused_at_ms;
+		s->paused = false;
+		pthread_cond_broadcast(&s->changed);
+		pthread_mutex_unlock(&s->lock);
+		pthread_rwlock_rdlock(&s->conn_lock);
+		vnc_conn_set_paused(s->conn, false);
+		pthread_rwlock_unlock(&s->conn_lock);
+		log_info("session %s resumed", s->id);
+	}
+	pthread_mutex_unlock(&pause_lock);
+	return ok;
+}
+
+bool bridge_session_paused(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool paused = s->paused;
+	pthread_mutex_unlock(&s->lock);
+	return paused;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -108,6 +109,50 @@ static bool daemon_alive(long pid)
 	return ok && strncmp(comm, "lizard-bridge", 13) == 0;
 }
 
+/* A daemon killed while a sandbox started may have left a volume bound
+ * in its directory: unbind it before removing anything, or the removal
+ * would delete the volume's files. */
+static void unmount_volumes(const char *daemon_dir)
+{
+	DIR *dir = opendir(daemon_dir);
+	if (!dir)
+		return;
+	struct dirent *entry;
+	while ((entry = readdir(dir))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char mount_point[640];
+		snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/volume", daemon_dir, entry->d_name);
+		if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+			log_info("unbound a volume left at %s", mount_point);
+	}
+	closedir(dir);
+}
+
+/* Ends the host's binding of the volume once bwrap has its own. */
+static void unmount_volume(struct sandbox *s)
+{
+	if (!s->volume_mount[0])
+		return;
+	if (umount2(s->volume_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
+		log_warn("cannot unbind %s: %s", s->volume_mount, strerror(errno));
+	s->volume_mount[0] = '\0';
+}
+
+/* Binds the volume into the sandbox's own directory, where its uid can
+ * reach it, for bwrap to bind at /workspace. */
+static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
+{
+	char mount_point[240];
+	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
+	if (mkdir(mount_point, 0700) != 0 || chown(mount_point, s->host_uid, s->host_uid) != 0)
+		return sandbox_error_set(err, errno, "cannot create %s", mount_point);
+	if (mount(s->workspace, mount_point, NULL, MS_BIND, NULL) != 0)
+		return sandbox_error_set(err, errno, "cannot bind the volume %s", s->workspace);
+	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
+	return true;
+}
+
 void sandbox_remove_stale(void)
 {
 	char base[128];
@@ -127,6 +172,7 @@ void sandbox_remove_stale(void)
 		char path[400];
 		snprintf(path, sizeof(path), "%s/%.200s", base, entry->d_name);
 		log_info("removing sandbox files left by lizard-bridge %ld: %s", pid, path);
+		unmount_volumes(path);
 		sandbox_remove_tree(path);
 	}
 	closedir(dir);
@@ -270,6 +316,10 @@ static void add_system_path(struct args *a, const char *path, char *link_buffer,
 	}
 }
 
+/* fds bwrap finds: the control socket and the daemon's binary (the init). */
+#define CONTROL_FD "3"
+#define EXE_FD "4"
+
 static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct args *a,
 			     char links[][128], char *storage, size_t storage_size)
 {
@@ -311,12 +361,12 @@ static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct 
 	if (access("/var/cache/fontconfig", F_OK) == 0)
 		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
 	add(a, "--bind", s->home, SANDBOX_HOME);
-	add(a, "--bind", s->workspace, SANDBOX_WORKSPACE);
+	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, SANDBOX_WORKSPACE);
 	add(a, "--bind", s->run_dir, SANDBOX_RUN_DIR);
-	add(a, "--ro-bind-fd", "4", INIT_PATH);
+	add(a, "--ro-bind-fd", EXE_FD, INIT_PATH);
 	add(a, "--chdir", SANDBOX_HOME, NULL);
 	add(a, "--", INIT_PATH, "sandbox-init");
-	add(a, "3", "isolated", NULL);
+	add(a, CONTROL_FD, "isolated", NULL);
 }
 
 /* In the child, before exec: only async-signal-safe calls. */
@@ -466,6 +516,8 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		if (s->host_uid != geteuid() &&
 		    !sandbox_tree_chown(s->workspace, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err))
 			goto fail;
+		if (s->isolated && s->host_uid != geteuid() && !mount_volume(s, err))
+			goto fail;
 	}
 	if (!build_env(s, o)) {
 		sandbox_error_set(err, 0, "out of memory");
@@ -503,7 +555,9 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		goto fail;
 	}
 	s->pid = pid;
-	if (!wait_for_init(s, err))
+	bool started = wait_for_init(s, err);
+	unmount_volume(s);
+	if (!started)
 		goto fail;
 	describe(s, o->cgroup != NULL);
 	log_debug("sandbox in %s (host uid %u, %s)", s->dir, (unsigned)s->host_uid,
@@ -519,6 +573,8 @@ void sandbox_destroy(struct sandbox *s)
 {
 	if (!s)
 		return;
+	/* A start that failed before its end: never remove through the binding. */
+	unmount_volume(s);
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0) {
