@@ -1,5 +1,6 @@
 /* lizard-bridge: command line and the stdio daemon. */
 #include "client.h"
+#include "geometry.h"
 #include "metrics.h"
 #include "registry.h"
 #include "server.h"
@@ -36,6 +37,8 @@ static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--data-dir DIR]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS],...] [--data-dir DIR]\n"
+	"                           [--allowed-host NAME]... [--max-connections N]\n"
+	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
@@ -52,6 +55,11 @@ static const char usage[] =
 	"        --sizes changes the presets small, medium, large of create_session's\n"
 	"        size, e.g. small=1:512M (defaults 2:4G, 4:8G, 8:16G, 4096 pids).\n"
 	"        --data-dir holds the volumes (default ~/.local/share/lizard-bridge).\n"
+	"        The Host header must be localhost or an address (against DNS\n"
+	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
+	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
+	"        512 and half the descriptor limit), --max-peer-connections per\n"
+	"        client address (64), --request-timeout per HTTP request (30 s).\n"
 	"call    run one tool on a daemon (LIZARD_API_URL, LIZARD_API_KEY); prints text\n"
 	"        results, writes the first image to -o FILE, exits 1 on a tool error.\n"
 	"\n"
@@ -85,6 +93,8 @@ static bool install_stop_signals(void)
 	       sigaction(SIGHUP, &sa, NULL) == 0;
 }
 
+#define MAX_ALLOWED_HOSTS 16
+
 struct stdio_options {
 	const char *vnc_url;
 	const char *listen;
@@ -92,13 +102,66 @@ struct stdio_options {
 	bool serve;
 	const char *data_dir;
 	struct sandbox_sizes *sizes;
+	const char *allowed_hosts[MAX_ALLOWED_HOSTS];
+	size_t allowed_host_count;
+	int max_connections, max_peer_connections, request_timeout_s;
 };
+
+/* A whole number in [min, max], or -1. */
+static int parse_count(const char *text, int min, int max)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+	return end != text && *end == '\0' && n >= min && n <= max ? (int)n : -1;
+}
+
+/* serve's own options; 1 when consumed (with *i moved past the value), 0
+ * when not one of them, 2 on a bad value (said). */
+static int parse_serve_option(const char *arg, const char *value, int *i, struct stdio_options *o)
+{
+	struct {
+		const char *name;
+		int *field, min, max;
+	} counts[] = {
+		{ "--max-connections", &o->max_connections, 1, 1000000 },
+		{ "--max-peer-connections", &o->max_peer_connections, 1, 1000000 },
+		{ "--request-timeout", &o->request_timeout_s, 1, 3600 },
+	};
+	if (!value)
+		return 0;
+	if (strcmp(arg, "--allowed-host") == 0) {
+		if (o->allowed_host_count == MAX_ALLOWED_HOSTS || !value[0] ||
+		    strpbrk(value, ":/ ")) {
+			fprintf(stderr, "lizard-bridge: --allowed-host takes a host name without "
+					"port (at most %d of them)\n",
+				MAX_ALLOWED_HOSTS);
+			return 2;
+		}
+		o->allowed_hosts[o->allowed_host_count++] = value;
+		(*i)++;
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		if (strcmp(arg, counts[k].name) != 0)
+			continue;
+		*counts[k].field = parse_count(value, counts[k].min, counts[k].max);
+		if (*counts[k].field < 0) {
+			fprintf(stderr, "lizard-bridge: %s takes a number from %d to %d\n", arg,
+				counts[k].min, counts[k].max);
+			return 2;
+		}
+		(*i)++;
+		return 1;
+	}
+	return 0;
+}
 
 static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 {
 	o->width = DEFAULT_WIDTH;
 	o->height = DEFAULT_HEIGHT;
 	o->listen = "127.0.0.1:7070";
+	int rc;
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,6 +181,9 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--data-dir") == 0 && value) {
 			o->data_dir = value;
 			i++;
+		} else if (o->serve && (rc = parse_serve_option(arg, value, &i, o)) != 0) {
+			if (rc == 2)
+				return 2;
 		} else if (strcmp(arg, "--size") == 0 && value && !o->serve) {
 			if (!bridge_parse_size(value, &o->width, &o->height)) {
 				fprintf(stderr,
@@ -182,6 +248,35 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_c
 		log_error("%s", err);
 	bridge_session_unref(session);
 	return ok;
+}
+
+/* Session events go to MCP clients as log messages (notifications/message). */
+static void log_session_event(const char *id, enum bridge_session_state from,
+			      enum bridge_session_state to, const char *why, void *context)
+{
+	struct mcp_server *server = context;
+	char message[400];
+	enum mcp_log_level level = MCP_LOG_INFO;
+	const char *what = bridge_session_state_name(to);
+	switch (to) {
+	case BRIDGE_READY:
+		what = from == BRIDGE_RECONNECTING ? "reconnected" : "started";
+		break;
+	case BRIDGE_RECONNECTING:
+		level = MCP_LOG_WARNING;
+		break;
+	case BRIDGE_FAILED:
+		level = MCP_LOG_ERROR;
+		break;
+	case BRIDGE_ENDED:
+		level = MCP_LOG_NOTICE;
+		break;
+	case BRIDGE_STARTING:
+		break;
+	}
+	snprintf(message, sizeof(message), "session %s %s%s%s", id, what, why ? ": " : "",
+		 why ? why : "");
+	mcp_server_log(server, level, "session", message);
 }
 
 /* LIZARD_API_KEY, or a fresh one printed once: the only time it is shown. */
@@ -287,6 +382,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 		return 1;
 	}
 	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
+	bridge_session_set_event_sink(log_session_event, server);
 	struct bridge_metrics *metrics = bridge_metrics_create();
 	if (metrics)
 		mcp_server_set_observer(server, bridge_metrics_observe_call, metrics);
@@ -300,6 +396,11 @@ static int run_bridge(int argc, char **argv, bool serve)
 			.metrics = metrics,
 			.max_message = MCP_STDIO_MAX_MESSAGE,
 			.stop_fd = stop_pipe[0],
+			.allowed_hosts = options.allowed_hosts,
+			.allowed_host_count = options.allowed_host_count,
+			.max_connections = options.max_connections,
+			.max_peer_connections = options.max_peer_connections,
+			.request_timeout_s = options.request_timeout_s,
 		};
 		rc = metrics ? bridge_server_run(&server_options) : 1;
 		log_info("shutting down");
@@ -314,10 +415,16 @@ static int run_bridge(int argc, char **argv, bool serve)
 	}
 	memset(key, 0, sizeof(key));
 
-	/* End the sessions first: calls waiting on them wake, the workers
-	 * finish, and the last references take the desktops down. */
-	bridge_registry_destroy(context.registry);
+	/* Nothing is read any more. What still runs is cancelled (after EOF,
+	 * stdio has already waited for the replies), then the sessions end,
+	 * once each: calls waiting on them wake and fail, and none can find a
+	 * session any more. Only when the workers are joined can nothing
+	 * reach the registry, so it is freed last. */
+	mcp_server_cancel_all(server);
+	bridge_registry_shutdown(context.registry);
+	bridge_session_set_event_sink(NULL, NULL);
 	mcp_server_destroy(server);
+	bridge_registry_destroy(context.registry);
 	bridge_metrics_destroy(metrics);
 	/* After the sessions: their cgroups and volumes went with them. */
 	close_resources(&context);

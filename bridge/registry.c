@@ -3,6 +3,7 @@
 #include "session.h"
 #include "../util/clock.h"
 #include "../util/log.h"
+#include "../util/utf8.h"
 #include "../vnc/framebuffer.h"
 
 #include <cjson/cJSON.h>
@@ -15,14 +16,56 @@
 
 #define REAPER_TICK_MS 100
 
+struct release {
+	struct bridge_session *session;
+	struct release *next;
+};
+
 struct bridge_registry {
 	pthread_mutex_t lock;
-	pthread_cond_t stop_signal;
+	pthread_cond_t stop_signal; /* also: something to release */
 	struct bridge_session *sessions[BRIDGE_MAX_SESSIONS];
 	size_t count;
-	bool stopping;
+	struct release *releases; /* references to drop on the reaper */
+	bool stopping;   /* the reaper ends */
+	bool shut_down;  /* no session may be added or acquired any more */
 	pthread_t reaper;
 };
+
+/* Drops the queued references; called without the lock. */
+static void release_all(struct release *r)
+{
+	while (r) {
+		struct release *next = r->next;
+		bridge_session_unref(r->session);
+		free(r);
+		r = next;
+	}
+}
+
+void bridge_registry_release(struct bridge_registry *r, struct bridge_session *s)
+{
+	if (!s)
+		return;
+	struct release *entry = malloc(sizeof(*entry));
+	if (!entry) {
+		bridge_session_unref(s); /* out of memory: here, then */
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	bool reaper_gone = r->shut_down;
+	if (!reaper_gone) {
+		entry->session = s;
+		entry->next = r->releases;
+		r->releases = entry;
+		pthread_cond_broadcast(&r->stop_signal);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (reaper_gone) { /* shutting down: nobody else will */
+		free(entry);
+		bridge_session_unref(s);
+	}
+}
 
 void bridge_registry_new_id(char *id, size_t size)
 {
@@ -61,10 +104,12 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		struct timespec tick = clock_deadline_ms(REAPER_TICK_MS);
-		pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
-		if (r->stopping)
-			break;
+		if (!r->releases)
+			pthread_cond_timedwait(&r->stop_signal, &r->lock, &tick);
+		struct release *releases = r->releases;
+		r->releases = NULL;
 		pthread_mutex_unlock(&r->lock);
+		release_all(releases);
 		reap(r);
 		pthread_mutex_lock(&r->lock);
 	}
@@ -88,19 +133,42 @@ struct bridge_registry *bridge_registry_create(void)
 	return r;
 }
 
-void bridge_registry_destroy(struct bridge_registry *r)
+void bridge_registry_shutdown(struct bridge_registry *r)
 {
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->lock);
+	bool first = !r->shut_down;
 	r->stopping = true;
+	r->shut_down = true;
 	pthread_cond_broadcast(&r->stop_signal);
+	/* The list is emptied under the lock, so no worker can acquire a
+	 * session from here on, and each is ended and released exactly once,
+	 * whoever else still holds a reference. */
+	struct bridge_session *held[BRIDGE_MAX_SESSIONS];
+	size_t n = r->count;
+	memcpy(held, r->sessions, n * sizeof(*held));
+	r->count = 0;
 	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->reaper, NULL);
-	for (size_t i = 0; i < r->count; i++) {
-		bridge_session_end(r->sessions[i], "the bridge is shutting down");
-		bridge_session_unref(r->sessions[i]);
+	if (first)
+		pthread_join(r->reaper, NULL);
+	/* References handed over after the reaper ended are dropped here. */
+	pthread_mutex_lock(&r->lock);
+	struct release *releases = r->releases;
+	r->releases = NULL;
+	pthread_mutex_unlock(&r->lock);
+	release_all(releases);
+	for (size_t i = 0; i < n; i++) {
+		bridge_session_end(held[i], "the bridge is shutting down");
+		bridge_session_unref(held[i]);
 	}
+}
+
+void bridge_registry_destroy(struct bridge_registry *r)
+{
+	if (!r)
+		return;
+	bridge_registry_shutdown(r);
 	pthread_cond_destroy(&r->stop_signal);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -110,11 +178,14 @@ bool bridge_registry_add(struct bridge_registry *r, struct bridge_session *s, ch
 			 size_t err_size)
 {
 	pthread_mutex_lock(&r->lock);
-	bool ok = r->count < BRIDGE_MAX_SESSIONS;
+	bool shut_down = r->shut_down;
+	bool ok = !shut_down && r->count < BRIDGE_MAX_SESSIONS;
 	if (ok)
 		r->sessions[r->count++] = bridge_session_ref(s);
 	pthread_mutex_unlock(&r->lock);
-	if (!ok)
+	if (shut_down)
+		snprintf(err, err_size, "the bridge is shutting down");
+	else if (!ok)
 		snprintf(err, err_size, "the bridge already holds %d sessions; kill one first",
 			 BRIDGE_MAX_SESSIONS);
 	return ok;
@@ -151,13 +222,18 @@ struct bridge_session *bridge_registry_acquire(struct bridge_registry *r, const 
 		bridge_session_ref(s);
 	list_locked(r, known, sizeof(known));
 	size_t count = r->count;
+	bool shut_down = r->shut_down;
 	pthread_mutex_unlock(&r->lock);
 	if (s)
 		return s;
-	if (count == 0)
+	char shown[65];
+	if (shut_down)
+		snprintf(err, err_size, "the bridge is shutting down");
+	else if (count == 0)
 		snprintf(err, err_size, "there is no session; create one with create_session");
 	else if (id)
-		snprintf(err, err_size, "no session '%.64s'; the sessions are: %s", id, known);
+		snprintf(err, err_size, "no session '%s'; the sessions are: %s",
+			 utf8_excerpt(shown, sizeof(shown), id), known);
 	else
 		snprintf(err, err_size, "there are %zu sessions; say which with \"session\": %s",
 			 count, known);
@@ -179,8 +255,9 @@ bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char 
 	list_locked(r, known, sizeof(known));
 	pthread_mutex_unlock(&r->lock);
 	if (!s) {
-		snprintf(err, err_size, "no session '%.64s'; the sessions are: %s", id,
-			 known[0] ? known : "(none)");
+		char shown[65];
+		snprintf(err, err_size, "no session '%s'; the sessions are: %s",
+			 utf8_excerpt(shown, sizeof(shown), id), known[0] ? known : "(none)");
 		return false;
 	}
 	bridge_session_end(s, why);

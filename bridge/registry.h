@@ -13,8 +13,19 @@ struct cJSON;
 #define BRIDGE_MAX_SESSIONS 64
 
 struct bridge_registry *bridge_registry_create(void);
-/* Ends every session and drops the registry's references. NULL is fine. */
+/* Ends every session once and forgets it; from then on nothing can be
+ * added or acquired ("the bridge is shutting down"), so calls still running
+ * fail fast. Safe to call again. NULL is fine. */
+void bridge_registry_shutdown(struct bridge_registry *registry);
+/* Shuts down (if not yet) and frees. Only once no thread can call into the
+ * registry any more: after the MCP server's workers are joined. NULL is
+ * fine. */
 void bridge_registry_destroy(struct bridge_registry *registry);
+
+/* Drops a reference on the registry's own thread: the last one takes a
+ * desktop down (grace periods, joins), which a network loop must not wait
+ * for. NULL is fine. */
+void bridge_registry_release(struct bridge_registry *registry, struct bridge_session *session);
 
 /* A fresh id, unguessable enough not to collide: "s-" and 8 hex digits. */
 void bridge_registry_new_id(char *id, size_t size);

@@ -1,9 +1,11 @@
 #include "server_internal.h"
 
 #include "tools.h"
+#include "viewer.h"
 #include "../mcp/server.h"
 #include "../util/log.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
@@ -100,14 +103,20 @@ static void drain_outbox(struct bridge_server *server)
 		struct outgoing *next = o->next;
 		o->next = NULL;
 		struct connection *c = find_connection(server, o->connection);
-		if (!c) {
+		if (!c || (c->websocket && c->kicked)) {
 			free_outgoing(o);
+		} else if (c->websocket && c->queued_bytes + o->len > BRIDGE_SERVER_MAX_QUEUED_BYTES) {
+			/* It does not read: it goes, the others are not held up. */
+			free_outgoing(o);
+			bridge_server_kill(c, "more than 64 MiB of replies queued: the client does "
+					      "not read them");
 		} else if (c->websocket) {
 			if (c->queue_tail)
 				c->queue_tail->next = o;
 			else
 				c->queue_head = o;
 			c->queue_tail = o;
+			c->queued_bytes += o->len;
 			lws_callback_on_writable(c->wsi);
 		} else {
 			bridge_server_http_deliver(c, o);
@@ -186,23 +195,138 @@ bool bridge_server_origin_allowed(struct lws *wsi)
 	return after_scheme && strcasecmp(after_scheme + 3, host) == 0;
 }
 
+void bridge_server_kill(struct connection *c, const char *why)
+{
+	if (c->kicked)
+		return;
+	c->kicked = true;
+	log_info("closing a connection: %s", why);
+	/* Closed on the loop's next turn, whether or not it can be written to. */
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* Splits a Host header into name and port (0 when absent, -1 when not a
+ * port). A bracketed IPv6 literal keeps its brackets off. */
+static void split_host(char *host, const char **name, int *port)
+{
+	char *colon = NULL;
+	*port = 0;
+	if (host[0] == '[') {
+		char *close = strchr(host, ']');
+		if (!close) {
+			*port = -1;
+			*name = host;
+			return;
+		}
+		*close = '\0';
+		*name = host + 1;
+		if (close[1] == ':')
+			colon = close + 1;
+		else if (close[1] != '\0')
+			*port = -1;
+	} else {
+		*name = host;
+		colon = strchr(host, ':');
+		if (colon)
+			*colon = '\0';
+	}
+	if (colon) {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+		*port = colon[1] && !*end && p > 0 && p <= 65535 ? (int)p : -1;
+	}
+}
+
+bool bridge_server_host_allowed(struct bridge_server *server, struct lws *wsi)
+{
+	/* No page can name a UNIX socket: nothing to rebind. */
+	if (server->unix_socket)
+		return true;
+	char host[256];
+	if (lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
+		return false;
+	const char *name;
+	int port;
+	split_host(host, &name, &port);
+	if (port < 0)
+		return false;
+	/* The name decides, not the port: a rebinding page reaches us under a
+	 * name it controls, whatever the port, while an SSH or proxy forward
+	 * (localhost:9000 -> here) keeps our name with another port. An
+	 * address literal means the page's own origin is that address. */
+	const struct bridge_server_options *o = server->options;
+	for (size_t i = 0; i < o->allowed_host_count; i++)
+		if (strcasecmp(name, o->allowed_hosts[i]) == 0)
+			return true;
+	unsigned char addr[16];
+	return strcasecmp(name, "localhost") == 0 || inet_pton(AF_INET, name, addr) == 1 ||
+	       inet_pton(AF_INET6, name, addr) == 1;
+}
+
+/* Viewers whose hub has news, or that must go: a revoked one that does not
+ * read goes at once, not when it can be written to. */
+static void wake_viewers(struct bridge_server *server)
+{
+	for (struct connection *c = server->live; c; c = c->next_live) {
+		if (!c->viewer_socket || c->kicked)
+			continue;
+		if (c->viewer && !c->leaving && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
+			if (lws_send_pipe_choked(c->wsi)) {
+				bridge_server_kill(c, "viewer link revoked or session ended");
+				continue;
+			}
+			/* It is told why first, if that goes out within a second. */
+			c->leaving = true;
+			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, 1);
+		}
+		lws_callback_on_writable(c->wsi);
+	}
+}
+
 static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			  void *in, size_t len)
 {
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
-	if (reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED) {
+	switch (reason) {
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		drain_outbox(server);
-		/* Viewers whose hub has something new, or that must go. */
-		for (struct connection *c = server->live; c; c = c->next_live)
-			if (c->viewer_socket)
-				lws_callback_on_writable(c->wsi);
+		wake_viewers(server);
 		return 0;
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* user is the accepted address here, not a connection */
+		return bridge_server_filter_accept(server, user);
+	case LWS_CALLBACK_WSI_CREATE:
+		bridge_server_wsi_created(server, wsi);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		bridge_server_wsi_destroyed(server, wsi);
+		return 0;
+	default:
+		return bridge_server_http_callback(wsi, reason, user, in, len);
 	}
-	return bridge_server_http_callback(wsi, reason, user, in, len);
 }
 
+/* A peer can make libwebsockets complain once per connection, or once per
+ * loop turn when descriptors run out: at most 20 lines per 10 s get through,
+ * and how many did not is said. */
 static void log_from_lws(int level, const char *line)
 {
+	static long window;
+	static int lines, suppressed;
+	if (strstr(line, "accept: errno"))
+		bridge_server_note_accept_failure();
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - window >= 10) {
+		if (suppressed)
+			log_warn("libwebsockets: %d more messages suppressed", suppressed);
+		window = now.tv_sec;
+		lines = suppressed = 0;
+	}
+	if (++lines > 20) {
+		suppressed++;
+		return;
+	}
 	char text[512];
 	snprintf(text, sizeof(text), "%s", line);
 	text[strcspn(text, "\r\n")] = '\0';
@@ -246,10 +370,27 @@ static bool parse_listen(const char *listen, char *iface, size_t iface_size, int
 	return true;
 }
 
-static void wake_loop(void *context)
+/* Viewer hubs and running calls outlive bridge_server_run (sessions end
+ * after it returns), so what they use of it must too: the link base stays,
+ * and a loop that is gone is not woken. One server per process. */
+static pthread_mutex_t waker_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lws_context *waker_target;
+static char viewer_base[160];
+
+static void wake_loop(void *unused)
 {
-	struct bridge_server *server = context;
-	lws_cancel_service(server->lws);
+	(void)unused;
+	pthread_mutex_lock(&waker_lock);
+	if (waker_target)
+		lws_cancel_service(waker_target);
+	pthread_mutex_unlock(&waker_lock);
+}
+
+static void set_waker_target(struct lws_context *lws)
+{
+	pthread_mutex_lock(&waker_lock);
+	waker_target = lws;
+	pthread_mutex_unlock(&waker_lock);
 }
 
 struct stop_watch {
@@ -285,7 +426,9 @@ int bridge_server_run(const struct bridge_server_options *options)
 			 "protects the desktops",
 			 iface);
 
-	struct bridge_server server = { .options = options };
+	struct bridge_server server = { .options = options, .unix_socket = unix_socket };
+	if (!bridge_server_limits_init(&server))
+		return 1;
 	pthread_mutex_init(&server.outbox_lock, NULL);
 	lws_set_log_level(LLL_ERR | LLL_WARN, log_from_lws);
 
@@ -316,32 +459,39 @@ int bridge_server_run(const struct bridge_server_options *options)
 		log_error("cannot listen on %s (in use, or not an address of this machine?)",
 			  options->listen);
 		pthread_mutex_destroy(&server.outbox_lock);
+		bridge_server_limits_finish(&server);
 		return 1;
 	}
+	bridge_server_find_listener(&server, port, unix_socket ? iface : NULL);
 	struct stop_watch watch = { &server, options->stop_fd };
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, watch_stop, &watch) != 0) {
 		lws_context_destroy(server.lws);
 		pthread_mutex_destroy(&server.outbox_lock);
+		bridge_server_limits_finish(&server);
 		return 1;
 	}
 	/* Viewer links point here; hubs wake the loop when they have news. */
-	char base[160];
-	snprintf(base, sizeof(base), "%s%s", unix_socket ? "unix:" : "http://", options->listen);
-	options->context->viewer_base_url = base;
+	snprintf(viewer_base, sizeof(viewer_base), "%s%s", unix_socket ? "unix:" : "http://",
+		 options->listen);
+	set_waker_target(server.lws);
+	options->context->viewer_base_url = viewer_base;
 	options->context->viewer_headroom = LWS_PRE;
 	options->context->viewer_wake = wake_loop;
-	options->context->viewer_wake_context = &server;
+	options->context->viewer_wake_context = NULL;
 	log_info("serving MCP on %s%s/mcp (WebSocket and Streamable HTTP)",
 		 unix_socket ? "unix:" : "http://", options->listen);
 
-	while (!server.stopping)
+	while (!server.stopping) {
 		if (lws_service(server.lws, 0) < 0)
 			break;
+		bridge_server_shed_backlog(&server);
+	}
 
 	if (!server.stopping)
 		pthread_cancel(watcher); /* the loop failed; nobody will signal it */
 	pthread_join(watcher, NULL);
+	set_waker_target(NULL);
 	lws_context_destroy(server.lws);
 	pthread_mutex_lock(&server.outbox_lock);
 	struct outgoing *o = server.outbox_head;
@@ -353,6 +503,7 @@ int bridge_server_run(const struct bridge_server_options *options)
 		o = next;
 	}
 	pthread_mutex_destroy(&server.outbox_lock);
+	bridge_server_limits_finish(&server);
 	if (unix_socket)
 		unlink(iface);
 	return 0;

@@ -133,6 +133,11 @@ static int begin_request(struct connection *c, const char *uri)
 		reply(c, 200, "application/json", "{\"status\":\"ok\"}\n", 16);
 		return 0;
 	}
+	if (!bridge_server_host_allowed(c->server, wsi)) {
+		reply_error(c, 403, "Host header not allowed: use localhost or an address, or "
+				    "start the server with --allowed-host NAME");
+		return 0;
+	}
 	if (strcmp(uri, "/metrics") == 0) {
 		serve_metrics(c);
 		return 0;
@@ -205,7 +210,8 @@ static int begin_request(struct connection *c, const char *uri)
 
 static void append_body(struct connection *c, const void *data, size_t len)
 {
-	if (c->body_too_large)
+	/* Already answered (401, 404, 413...): read and dropped, not kept. */
+	if (c->body_too_large || c->reply.status)
 		return;
 	if (c->body_len + len > c->server->options->max_message) {
 		c->body_too_large = true;
@@ -279,6 +285,9 @@ void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
 		free(o);
 		return;
 	}
+	/* The client gets its full time to read the reply, however long the
+	 * call took. */
+	bridge_server_arm_request_timer(c->server, c->wsi);
 	/* Errors without an id (unparsable, invalid) are the request's fault. */
 	bool bad_request = strstr(o->text + LWS_PRE, "\"id\":null,\"error\"") != NULL;
 	if (c->initializing)
@@ -346,6 +355,8 @@ static int write_reply(struct connection *c)
 	reset_request(c);
 	if (close_now)
 		return -1;
+	/* The next request on this connection gets its own time. */
+	bridge_server_arm_request_timer(c->server, wsi);
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -400,6 +411,15 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return write_reply(c);
+	case LWS_CALLBACK_TIMER:
+		/* The request's time is up. A call still running is our time,
+		 * not the client's: that one waits for its reply. */
+		if (c && c->server && c->awaiting_reply) {
+			bridge_server_arm_request_timer(c->server, wsi);
+			return 0;
+		}
+		log_info("closing a connection: its request took longer than allowed");
+		return -1;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	/* Between keep-alive transactions lws rebinds the protocol, freeing
 	 * this per-connection memory: forget it as if the connection closed. */

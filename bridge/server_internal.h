@@ -62,11 +62,14 @@ struct connection {
 	size_t sending_offset;
 	char *notice;    /* a JSON text frame to send, then maybe close */
 	bool close_after_notice;
+	bool leaving;    /* revoked or ended: told why, closed within 1 s */
 
 	/* WebSocket */
 	char *message;
 	size_t message_len;
 	struct outgoing *queue_head, *queue_tail;
+	size_t queued_bytes; /* bounded: BRIDGE_SERVER_MAX_QUEUED_BYTES */
+	bool kicked;         /* being closed; nothing more is queued */
 
 	struct connection *next_live;
 };
@@ -77,6 +80,14 @@ struct peer_link {
 	uint64_t connection;
 };
 
+/* A peer's address for the per-peer cap; family 0 for UNIX sockets. */
+struct peer_address {
+	int family;
+	unsigned char bytes[16];
+};
+
+struct accepted;
+
 struct bridge_server {
 	const struct bridge_server_options *options;
 	struct lws_context *lws;
@@ -85,6 +96,17 @@ struct bridge_server {
 	pthread_mutex_t outbox_lock;
 	struct outgoing *outbox_head, *outbox_tail;
 	bool stopping;
+
+	bool unix_socket; /* no Host check: no page can name one */
+
+	/* Connection caps (server_limits.c), service thread only. */
+	struct accepted *accepted;
+	int accepted_count, max_connections, max_peer_connections;
+	bool accept_pending;
+	struct peer_address pending_peer;
+	int listen_fd, reserve_fd;
+	int refused;
+	long refusal_logged_at;
 };
 
 /* Queues a message (its parts copied, joined) for a connection and wakes
@@ -111,6 +133,29 @@ void bridge_server_message_done(struct connection *c);
 bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query);
 /* False when an Origin header names another site than this server. */
 bool bridge_server_origin_allowed(struct lws *wsi);
+
+/* False when the Host header names something else than this server: the
+ * DNS rebinding guard (/mcp, /viewer, /view, /metrics). */
+bool bridge_server_host_allowed(struct bridge_server *server, struct lws *wsi);
+/* Closes a connection from outside its own callbacks, at once. */
+void bridge_server_kill(struct connection *c, const char *why);
+
+/* server_limits.c */
+bool bridge_server_limits_init(struct bridge_server *server);
+void bridge_server_limits_finish(struct bridge_server *server);
+void bridge_server_find_listener(struct bridge_server *server, int port, const char *path);
+/* LWS_CALLBACK_FILTER_NETWORK_CONNECTION: nonzero refuses the connection. */
+int bridge_server_filter_accept(struct bridge_server *server,
+				const struct lws_filter_network_conn_args *filter);
+void bridge_server_wsi_created(struct bridge_server *server, struct lws *wsi);
+void bridge_server_wsi_destroyed(struct bridge_server *server, struct lws *wsi);
+/* The time one HTTP request may take from now (LWS_CALLBACK_TIMER). */
+void bridge_server_arm_request_timer(struct bridge_server *server, struct lws *wsi);
+/* Any thread's log hook: lws could not accept (out of descriptors). */
+void bridge_server_note_accept_failure(void);
+/* Service thread, after each loop turn: sheds the backlog after a failed
+ * accept so the loop does not spin. */
+void bridge_server_shed_backlog(struct bridge_server *server);
 
 int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				  void *in, size_t len);

@@ -56,7 +56,7 @@ static void join(struct connection *c, const char *text, size_t len)
 					       : BRIDGE_VIEWER_NONE;
 	cJSON_Delete(hello);
 	if (role == BRIDGE_VIEWER_NONE) {
-		bridge_session_unref(s);
+		bridge_registry_release(server->options->context->registry, s);
 		log_info("refused a viewer: wrong or expired link");
 		notice(c, "{\"type\":\"error\",\"message\":\"this link is wrong or no longer "
 			  "valid\"}",
@@ -69,16 +69,24 @@ static void join(struct connection *c, const char *text, size_t len)
 		notice(c, "{\"type\":\"error\",\"message\":\"out of memory\"}", true);
 		return;
 	}
+	lws_set_timer_usecs(c->wsi, LWS_SET_TIMER_USEC_CANCEL); /* joined in time */
 	bridge_metrics_viewers(server->options->metrics, 1);
 	log_info("a %s viewer joined session %s", role == BRIDGE_VIEWER_CONTROL ? "control" : "view-only",
 		 bridge_session_id(s));
 }
 
-/* Pointer and key events from a control viewer, checked and forwarded. */
-static void input(struct connection *c, const char *text, size_t len)
+/* Pointer and key events from a control viewer, checked and forwarded.
+ * Returns -1 when the viewer must go: its link was revoked (or its session
+ * ended), which takes effect at once, whether or not it reads. */
+static int input(struct connection *c, const char *text, size_t len)
 {
-	if (bridge_viewer_role(c->viewer) != BRIDGE_VIEWER_CONTROL)
-		return; /* view only: dropped, whatever the page sent */
+	enum bridge_viewer_role role = bridge_viewer_role(c->viewer);
+	if (role == BRIDGE_VIEWER_NONE) {
+		log_info("closing a viewer: its link was revoked or its session ended");
+		return -1;
+	}
+	if (role != BRIDGE_VIEWER_CONTROL)
+		return 0; /* view only: dropped, whatever the page sent */
 	cJSON *m = cJSON_ParseWithLength(text, len);
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, "x");
@@ -106,6 +114,7 @@ static void input(struct connection *c, const char *text, size_t len)
 	char err[320];
 	if (valid && !bridge_session_send_input(c->viewer_session, &event, 1, err, sizeof(err)))
 		log_debug("viewer input not delivered: %s", err);
+	return 0;
 }
 
 static int receive(struct connection *c, const void *in, size_t len)
@@ -113,12 +122,13 @@ static int receive(struct connection *c, const void *in, size_t len)
 	enum ws_collect state = bridge_server_collect(c, in, len, MAX_VIEWER_MESSAGE);
 	if (state != WS_MESSAGE_COMPLETE)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
+	int rc = 0;
 	if (!c->viewer && !c->notice)
 		join(c, c->message, c->message_len);
 	else if (c->viewer)
-		input(c, c->message, c->message_len);
+		rc = input(c, c->message, c->message_len);
 	bridge_server_message_done(c);
-	return 0;
+	return rc;
 }
 
 static int write_notice(struct connection *c)
@@ -136,6 +146,8 @@ static int write_notice(struct connection *c)
 
 static int writeable(struct connection *c)
 {
+	if (c->kicked)
+		return -1;
 	if (c->notice)
 		return write_notice(c);
 	if (!c->viewer)
@@ -186,7 +198,7 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 			lws_return_http_status(wsi, 404, NULL);
 			return -1;
 		}
-		if (!bridge_server_origin_allowed(wsi)) {
+		if (!bridge_server_origin_allowed(wsi) || !bridge_server_host_allowed(server, wsi)) {
 			lws_return_http_status(wsi, 403, NULL);
 			return -1;
 		}
@@ -194,7 +206,15 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 	case LWS_CALLBACK_ESTABLISHED:
 		bridge_server_track(server, c, wsi, true);
 		c->viewer_socket = true;
+		/* Anyone may open the socket; only a valid link keeps it. */
+		lws_set_timer_usecs(wsi, (lws_usec_t)BRIDGE_SERVER_VIEWER_JOIN_MS * 1000);
 		return 0;
+	case LWS_CALLBACK_TIMER:
+		if (c->viewer)
+			return 0;
+		log_info("closing a viewer socket: no valid link within %d ms",
+			 BRIDGE_SERVER_VIEWER_JOIN_MS);
+		return -1;
 	case LWS_CALLBACK_RECEIVE:
 		return receive(c, in, len);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
@@ -208,7 +228,9 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 			bridge_viewer_detach(c->viewer);
 			bridge_metrics_viewers(server->options->metrics, -1);
 		}
-		bridge_session_unref(c->viewer_session);
+		/* Maybe the last reference (the session was killed): its
+		 * teardown waits for processes, so it happens elsewhere. */
+		bridge_registry_release(server->options->context->registry, c->viewer_session);
 		free(c->notice);
 		free(c->message);
 		bridge_server_untrack(server, c);

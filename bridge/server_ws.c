@@ -19,7 +19,7 @@ static int refuse_upgrade(struct lws *wsi, struct bridge_server *server)
 		lws_return_http_status(wsi, 404, NULL);
 		return -1;
 	}
-	if (!bridge_server_origin_allowed(wsi)) {
+	if (!bridge_server_origin_allowed(wsi) || !bridge_server_host_allowed(server, wsi)) {
 		lws_return_http_status(wsi, 403, NULL);
 		return -1;
 	}
@@ -70,6 +70,7 @@ static int send_next(struct connection *c)
 		return -1;
 	o->sent += chunk;
 	if (last) {
+		c->queued_bytes -= o->len;
 		c->queue_head = o->next;
 		if (!c->queue_head)
 			c->queue_tail = NULL;
@@ -90,6 +91,8 @@ int bridge_server_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		return refuse_upgrade(wsi, server);
 	case LWS_CALLBACK_ESTABLISHED:
+		/* Authenticated at the upgrade: no request clock from here. */
+		lws_set_timer_usecs(wsi, LWS_SET_TIMER_USEC_CANCEL);
 		bridge_server_track(server, c, wsi, true);
 		c->link = malloc(sizeof(*c->link));
 		if (!c->link)
@@ -103,7 +106,7 @@ int bridge_server_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_RECEIVE:
 		return receive(c, in, len);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return send_next(c);
+		return c->kicked ? -1 : send_next(c);
 	case LWS_CALLBACK_CLOSED:
 		if (!c->server)
 			return 0;

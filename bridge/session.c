@@ -7,6 +7,7 @@
 #include "../sandbox/volume.h"
 #include "../util/clock.h"
 #include "../util/log.h"
+#include "../util/utf8.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
@@ -69,21 +70,6 @@ struct bridge_session {
 static const char *kind_name(enum bridge_session_kind kind)
 {
 	return kind == BRIDGE_DESKTOP ? "desktop" : kind == BRIDGE_BARE ? "bare" : "vnc";
-}
-
-bool bridge_parse_size(const char *text, int *width, int *height)
-{
-	char *end;
-	long w = strtol(text, &end, 10);
-	if (end == text || (*end != 'x' && *end != 'X'))
-		return false;
-	const char *h_start = end + 1;
-	long h = strtol(h_start, &end, 10);
-	if (end == h_start || *end != '\0' || w < 64 || h < 64 || w > 8192 || h > 8192)
-		return false;
-	*width = (int)w;
-	*height = (int)h;
-	return true;
 }
 
 const char *bridge_session_state_name(enum bridge_session_state state)
@@ -150,19 +136,50 @@ oom:
 	return NULL;
 }
 
+/* The event sink: one for the process, set before sessions start and
+ * cleared before what it reports to goes away. */
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static bridge_session_event_fn sink_fn;
+static void *sink_context;
+
+void bridge_session_set_event_sink(bridge_session_event_fn fn, void *context)
+{
+	pthread_mutex_lock(&sink_lock);
+	sink_fn = fn;
+	sink_context = context;
+	pthread_mutex_unlock(&sink_lock);
+}
+
+static void report(const struct bridge_session *s, enum bridge_session_state from,
+		   enum bridge_session_state to, const char *why)
+{
+	pthread_mutex_lock(&sink_lock);
+	if (sink_fn)
+		sink_fn(s->id, from, to, why, sink_context);
+	pthread_mutex_unlock(&sink_lock);
+}
+
 static void set_state(struct bridge_session *s, enum bridge_session_state state, const char *why)
 {
+	/* The reason may come from a VNC server: whole characters only. */
+	char reason[sizeof(s->failure)];
+	if (why)
+		utf8_excerpt(reason, sizeof(reason), why);
 	pthread_mutex_lock(&s->lock);
-	if (s->state != BRIDGE_ENDED) {
-		if (s->state != state)
+	enum bridge_session_state from = s->state;
+	bool changed = from != BRIDGE_ENDED && from != state;
+	if (from != BRIDGE_ENDED) {
+		if (changed)
 			log_info("session %s: %s%s%s", s->id, bridge_session_state_name(state),
 				 why ? ": " : "", why ? why : "");
 		s->state = state;
 		if (why)
-			snprintf(s->failure, sizeof(s->failure), "%.250s", why);
+			snprintf(s->failure, sizeof(s->failure), "%s", reason);
 	}
 	pthread_cond_broadcast(&s->changed);
 	pthread_mutex_unlock(&s->lock);
+	if (changed)
+		report(s, from, state, why ? reason : NULL);
 }
 
 static bool ended(struct bridge_session *s)
@@ -301,13 +318,17 @@ struct bridge_session *bridge_session_ref(struct bridge_session *s)
 void bridge_session_end(struct bridge_session *s, const char *why)
 {
 	pthread_mutex_lock(&s->lock);
-	bool first = s->state != BRIDGE_ENDED;
+	enum bridge_session_state from = s->state;
+	bool first = from != BRIDGE_ENDED;
 	s->state = BRIDGE_ENDED;
-	snprintf(s->failure, sizeof(s->failure), "%s", why);
+	if (first)
+		utf8_excerpt(s->failure, sizeof(s->failure), why);
 	pthread_cond_broadcast(&s->changed);
 	pthread_mutex_unlock(&s->lock);
-	if (first)
+	if (first) {
 		log_info("session %s ended: %s", s->id, why);
+		report(s, from, BRIDGE_ENDED, why);
+	}
 	vnc_framebuffer_close(s->fb);
 	pthread_mutex_lock(&s->lock);
 	if (s->viewers)

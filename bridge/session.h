@@ -52,8 +52,17 @@ struct bridge_session_spec {
 	const char *volume;
 };
 
-/* "WxH" with each side 64..8192. */
-bool bridge_parse_size(const char *text, int *width, int *height);
+/* Told when a session changes state: started (starting to ready),
+ * reconnecting, back (reconnecting to ready), failed, ended; why may be
+ * NULL. Called on whichever thread made the change, with no session lock
+ * held. */
+typedef void (*bridge_session_event_fn)(const char *id, enum bridge_session_state from,
+					enum bridge_session_state to, const char *why,
+					void *context);
+/* One sink for the process; NULL stops the reports. Returns once no call
+ * of the previous sink is running. */
+void bridge_session_set_event_sink(bridge_session_event_fn fn, void *context);
+
 
 /* A session in state starting, with one reference for the caller. */
 struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define AGENT_MAX_LONG_EDGE 1568
-#define AGENT_MAX_PIXELS 1150000.0
 
 /* Sessions a tool call took; released when the call ends. */
 #define MAX_HELD 4
@@ -80,36 +78,7 @@ void tools_agent_space(struct bridge_session *s, struct agent_space *space)
 {
 	int w, h;
 	vnc_framebuffer_size(bridge_session_framebuffer(s), &w, &h);
-	space->native_width = space->width = w;
-	space->native_height = space->height = h;
-	space->scaled = false;
-	if (w <= 0 || h <= 0)
-		return;
-	double long_edge = w > h ? w : h;
-	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
-	if (scale >= 1.0)
-		return;
-	space->width = (int)floor(w * scale);
-	space->height = (int)floor(h * scale);
-	space->scaled = true;
-}
-
-void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y)
-{
-	/* The centre of the screen pixels agent pixel (x, y) stands for. */
-	*native_x = (int)(((long long)x * 2 + 1) * space->native_width / (2LL * space->width));
-	*native_y = (int)(((long long)y * 2 + 1) * space->native_height / (2LL * space->height));
-	if (*native_x >= space->native_width)
-		*native_x = space->native_width - 1;
-	if (*native_y >= space->native_height)
-		*native_y = space->native_height - 1;
-}
-
-void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y)
-{
-	/* Pixel centres, so that mapping there and back is the identity. */
-	*x = (int)(((long long)native_x * 2 + 1) * space->width / (2LL * space->native_width));
-	*y = (int)(((long long)native_y * 2 + 1) * space->height / (2LL * space->native_height));
+	bridge_agent_space_init(space, w, h);
 }
 
 void tools_pointer(struct bridge_session *s, int *x, int *y)
@@ -157,20 +126,6 @@ bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *a
 				 native_x, native_y);
 }
 
-/* Fits w x h inside the limits models take, keeping the aspect ratio. */
-static void fit_for_models(int w, int h, int *out_w, int *out_h)
-{
-	double long_edge = w > h ? w : h;
-	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
-	if (scale >= 1.0) {
-		*out_w = w;
-		*out_h = h;
-		return;
-	}
-	*out_w = (int)floor(w * scale) > 0 ? (int)floor(w * scale) : 1;
-	*out_h = (int)floor(h * scale) > 0 ? (int)floor(h * scale) : 1;
-}
-
 bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const int *region,
 			  const char *format, int quality, bool show_cursor)
 {
@@ -182,24 +137,16 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 		.jpeg_quality = quality,
 	};
 	if (region) {
-		if (region[0] < 0 || region[1] < 0 || region[2] > space.width ||
-		    region[3] > space.height || region[2] <= region[0] || region[3] <= region[1]) {
-			mcp_call_fail(call,
-				      "region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with "
-				      "0 <= x1 < x2 <= %d and 0 <= y1 < y2 <= %d",
-				      region[0], region[1], region[2], region[3], space.width,
-				      space.height);
+		/* The screen pixels under the region, at full resolution. */
+		int source[4];
+		char why[200];
+		if (!bridge_region_to_native(&space, region, source, why, sizeof(why))) {
+			mcp_call_fail(call, "%s", why);
 			return false;
 		}
-		/* The screen pixels under the region, at full resolution. */
-		int x1 = (int)((long long)region[0] * space.native_width / space.width);
-		int y1 = (int)((long long)region[1] * space.native_height / space.height);
-		int x2 = (int)(((long long)region[2] * space.native_width + space.width - 1) / space.width);
-		int y2 = (int)(((long long)region[3] * space.native_height + space.height - 1) /
-			       space.height);
-		request.source = (struct vnc_rect){ x1, y1, x2 - x1, y2 - y1 };
-		fit_for_models(request.source.width, request.source.height, &request.width,
-			       &request.height);
+		request.source = (struct vnc_rect){ source[0], source[1], source[2], source[3] };
+		bridge_fit_for_models(request.source.width, request.source.height, &request.width,
+				      &request.height);
 	} else {
 		request.source = (struct vnc_rect){ 0, 0, space.native_width, space.native_height };
 		request.width = space.width;

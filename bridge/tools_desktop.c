@@ -11,6 +11,7 @@
 #include "../util/io.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
+#include "../util/utf8.h"
 #include "../vnc/keys.h"
 
 #include <cjson/cJSON.h>
@@ -48,8 +49,9 @@ static bool normalize_url(const char *url, char *out, size_t size, char *err, si
 		}
 	}
 	if (strstr(url, "://") || strchr(url, ' ') || url[0] == '-') {
-		snprintf(err, err_size,
-			 "'%.100s' is not an http, https, file or about URL", url);
+		char shown[101];
+		snprintf(err, err_size, "'%s' is not an http, https, file or about URL",
+			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 	snprintf(out, size, "https://%s", url);
@@ -149,14 +151,18 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		if (!text)
 			text = strdup("");
 	}
-	cJSON *reply = text ? cJSON_CreateObject() : NULL;
-	if (!reply || !cJSON_AddStringToObject(reply, "text", text)) {
+	/* A program on the desktop may own the clipboard with any bytes;
+	 * the reply is JSON, so what is not UTF-8 shows as U+FFFD. */
+	char *repaired = text ? utf8_repair(text, strlen(text), NULL) : NULL;
+	free(text);
+	cJSON *reply = repaired ? cJSON_CreateObject() : NULL;
+	if (!reply || !cJSON_AddStringToObject(reply, "text", repaired)) {
 		cJSON_Delete(reply);
-		free(text);
+		free(repaired);
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	free(text);
+	free(repaired);
 	mcp_call_structured(call, reply);
 }
 
@@ -170,7 +176,7 @@ static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size
 	*len = 0;
 	for (size_t i = 0; i < in_len;) {
 		uint32_t cp;
-		size_t n = vnc_utf8_decode(text + i, in_len - i, &cp);
+		size_t n = utf8_decode(text + i, in_len - i, &cp);
 		if (n == 0 || cp > 0xff) {
 			snprintf(err, err_size,
 				 "this desktop is attached over VNC, whose clipboard carries "
@@ -233,6 +239,15 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 		return;
 	const char *text = tools_string(args, "text", "");
 	char err[320];
+	/* What is set comes back from clipboard_get into JSON: only text. */
+	size_t bad;
+	if (!utf8_valid(text, strlen(text), &bad)) {
+		mcp_call_fail(call,
+			      "text is not valid UTF-8 at byte %zu; the clipboard takes UTF-8 "
+			      "text only",
+			      bad);
+		return;
+	}
 	struct sandbox_desktop *d = bridge_session_desktop(s);
 	bool ok;
 	if (d) {

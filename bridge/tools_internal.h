@@ -2,6 +2,7 @@
 #ifndef LIZARD_BRIDGE_TOOLS_INTERNAL_H
 #define LIZARD_BRIDGE_TOOLS_INTERNAL_H
 
+#include "geometry.h"
 #include "tools.h"
 #include "../vnc/framebuffer.h" /* enum vnc_wait_result */
 
@@ -29,19 +30,7 @@ struct vnc_rect;
 #define SETTLE_QUIET_MS 300
 #define SETTLE_TIMEOUT_MS 5000
 
-/* The coordinates models see. Screens larger than models take (long edge
- * over 1568 px or more than 1.15 megapixels) are shown scaled; every
- * coordinate a tool receives is in that space and mapped back. */
-struct agent_space {
-	int native_width, native_height;
-	int width, height;
-	bool scaled;
-};
-
 void tools_agent_space(struct bridge_session *session, struct agent_space *space);
-/* Agent pixel to the native pixel at the centre of what it shows. */
-void tools_to_native(const struct agent_space *space, int x, int y, int *native_x, int *native_y);
-void tools_to_agent(const struct agent_space *space, int native_x, int native_y, int *x, int *y);
 /* Where the pointer is, in agent space. */
 void tools_pointer(struct bridge_session *session, int *x, int *y);
 

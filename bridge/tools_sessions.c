@@ -2,12 +2,14 @@
  * set_timeout, kill_session. */
 #include "tools_internal.h"
 
+#include "geometry.h"
 #include "registry.h"
 #include "session.h"
 #include "viewer.h"
 #include "../mcp/server.h"
 #include "../sandbox/size.h"
 #include "../vnc/target.h"
+#include "../util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -40,8 +42,10 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 			return false;
 		}
 		if (!cJSON_IsString(item) || strlen(item->valuestring) > MAX_METADATA_VALUE) {
-			mcp_call_fail(call, "metadata value '%.64s' must be a string of at most %d bytes",
-				      item->string, MAX_METADATA_VALUE);
+			char shown[65];
+			mcp_call_fail(call, "metadata value '%s' must be a string of at most %d bytes",
+				      utf8_excerpt(shown, sizeof(shown), item->string),
+				      MAX_METADATA_VALUE);
 			return false;
 		}
 	}
@@ -63,18 +67,20 @@ static bool size_and_screen(struct bridge_context *c, struct mcp_call *call, con
 		return false;
 	}
 	const char *preset = NULL;
+	char shown[33];
 	if (size && bridge_parse_size(size, &spec->width, &spec->height)) {
 		if (screen) {
-			mcp_call_fail(call, "size '%.32s' is a screen size and screen is given too; "
-					    "give size a preset (small, medium, large) instead", size);
+			mcp_call_fail(call, "size '%s' is a screen size and screen is given too; "
+					    "give size a preset (small, medium, large) instead",
+				      utf8_excerpt(shown, sizeof(shown), size));
 			return false;
 		}
 	} else if (size) {
 		preset = size;
 	}
 	if (screen && !bridge_parse_size(screen, &spec->width, &spec->height)) {
-		mcp_call_fail(call, "screen '%.32s' is not WxH with each side 64..8192, e.g. 1280x800",
-			      screen);
+		mcp_call_fail(call, "screen '%s' is not WxH with each side 64..8192, e.g. 1280x800",
+			      utf8_excerpt(shown, sizeof(shown), screen));
 		return false;
 	}
 	if (volume) {
@@ -89,8 +95,8 @@ static bool size_and_screen(struct bridge_context *c, struct mcp_call *call, con
 		return true;
 	struct sandbox_error failed;
 	if (preset && !sandbox_sizes_find(&c->sizes, preset, limits, &failed)) {
-		mcp_call_fail(call, "size '%.32s': %s (or WxH for the screen, e.g. 1280x800)", preset,
-			      failed.message);
+		mcp_call_fail(call, "size '%s': %s (or WxH for the screen, e.g. 1280x800)",
+			      utf8_excerpt(shown, sizeof(shown), preset), failed.message);
 		return false;
 	}
 	if (!c->cgroup_root) {

@@ -27,32 +27,30 @@ static void reply_name(struct mcp_call *call, const char *name)
 	mcp_call_structured(call, reply);
 }
 
-static void create_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+/* create_volume and delete_volume: one operation on a named volume. */
+static void on_volume(struct mcp_call *call, const cJSON *args, struct bridge_context *c,
+		      bool (*operation)(struct sandbox_volumes *, const char *, struct sandbox_error *))
 {
-	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	struct sandbox_volumes *volumes = volumes_of(c, call);
 	const char *name = tools_string(args, "name", "");
 	struct sandbox_error failed;
 	if (!volumes)
 		return;
-	if (!sandbox_volume_create(volumes, name, &failed)) {
+	if (!operation(volumes, name, &failed)) {
 		mcp_call_fail(call, "%s", failed.message);
 		return;
 	}
 	reply_name(call, name);
 }
 
+static void create_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	on_volume(call, args, userdata, sandbox_volume_create);
+}
+
 static void delete_volume(struct mcp_call *call, const cJSON *args, void *userdata)
 {
-	struct sandbox_volumes *volumes = volumes_of(userdata, call);
-	const char *name = tools_string(args, "name", "");
-	struct sandbox_error failed;
-	if (!volumes)
-		return;
-	if (!sandbox_volume_delete(volumes, name, &failed)) {
-		mcp_call_fail(call, "%s", failed.message);
-		return;
-	}
-	reply_name(call, name);
+	on_volume(call, args, userdata, sandbox_volume_delete);
 }
 
 static cJSON *describe_volume(const struct sandbox_volume_info *v)

@@ -420,5 +420,8 @@ void bridge_viewer_sent(struct bridge_viewer *w, struct bridge_viewer_message *m
 
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *w)
 {
-	return w->role;
+	pthread_mutex_lock(&w->hub->lock);
+	enum bridge_viewer_role role = w->kicked ? BRIDGE_VIEWER_NONE : w->role;
+	pthread_mutex_unlock(&w->hub->lock);
+	return role;
 }

@@ -51,6 +51,8 @@ void bridge_viewer_detach(struct bridge_viewer *viewer);
 struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *viewer, bool *closing,
 						 bool *ended);
 void bridge_viewer_sent(struct bridge_viewer *viewer, struct bridge_viewer_message *message);
+/* BRIDGE_VIEWER_NONE once the viewer's link was revoked or its session
+ * ended: from that moment its input counts for nothing. */
 enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *viewer);
 
 #endif

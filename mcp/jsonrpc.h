@@ -13,6 +13,7 @@ enum {
 	JSONRPC_METHOD_NOT_FOUND = -32601,
 	JSONRPC_INVALID_PARAMS = -32602,
 	JSONRPC_INTERNAL_ERROR = -32603,
+	JSONRPC_SERVER_BUSY = -32000, /* a bound on queued calls is reached */
 };
 
 enum jsonrpc_kind {
@@ -37,9 +38,19 @@ struct jsonrpc_message {
 void jsonrpc_parse(const char *data, size_t len, struct jsonrpc_message *msg);
 void jsonrpc_message_finish(struct jsonrpc_message *msg);
 
-/* Printed replies (heap strings, caller frees); id may be NULL for null.
- * jsonrpc_result takes ownership of result. */
+/* Whether item can be a request id: a string or a number. Numbers of ids,
+ * requestId and progressToken are parsed as raw items holding their exact
+ * text, so they echo unchanged; compare ids with cJSON_Compare. */
+bool jsonrpc_is_id(const struct cJSON *item);
+
+/* Printed messages (heap strings, caller frees); id may be NULL for null.
+ * They take ownership of result and params. Strings that are not valid
+ * UTF-8 are repaired (U+FFFD) on the way out. */
 char *jsonrpc_result(const struct cJSON *id, struct cJSON *result);
 char *jsonrpc_error(const struct cJSON *id, int code, const char *message);
+char *jsonrpc_notification(const char *method, struct cJSON *params);
+/* Replaces every string in the tree that is not valid UTF-8 by a repaired
+ * copy (jsonrpc_result does it itself). */
+void jsonrpc_repair_strings(struct cJSON *item);
 
 #endif

@@ -1,5 +1,7 @@
 #include "schema.h"
 
+#include "../util/utf8.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -138,8 +140,9 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, c
 		if (!found) {
 			char allowed[256];
 			list_enum(choices, allowed, sizeof(allowed));
-			snprintf(err, err_size, "argument '%s' is '%.64s'; it must be one of: %s", path,
-				 v->valuestring, allowed);
+			char shown[65];
+			snprintf(err, err_size, "argument '%s' is '%s'; it must be one of: %s", path,
+				 utf8_excerpt(shown, sizeof(shown), v->valuestring), allowed);
 			return false;
 		}
 	}
@@ -215,8 +218,9 @@ bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const ch
 		if (!prop) {
 			char known[512];
 			list_properties(properties, known, sizeof(known));
-			snprintf(err, err_size, "unknown argument '%.64s' for %s; it takes: %s",
-				 arg->string, tool, known);
+			char shown[65];
+			snprintf(err, err_size, "unknown argument '%s' for %s; it takes: %s",
+				 utf8_excerpt(shown, sizeof(shown), arg->string), tool, known);
 			return false;
 		}
 		if (!check_value(prop, arg, arg->string, err, err_size))

@@ -5,9 +5,12 @@
 #include "workers.h"
 #include "../util/base64.h"
 #include "../util/blob.h"
+#include "../util/clock.h"
 #include "../util/log.h"
+#include "../util/utf8.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -39,9 +42,14 @@ struct mcp_server {
 	mcp_call_observer observer;
 	void *observer_userdata;
 	struct mcp_workers *workers;
-	/* Calls queued or running, for notifications/cancelled. */
+	/* Calls queued or running, for notifications/cancelled and for the
+	 * bounds on them. */
 	pthread_mutex_t calls_lock;
 	struct mcp_call *calls;
+	size_t call_count;
+	/* Live peers, for notifications/message. */
+	pthread_mutex_t peers_lock;
+	struct mcp_peer *peers;
 };
 
 struct mcp_peer {
@@ -52,6 +60,12 @@ struct mcp_peer {
 	int refs;
 	bool closed;
 	char *scope; /* see mcp_peer_set_scope; NULL: this peer alone */
+	int calls_running; /* this peer's calls not yet finished */
+	pthread_cond_t idle; /* signalled when calls_running drops to 0 */
+	bool initialized;  /* initialize answered: log messages may go out */
+	bool unlisted;     /* the server went first and forgot it */
+	enum mcp_log_level log_level; /* the least severe message it gets */
+	struct mcp_peer *next; /* in the server's list of peers */
 };
 
 #define MAX_CALL_IMAGES MCP_MAX_CALL_IMAGES
@@ -89,6 +103,7 @@ struct mcp_server *mcp_server_create(const char *name, const char *version,
 	server->instructions = instructions ? strdup(instructions) : NULL;
 	server->tool_list = cJSON_CreateArray();
 	pthread_mutex_init(&server->calls_lock, NULL);
+	pthread_mutex_init(&server->peers_lock, NULL);
 	server->workers = mcp_workers_create(worker_threads);
 	if (!server->name || !server->version || (instructions && !server->instructions) ||
 	    !server->tool_list || !server->workers) {
@@ -103,7 +118,18 @@ void mcp_server_destroy(struct mcp_server *server)
 	if (!server)
 		return;
 	mcp_workers_destroy(server->workers);
+	/* Peers may be closed after the server is gone (their transport ends
+	 * later): they must not look for the list then. */
+	pthread_mutex_lock(&server->peers_lock);
+	for (struct mcp_peer *peer = server->peers; peer; peer = peer->next) {
+		pthread_mutex_lock(&peer->lock);
+		peer->unlisted = true;
+		pthread_mutex_unlock(&peer->lock);
+	}
+	server->peers = NULL;
+	pthread_mutex_unlock(&server->peers_lock);
 	pthread_mutex_destroy(&server->calls_lock);
+	pthread_mutex_destroy(&server->peers_lock);
 	for (size_t i = 0; i < server->tool_count; i++)
 		cJSON_Delete(server->tools[i].schema);
 	free(server->tools);
@@ -193,7 +219,13 @@ struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, vo
 	peer->send = send;
 	peer->context = context;
 	peer->refs = 1;
+	peer->log_level = MCP_LOG_WARNING;
 	pthread_mutex_init(&peer->lock, NULL);
+	clock_cond_init(&peer->idle);
+	pthread_mutex_lock(&server->peers_lock);
+	peer->next = server->peers;
+	server->peers = peer;
+	pthread_mutex_unlock(&server->peers_lock);
 	return peer;
 }
 
@@ -201,8 +233,21 @@ static void peer_unref(struct mcp_peer *peer)
 {
 	pthread_mutex_lock(&peer->lock);
 	bool last = --peer->refs == 0;
+	bool listed = !peer->unlisted;
 	pthread_mutex_unlock(&peer->lock);
+	if (last && listed) {
+		struct mcp_server *server = peer->server;
+		pthread_mutex_lock(&server->peers_lock);
+		for (struct mcp_peer **p = &server->peers; *p; p = &(*p)->next) {
+			if (*p == peer) {
+				*p = peer->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&server->peers_lock);
+	}
 	if (last) {
+		pthread_cond_destroy(&peer->idle);
 		pthread_mutex_destroy(&peer->lock);
 		free(peer->scope);
 		free(peer);
@@ -263,6 +308,7 @@ static cJSON *initialize_result(struct mcp_server *server, const char *requested
 	cJSON *capabilities = cJSON_AddObjectToObject(result, "capabilities");
 	cJSON *tools = cJSON_AddObjectToObject(capabilities, "tools");
 	cJSON_AddBoolToObject(tools, "listChanged", false);
+	cJSON_AddObjectToObject(capabilities, "logging");
 	cJSON *info = cJSON_AddObjectToObject(result, "serverInfo");
 	cJSON_AddStringToObject(info, "name", server->name);
 	cJSON_AddStringToObject(info, "version", server->version);
@@ -282,9 +328,14 @@ static void handle_initialize(struct mcp_peer *peer, const struct jsonrpc_messag
 		return;
 	}
 	cJSON *result = initialize_result(peer->server, version->valuestring);
-	log_info("MCP client initialized (asked %s, using %s)", version->valuestring,
+	char asked[32];
+	log_info("MCP client initialized (asked %s, using %s)",
+		 utf8_excerpt(asked, sizeof(asked), version->valuestring),
 		 cJSON_GetObjectItemCaseSensitive(result, "protocolVersion")->valuestring);
 	peer_send(peer, jsonrpc_result(msg->id, result));
+	pthread_mutex_lock(&peer->lock);
+	peer->initialized = true;
+	pthread_mutex_unlock(&peer->lock);
 }
 
 /* Tool calls */
@@ -308,20 +359,13 @@ static void call_free(struct mcp_call *call)
 	free(call);
 }
 
-static void track_call(struct mcp_server *server, struct mcp_call *call)
-{
-	pthread_mutex_lock(&server->calls_lock);
-	call->next = server->calls;
-	server->calls = call;
-	pthread_mutex_unlock(&server->calls_lock);
-}
-
 static void untrack_call(struct mcp_server *server, struct mcp_call *call)
 {
 	pthread_mutex_lock(&server->calls_lock);
 	for (struct mcp_call **p = &server->calls; *p; p = &(*p)->next) {
 		if (*p == call) {
 			*p = call->next;
+			server->call_count--;
 			break;
 		}
 	}
@@ -342,7 +386,7 @@ static bool same_scope(const struct mcp_call *call, const struct mcp_peer *peer,
 static void cancel_request(struct mcp_peer *peer, const cJSON *params)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
-	if (!cJSON_IsString(id) && !cJSON_IsNumber(id))
+	if (!jsonrpc_is_id(id))
 		return;
 	pthread_mutex_lock(&peer->lock);
 	char *scope = peer->scope ? strdup(peer->scope) : NULL;
@@ -357,6 +401,14 @@ static void cancel_request(struct mcp_peer *peer, const cJSON *params)
 	}
 	pthread_mutex_unlock(&server->calls_lock);
 	free(scope);
+}
+
+void mcp_server_cancel_all(struct mcp_server *server)
+{
+	pthread_mutex_lock(&server->calls_lock);
+	for (struct mcp_call *call = server->calls; call; call = call->next)
+		atomic_store(&call->cancelled, true);
+	pthread_mutex_unlock(&server->calls_lock);
 }
 
 /* Sends text with each image's marker replaced by its data. */
@@ -438,7 +490,42 @@ static void run_call(void *arg)
 		finish_call(call);
 	struct mcp_peer *peer = call->peer;
 	call_free(call);
+	pthread_mutex_lock(&peer->lock);
+	if (--peer->calls_running == 0)
+		pthread_cond_broadcast(&peer->idle);
+	pthread_mutex_unlock(&peer->lock);
 	peer_unref(peer);
+}
+
+/* Whether another call from this client fits in the bounds; the reason
+ * otherwise. Counted under calls_lock, so two readers cannot both take the
+ * last place. Takes the place when it fits. */
+static bool admit_call(struct mcp_server *server, struct mcp_call *call, char *why,
+		       size_t why_size)
+{
+	pthread_mutex_lock(&server->calls_lock);
+	size_t mine = 0;
+	for (struct mcp_call *c = server->calls; c && mine < MCP_MAX_CALLS_PER_CLIENT; c = c->next)
+		if (same_scope(c, call->peer, call->scope))
+			mine++;
+	bool fits = server->call_count < MCP_MAX_CALLS && mine < MCP_MAX_CALLS_PER_CLIENT;
+	if (fits) {
+		call->next = server->calls;
+		server->calls = call;
+		server->call_count++;
+	} else if (mine >= MCP_MAX_CALLS_PER_CLIENT) {
+		snprintf(why, why_size,
+			 "Server busy: this client already has %d tools/call requests unanswered "
+			 "(the limit); wait for replies before sending more",
+			 MCP_MAX_CALLS_PER_CLIENT);
+	} else {
+		snprintf(why, why_size,
+			 "Server busy: the bridge holds %d unanswered tools/call requests (the "
+			 "limit); try again when some have finished",
+			 MCP_MAX_CALLS);
+	}
+	pthread_mutex_unlock(&server->calls_lock);
+	return fits;
 }
 
 static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_message *msg)
@@ -452,9 +539,9 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	}
 	const struct registered_tool *tool = find_tool(peer->server, name->valuestring);
 	if (!tool) {
-		char message[200];
-		snprintf(message, sizeof(message), "Unknown tool: %.64s (tools/list names them)",
-			 name->valuestring);
+		char message[200], shown[65];
+		snprintf(message, sizeof(message), "Unknown tool: %s (tools/list names them)",
+			 utf8_excerpt(shown, sizeof(shown), name->valuestring));
 		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS, message));
 		return;
 	}
@@ -476,7 +563,7 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 		goto oom_call;
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(msg->params, "_meta");
 	const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
-	if (cJSON_IsString(token) || cJSON_IsNumber(token)) {
+	if (jsonrpc_is_id(token)) {
 		call->progress_token = cJSON_Duplicate(token, false);
 		if (!call->progress_token)
 			goto oom_call;
@@ -492,12 +579,24 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	bool has_lane = !tool->tool.read_only && peer->server->lane_fn &&
 			peer->server->lane_fn(tool->tool.name, call->arguments, lane, sizeof(lane),
 					      peer->server->lane_userdata);
+	/* A full queue answers at once: the reader never waits for room. */
+	char busy[200];
+	if (!admit_call(peer->server, call, busy, sizeof(busy))) {
+		log_warn("%s", busy);
+		call_free(call);
+		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_SERVER_BUSY, busy));
+		return;
+	}
 	pthread_mutex_lock(&peer->lock);
 	peer->refs++;
+	peer->calls_running++;
 	pthread_mutex_unlock(&peer->lock);
-	track_call(peer->server, call);
 	if (!mcp_workers_submit(peer->server->workers, has_lane ? lane : NULL, run_call, call)) {
 		untrack_call(peer->server, call);
+		pthread_mutex_lock(&peer->lock);
+		if (--peer->calls_running == 0)
+			pthread_cond_broadcast(&peer->idle);
+		pthread_mutex_unlock(&peer->lock);
 		peer_unref(peer);
 		goto oom_call;
 	}
@@ -508,6 +607,61 @@ oom_call:
 oom:
 	peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INTERNAL_ERROR,
 				      "the bridge is out of memory or shutting down"));
+}
+
+/* Logging */
+
+static const char *const log_level_names[] = {
+	[MCP_LOG_DEBUG] = "debug",	 [MCP_LOG_INFO] = "info",   [MCP_LOG_NOTICE] = "notice",
+	[MCP_LOG_WARNING] = "warning",	 [MCP_LOG_ERROR] = "error", [MCP_LOG_CRITICAL] = "critical",
+	[MCP_LOG_ALERT] = "alert",	 [MCP_LOG_EMERGENCY] = "emergency",
+};
+#define LOG_LEVEL_COUNT (sizeof(log_level_names) / sizeof(log_level_names[0]))
+
+static void handle_set_level(struct mcp_peer *peer, const struct jsonrpc_message *msg)
+{
+	const cJSON *level = cJSON_GetObjectItemCaseSensitive(msg->params, "level");
+	for (size_t i = 0; cJSON_IsString(level) && i < LOG_LEVEL_COUNT; i++) {
+		if (strcmp(level->valuestring, log_level_names[i]) == 0) {
+			pthread_mutex_lock(&peer->lock);
+			peer->log_level = (enum mcp_log_level)i;
+			pthread_mutex_unlock(&peer->lock);
+			peer_send(peer, jsonrpc_result(msg->id, cJSON_CreateObject()));
+			return;
+		}
+	}
+	peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+				      "logging/setLevel needs params.level, one of: debug, info, "
+				      "notice, warning, error, critical, alert, emergency"));
+}
+
+void mcp_server_log(struct mcp_server *server, enum mcp_log_level level, const char *logger,
+		    const char *message)
+{
+	if ((size_t)level >= LOG_LEVEL_COUNT)
+		return;
+	cJSON *params = cJSON_CreateObject();
+	if (!params)
+		return;
+	cJSON_AddStringToObject(params, "level", log_level_names[level]);
+	if (logger)
+		cJSON_AddStringToObject(params, "logger", logger);
+	cJSON_AddStringToObject(params, "data", message);
+	char *text = jsonrpc_notification("notifications/message", params);
+	if (!text)
+		return;
+	struct iovec part = { text, strlen(text) };
+	/* Peers leave the list only under peers_lock, so each one seen here
+	 * is still allocated; its own lock then says whether it is open. */
+	pthread_mutex_lock(&server->peers_lock);
+	for (struct mcp_peer *peer = server->peers; peer; peer = peer->next) {
+		pthread_mutex_lock(&peer->lock);
+		if (!peer->closed && peer->initialized && level >= peer->log_level)
+			peer->send(peer->context, &part, 1);
+		pthread_mutex_unlock(&peer->lock);
+	}
+	pthread_mutex_unlock(&server->peers_lock);
+	free(text);
 }
 
 static void handle_request(struct mcp_peer *peer, const struct jsonrpc_message *msg)
@@ -522,9 +676,12 @@ static void handle_request(struct mcp_peer *peer, const struct jsonrpc_message *
 		peer_send(peer, jsonrpc_result(msg->id, result));
 	} else if (strcmp(msg->method, "tools/call") == 0) {
 		handle_tools_call(peer, msg);
+	} else if (strcmp(msg->method, "logging/setLevel") == 0) {
+		handle_set_level(peer, msg);
 	} else {
-		char message[160];
-		snprintf(message, sizeof(message), "Method not found: %.64s", msg->method);
+		char message[160], shown[65];
+		snprintf(message, sizeof(message), "Method not found: %s",
+			 utf8_excerpt(shown, sizeof(shown), msg->method));
 		peer_send(peer, jsonrpc_error(msg->id, JSONRPC_METHOD_NOT_FOUND, message));
 	}
 }
@@ -552,6 +709,18 @@ void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len)
 		break;
 	}
 	jsonrpc_message_finish(&msg);
+}
+
+bool mcp_peer_wait_idle(struct mcp_peer *peer, int timeout_ms)
+{
+	struct timespec until = clock_deadline_ms(timeout_ms);
+	pthread_mutex_lock(&peer->lock);
+	int rc = 0;
+	while (peer->calls_running > 0 && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&peer->idle, &peer->lock, &until);
+	bool idle = peer->calls_running == 0;
+	pthread_mutex_unlock(&peer->lock);
+	return idle;
 }
 
 void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit)
@@ -675,18 +844,16 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
 {
 	if (!call->progress_token)
 		return;
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "jsonrpc", "2.0");
-	cJSON_AddStringToObject(root, "method", "notifications/progress");
-	cJSON *params = cJSON_AddObjectToObject(root, "params");
+	cJSON *params = cJSON_CreateObject();
+	if (!params)
+		return;
 	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(call->progress_token, false));
 	cJSON_AddNumberToObject(params, "progress", progress);
 	if (total >= 0)
 		cJSON_AddNumberToObject(params, "total", total);
 	if (message)
 		cJSON_AddStringToObject(params, "message", message);
-	peer_send(call->peer, cJSON_PrintUnformatted(root));
-	cJSON_Delete(root);
+	peer_send(call->peer, jsonrpc_notification("notifications/progress", params));
 }
 
 bool mcp_call_cancelled(const struct mcp_call *call)

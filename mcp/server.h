@@ -50,8 +50,29 @@ typedef void (*mcp_call_observer)(const char *tool, bool is_error, double second
 
 #define MCP_LATEST_PROTOCOL_VERSION "2025-11-25"
 
+/* Bounds on tools/call requests queued or running: per client (a peer, or
+ * the peers sharing a scope) and in all. A call over either is answered at
+ * once with a "Server busy" JSON-RPC error; nothing waits for room. */
+#define MCP_MAX_CALLS_PER_CLIENT 256
+#define MCP_MAX_CALLS 4096
+
+/* MCP logging levels (RFC 5424 severities), least severe first. */
+enum mcp_log_level {
+	MCP_LOG_DEBUG,
+	MCP_LOG_INFO,
+	MCP_LOG_NOTICE,
+	MCP_LOG_WARNING,
+	MCP_LOG_ERROR,
+	MCP_LOG_CRITICAL,
+	MCP_LOG_ALERT,
+	MCP_LOG_EMERGENCY,
+};
+
 struct mcp_server *mcp_server_create(const char *name, const char *version,
 				     const char *instructions, int worker_threads);
+/* Marks every call queued or running as cancelled, as if each client had
+ * sent notifications/cancelled: for shutdown. */
+void mcp_server_cancel_all(struct mcp_server *server);
 /* Finishes queued calls, then frees. NULL is fine. */
 void mcp_server_destroy(struct mcp_server *server);
 /* The tool's strings must outlive the server. False when the schema text is
@@ -59,12 +80,20 @@ void mcp_server_destroy(struct mcp_server *server);
 bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata);
 void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata);
 void mcp_server_set_observer(struct mcp_server *server, mcp_call_observer fn, void *userdata);
+/* Sends notifications/message to every initialized, open peer whose level
+ * (logging/setLevel; warning until it sets one) is at or below level.
+ * logger may be NULL. Any thread. */
+void mcp_server_log(struct mcp_server *server, enum mcp_log_level level, const char *logger,
+		    const char *message);
 /* Whether version is one this server speaks. */
 bool mcp_protocol_version_supported(const char *version);
 
 struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, void *context);
 /* Handles one complete message (not NUL-terminated). */
 void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len);
+/* Waits up to timeout_ms for every tools/call this peer started to finish
+ * (and its reply to be sent). True when none is left. */
+bool mcp_peer_wait_idle(struct mcp_peer *peer, int timeout_ms);
 /* Replies to an oversize message the transport refused to read. */
 void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit);
 /* After this no reply is sent; the peer is freed once its calls finish. */

@@ -8,11 +8,16 @@
 
 struct mcp_server;
 
-/* A line longer than this is discarded with a JSON-RPC error. */
+/* A message (a line without its "\n", or "\r\n") longer than this is
+ * discarded with a JSON-RPC error; one of exactly this size is served. */
 #define MCP_STDIO_MAX_MESSAGE (4u * 1024 * 1024)
 
+/* When stdin closes, replies to requests already read are still written
+ * for up to this long; calls still running then are abandoned. */
+#define MCP_STDIO_DRAIN_MS 30000
+
 enum mcp_stdio_end {
-	MCP_STDIO_EOF,     /* the client closed stdin */
+	MCP_STDIO_EOF,     /* the client closed stdin (replies sent, or drain timed out) */
 	MCP_STDIO_STOPPED, /* stop_fd became readable */
 	MCP_STDIO_ERROR,
 };

@@ -9,7 +9,7 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # bubblewrap makes the sandbox every local session runs in.
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils jq)
+  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then
@@ -33,7 +33,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >&2
 fi
 
-if [ "${1:-}" = "--tests" ] && [ ! -d tests/node_modules/@modelcontextprotocol/sdk ]; then
+if [ "${1:-}" = "--tests" ] && { [ ! -d tests/node_modules/@modelcontextprotocol/sdk ] ||
+  [ ! -d tests/node_modules/@modelcontextprotocol/conformance ]; }; then
   echo "setup: installing the test's npm packages" >&2
   (cd tests && npm ci --no-audit --no-fund >&2)
 fi

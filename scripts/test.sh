@@ -2,7 +2,8 @@
 # Sets up, builds and runs every test: the C unit tests and the integration
 # tests against real Xvnc, x11vnc, X applications and the MCP SDK. The whole
 # suite runs twice: on a normal build and under AddressSanitizer +
-# UndefinedBehaviorSanitizer, where any sanitizer report fails the run.
+# UndefinedBehaviorSanitizer, where any sanitizer report fails the run; then
+# each libFuzzer target runs for a few seconds.
 # Ends with the line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,15 @@ run_suite() { # name builddir [meson options...]
 
 run_suite "normal" build
 
+# The official MCP conformance suite's DNS rebinding scenario (Node 22 from
+# tests/node_modules; the other server scenarios expect its own test tools).
+echo "== MCP conformance: dns-rebinding-protection" >&2
+out=$(mktemp)
+LIZARD_BRIDGE_BIN="$PWD/build/lizard-bridge" scripts/conformance.sh dns-rebinding-protection 2>&1 |
+  tee "$out" >&2
+count "$out" '^Passed: [0-9]+' '[0-9]+ failed,'
+rm -f "$out"
+
 reports=$(mktemp -d)
 export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
@@ -54,6 +64,14 @@ if compgen -G "$reports/*" >/dev/null; then
   failed=$((failed + $(ls "$reports" | wc -l)))
 fi
 rm -rf "$reports"
+
+# libFuzzer targets, briefly: each runs its committed corpus and then
+# mutates for 10 s (scripts/fuzz.sh SECONDS runs them longer).
+echo "== fuzz targets" >&2
+out=$(mktemp)
+scripts/fuzz.sh 10 2>&1 | tee "$out" >&2
+count "$out" '^fuzz: [0-9]+ passed' '[0-9]+ failed$'
+rm -f "$out"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,10 +23,31 @@ bool io_write_all(int fd, const void *data, size_t len)
 
 bool io_writev_all(int fd, struct iovec *parts, int count)
 {
+	return io_writev_all_until(fd, parts, count, NULL, 0);
+}
+
+bool io_writev_all_until(int fd, struct iovec *parts, int count, const int *stop_fds,
+			 int stop_count)
+{
 	while (count > 0) {
 		ssize_t n = writev(fd, parts, count > IOV_MAX ? IOV_MAX : count);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd fds[1 + IO_MAX_STOP_FDS] = { { .fd = fd, .events = POLLOUT } };
+			int n_fds = 1;
+			for (int i = 0; i < stop_count && i < IO_MAX_STOP_FDS; i++)
+				fds[n_fds++] = (struct pollfd){ .fd = stop_fds[i], .events = POLLIN };
+			if (poll(fds, (nfds_t)n_fds, -1) < 0 && errno != EINTR)
+				return false;
+			for (int i = 1; i < n_fds; i++) {
+				if (fds[i].fd >= 0 && (fds[i].revents & POLLIN)) {
+					errno = ECANCELED;
+					return false;
+				}
+			}
+			continue;
+		}
 		if (n <= 0)
 			return false;
 		/* Skip what went out, then shorten the part it ended in. */

@@ -9,5 +9,11 @@
 bool io_write_all(int fd, const void *data, size_t len);
 /* Writes all parts in order, the same way; parts may be changed. */
 bool io_writev_all(int fd, struct iovec *parts, int count);
+/* The same on a non-blocking fd: waits for room until one of stop_fds (up
+ * to IO_MAX_STOP_FDS; negative ones are ignored) becomes readable, then
+ * fails with errno ECANCELED. */
+#define IO_MAX_STOP_FDS 2
+bool io_writev_all_until(int fd, struct iovec *parts, int count, const int *stop_fds,
+			 int stop_count);
 
 #endif

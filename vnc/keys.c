@@ -1,5 +1,7 @@
 #include "keys.h"
 
+#include "../util/utf8.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -42,35 +44,7 @@ uint32_t vnc_keysym_for_codepoint(uint32_t codepoint)
 
 size_t vnc_utf8_decode(const char *s, size_t len, uint32_t *codepoint)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	if (len == 0)
-		return 0;
-	if (u[0] < 0x80) {
-		*codepoint = u[0];
-		return 1;
-	}
-	size_t need;
-	uint32_t cp, min;
-	if ((u[0] & 0xe0) == 0xc0) {
-		need = 2, cp = u[0] & 0x1f, min = 0x80;
-	} else if ((u[0] & 0xf0) == 0xe0) {
-		need = 3, cp = u[0] & 0x0f, min = 0x800;
-	} else if ((u[0] & 0xf8) == 0xf0) {
-		need = 4, cp = u[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((u[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (u[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*codepoint = cp;
-	return need;
+	return utf8_decode(s, len, codepoint);
 }
 
 uint32_t vnc_keysym_from_name(const char *name)
@@ -139,26 +113,30 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			end++;
 		char part[64];
 		size_t part_len = end - pos;
+		/* The combination as quoted in messages: whole characters. */
+		char shown[65];
+		utf8_excerpt_len(shown, sizeof(shown), start, len);
 		if (part_len == 0 || part_len >= sizeof(part)) {
-			snprintf(err, err_size, "key combination '%.*s' has an empty or overlong part",
-				 (int)(len > 64 ? 64 : len), start);
+			snprintf(err, err_size, "key combination '%s' has an empty or overlong part",
+				 shown);
 			return false;
 		}
 		memcpy(part, start + pos, part_len);
 		part[part_len] = '\0';
 		uint32_t sym = vnc_keysym_from_name(part);
 		if (!sym) {
+			char part_shown[sizeof(part)];
 			snprintf(err, err_size,
-				 "unknown key '%s' in '%.*s'; use X keysym names (Return, Tab, "
+				 "unknown key '%s' in '%s'; use X keysym names (Return, Tab, "
 				 "Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
 				 "shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
 				 "right), joined with '+' as in ctrl+shift+t",
-				 part, (int)(len > 64 ? 64 : len), start);
+				 utf8_excerpt(part_shown, sizeof(part_shown), part), shown);
 			return false;
 		}
 		if (combo->count == VNC_MAX_COMBO_KEYS) {
-			snprintf(err, err_size, "key combination '%.*s' has more than %d keys",
-				 (int)(len > 64 ? 64 : len), start, VNC_MAX_COMBO_KEYS);
+			snprintf(err, err_size, "key combination '%s' has more than %d keys", shown,
+				 VNC_MAX_COMBO_KEYS);
 			return false;
 		}
 		combo->keysyms[combo->count++] = sym;
@@ -167,9 +145,9 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			pos++;
 			if (pos == len) { /* trailing '+' after a key: "ctrl+" */
 				snprintf(err, err_size,
-					 "key combination '%.*s' ends with '+'; write ctrl+plus "
+					 "key combination '%s' ends with '+'; write ctrl+plus "
 					 "or ctrl++ for the plus key",
-					 (int)(len > 64 ? 64 : len), start);
+					 shown);
 				return false;
 			}
 		}

@@ -28,8 +28,7 @@ uint32_t vnc_keysym_from_name(const char *name);
 /* Latin-1 code points are their own keysyms; others are 0x01000000 + cp. */
 uint32_t vnc_keysym_for_codepoint(uint32_t codepoint);
 
-/* Decodes one UTF-8 sequence at s (len bytes available). Returns its length,
- * or 0 for an invalid, overlong, surrogate or truncated sequence. */
+/* utf8_decode (util/utf8.h), for callers that only include vnc/. */
 size_t vnc_utf8_decode(const char *s, size_t len, uint32_t *codepoint);
 
 #endif

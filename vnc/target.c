@@ -1,5 +1,7 @@
 #include "target.h"
 
+#include "../util/utf8.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,10 +52,11 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 	if (strncmp(url, "unix://", 7) == 0) {
 		const char *path = url + 7;
 		if (path[0] != '/' || strlen(path) >= 108) {
+			char shown[81];
 			snprintf(err, err_size,
 				 "'%s' needs an absolute socket path under 108 bytes, as in "
 				 "unix:///run/vnc.sock",
-				 url);
+				 utf8_excerpt(shown, sizeof(shown), url));
 			return false;
 		}
 		target->host = strdup(path);
@@ -61,7 +64,9 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		return target->host != NULL;
 	}
 	if (strncmp(url, "vnc://", 6) != 0) {
-		snprintf(err, err_size, "unsupported VNC URL scheme in '%.64s'; use " FORMS, url);
+		char shown[65];
+		snprintf(err, err_size, "unsupported VNC URL scheme in '%s'; use " FORMS,
+			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 
@@ -111,8 +116,9 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		long port = strtol(port_part, &end, 10);
 		if (end == port_part || (*end != '\0' && strcmp(end, "/") != 0) || port < 1 ||
 		    port > 65535) {
-			snprintf(err, err_size, "VNC port '%.16s' is not a number from 1 to 65535",
-				 port_part);
+			char shown[17];
+			snprintf(err, err_size, "VNC port '%s' is not a number from 1 to 65535",
+				 utf8_excerpt(shown, sizeof(shown), port_part));
 			goto fail;
 		}
 		target->port = (int)port;

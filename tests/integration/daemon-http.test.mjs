@@ -159,6 +159,30 @@ test('oversize bodies get 413 and oversize WebSocket messages close 1009', async
   await stillServes();
 });
 
+test('the 4 MiB limit is exact: a message of the limit is served, one byte more is refused', async () => {
+  const LIMIT = 4 * 1024 * 1024;
+  // An initialize request padded in clientInfo to exactly size bytes.
+  const padded = (size) => {
+    const bare = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1', pad: '' } } });
+    return bare.replace('"pad":""', `"pad":"${'p'.repeat(size - bare.length)}"`);
+  };
+  assert.equal(padded(LIMIT).length, LIMIT);
+  const exact = await request('POST', '/mcp', { headers: auth(), body: padded(LIMIT) });
+  assert.equal(exact.status, 200);
+  assert.equal(JSON.parse(exact.body).result.protocolVersion, '2025-11-25');
+  const over = await request('POST', '/mcp', { headers: auth(), body: padded(LIMIT + 1) });
+  assert.equal(over.status, 413);
+
+  const { ws } = await upgrade(`/mcp?access_token=${daemon.key}`);
+  const reply = new Promise((resolve) => ws.once('message', (d) => resolve(JSON.parse(d))));
+  ws.send(padded(LIMIT));
+  assert.equal((await reply).result.protocolVersion, '2025-11-25');
+  const closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+  ws.send(padded(LIMIT + 1));
+  assert.equal(await closed, 1009);
+  await stillServes();
+});
+
 test('clients that disconnect mid-call leave no stuck worker and no descriptor', async () => {
   const setup = await httpClient(daemon);
   const s = JSON.parse(textOf(await setup.call('create_session', { template: 'bare', size: '320x240' })));

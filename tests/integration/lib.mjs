@@ -428,7 +428,7 @@ export function windowGeometry(env, name) {
 
 // lizard-bridge serve on a free loopback port (or a UNIX socket), with a
 // known API key. Resolves once it listens.
-export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [] } = {}) {
+export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [], env = {} } = {}) {
   if (!listen) {
     const net = await import('node:net');
     const probe = net.createServer();
@@ -437,7 +437,7 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
     await new Promise((resolve) => probe.close(resolve));
   }
   const child = spawn(bridgeBin, ['serve', '--listen', listen, ...args], {
-    env: bridgeEnv({ LIZARD_API_KEY: key }),
+    env: bridgeEnv({ LIZARD_API_KEY: key, ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.add(child);

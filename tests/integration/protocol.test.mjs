@@ -81,7 +81,7 @@ test('initialize negotiates each supported version and offers the latest otherwi
   for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
     const r = await client.request('initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'v', version: '1' } });
     assert.equal(r.result.protocolVersion, version);
-    assert.deepEqual(r.result.capabilities, { tools: { listChanged: false } });
+    assert.deepEqual(r.result.capabilities, { tools: { listChanged: false }, logging: {} });
     assert.equal(r.result.serverInfo.name, 'lizard-bridge');
   }
   const r = await client.request('initialize', { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 'v', version: '1' } });

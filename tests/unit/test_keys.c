@@ -108,20 +108,6 @@ static void codepoints_map_to_keysyms(void)
 	ASSERT_EQ(vnc_keysym_for_codepoint(0x1f642), 0x0101f642);
 }
 
-static void utf8_decoding_rejects_malformed_input(void)
-{
-	uint32_t cp;
-	ASSERT_EQ(vnc_utf8_decode("\xe6\xbc\xa2", 3, &cp), 3);
-	ASSERT_EQ(cp, 0x6f22);
-	ASSERT_EQ(vnc_utf8_decode("\xf0\x9f\x99\x82", 4, &cp), 4);
-	ASSERT_EQ(cp, 0x1f642);
-	ASSERT_EQ(vnc_utf8_decode("\xc0\xaf", 2, &cp), 0);         /* overlong */
-	ASSERT_EQ(vnc_utf8_decode("\xed\xa0\x80", 3, &cp), 0);     /* surrogate */
-	ASSERT_EQ(vnc_utf8_decode("\xe6\xbc", 2, &cp), 0);         /* truncated */
-	ASSERT_EQ(vnc_utf8_decode("\x80", 1, &cp), 0);             /* stray continuation */
-	ASSERT_EQ(vnc_utf8_decode("\xf4\x90\x80\x80", 4, &cp), 0); /* above U+10FFFF */
-}
-
 int main(void)
 {
 	RUN_TEST(parses_keysym_names_in_any_case);
@@ -133,6 +119,5 @@ int main(void)
 	RUN_TEST(plus_key_is_reachable);
 	RUN_TEST(errors_name_the_part_not_understood);
 	RUN_TEST(codepoints_map_to_keysyms);
-	RUN_TEST(utf8_decoding_rejects_malformed_input);
 	TEST_EXIT();
 }
