@@ -620,8 +620,11 @@ struct bridge_viewers *bridge_session_viewers(struct bridge_session *s, size_t h
 					      void (*wake)(void *), void *wake_context)
 {
 	pthread_mutex_lock(&s->lock);
-	if (!s->viewers && wake)
+	if (!s->viewers && wake) {
 		s->viewers = bridge_viewers_create(s->fb, headroom, wake, wake_context);
+		if (s->viewers && s->paused)
+			bridge_viewers_set_paused(s->viewers, true);
+	}
 	struct bridge_viewers *viewers = s->viewers;
 	pthread_mutex_unlock(&s->lock);
 	return viewers;
@@ -689,6 +692,8 @@ bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
 		s->paused = true;
 		s->paused_at_ms = vnc_monotonic_ms();
 		pthread_cond_broadcast(&s->changed);
+		if (s->viewers)
+			bridge_viewers_set_paused(s->viewers, true);
 		pthread_mutex_unlock(&s->lock);
 		log_info("session %s paused", s->id);
 	}
@@ -710,6 +715,8 @@ bool bridge_session_resume(struct bridge_session *s, char *err, size_t err_size)
 			s->deadline_ms += vnc_monotonic_ms() - s->paused_at_ms;
 		s->paused = false;
 		pthread_cond_broadcast(&s->changed);
+		if (s->viewers)
+			bridge_viewers_set_paused(s->viewers, false);
 		pthread_mutex_unlock(&s->lock);
 		pthread_rwlock_rdlock(&s->conn_lock);
 		vnc_conn_set_paused(s->conn, false);

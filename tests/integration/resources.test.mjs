@@ -157,6 +157,28 @@ cgroupTest('pause freezes a counter and shows the last frame; resume lets it con
   await ok('kill_session', { session: s.session });
 });
 
+cgroupTest('viewers are told when the session is paused and when it runs again', async () => {
+  const s = await createSession();
+  const { default: WebSocket } = await import('ws');
+  const links = await ok('start_stream', { session: s.session });
+  const token = /#token=([0-9a-f]{32})/.exec(links.url)[1];
+  const viewer = new WebSocket(`${daemon.url.replace('http://', 'ws://')}/viewer`, 'lizard-viewer');
+  const texts = [];
+  viewer.on('message', (data, binary) => { if (!binary) texts.push(JSON.parse(data.toString())); });
+  await new Promise((resolve, reject) => { viewer.on('open', resolve); viewer.on('error', reject); });
+  try {
+    viewer.send(JSON.stringify({ session: s.session, token }));
+    assert.ok(await waitFor(() => texts.some((m) => m.type === 'hello')), JSON.stringify(texts));
+    await ok('pause_session', { session: s.session });
+    assert.ok(await waitFor(() => texts.some((m) => m.type === 'status' && m.state === 'paused')), JSON.stringify(texts));
+    await ok('resume_session', { session: s.session });
+    assert.ok(await waitFor(() => texts.at(-1).type === 'status' && texts.at(-1).state === 'connected'), JSON.stringify(texts));
+  } finally {
+    viewer.terminate();
+    await call('kill_session', { session: s.session });
+  }
+});
+
 cgroupTest('a deadline does not fire during a pause and runs on after resume', async () => {
   const s = await createSession();
   await ok('set_timeout', { session: s.session, timeout_ms: 1500 });
