@@ -179,6 +179,16 @@ cgroupTest('viewers are told when the session is paused and when it runs again',
   }
 });
 
+cgroupTest('a paused session can be killed: its processes and cgroup go', async () => {
+  const s = await createSession();
+  await ok('launch', { session: s.session, command: 'sleep 1000' });
+  assert.ok(sessionCgroupDir(s.session, 'cgroup.procs'), 'the session has a cgroup');
+  await ok('pause_session', { session: s.session });
+  await ok('kill_session', { session: s.session });
+  assert.ok(await waitFor(() => !sessionCgroupDir(s.session, 'cgroup.procs'), { timeout: 10000, interval: 200 }),
+    'the cgroup was removed, so no process is left in it');
+});
+
 cgroupTest('a deadline does not fire during a pause and runs on after resume', async () => {
   const s = await createSession();
   await ok('set_timeout', { session: s.session, timeout_ms: 1500 });
