@@ -127,16 +127,32 @@ __attribute__((format(printf, 2, 3))) static void put(struct text *t, const char
 	}
 }
 
+struct session_usages {
+	size_t count;
+	char id[BRIDGE_MAX_SESSIONS][64];
+	struct sandbox_usage usage[BRIDGE_MAX_SESSIONS];
+};
+
+static void collect_usage(struct bridge_session *session, void *context)
+{
+	struct session_usages *u = context;
+	if (u->count < BRIDGE_MAX_SESSIONS && bridge_session_usage(session, &u->usage[u->count])) {
+		snprintf(u->id[u->count], sizeof(u->id[0]), "%s", bridge_session_id(session));
+		u->count++;
+	}
+}
+
 /* Per-session gauges from the sessions' cgroups, one metric at a time as
- * the text format wants. */
+ * the text format wants. Read under the registry's lock: this runs on the
+ * server's thread, which must never be the one that tears a session down. */
 static void put_session_usage(struct text *t, struct bridge_registry *registry)
 {
-	struct bridge_session *sessions[BRIDGE_MAX_SESSIONS];
-	struct sandbox_usage usage[BRIDGE_MAX_SESSIONS];
-	bool known[BRIDGE_MAX_SESSIONS];
-	size_t n = bridge_registry_snapshot(registry, sessions, BRIDGE_MAX_SESSIONS);
-	for (size_t i = 0; i < n; i++)
-		known[i] = bridge_session_usage(sessions[i], &usage[i]);
+	struct session_usages *u = calloc(1, sizeof(*u));
+	if (!u) {
+		t->failed = true;
+		return;
+	}
+	bridge_registry_visit(registry, collect_usage, u);
 	static const struct {
 		const char *name, *help;
 		size_t offset;
@@ -156,16 +172,15 @@ static void put_session_usage(struct text *t, struct bridge_registry *registry)
 	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
 		put(t, "# HELP %s %s\n# TYPE %s %s\n", gauges[g].name, gauges[g].help,
 		    gauges[g].name, strstr(gauges[g].name, "_total") ? "counter" : "gauge");
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < u->count; i++) {
 			uint64_t value;
-			memcpy(&value, (const char *)&usage[i] + gauges[g].offset, sizeof(value));
-			if (known[i] && value != SANDBOX_USAGE_UNKNOWN)
-				put(t, "%s{session=\"%s\"} %.15g\n", gauges[g].name,
-				    bridge_session_id(sessions[i]), (double)value * gauges[g].scale);
+			memcpy(&value, (const char *)&u->usage[i] + gauges[g].offset, sizeof(value));
+			if (value != SANDBOX_USAGE_UNKNOWN)
+				put(t, "%s{session=\"%s\"} %.15g\n", gauges[g].name, u->id[i],
+				    (double)value * gauges[g].scale);
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		bridge_session_unref(sessions[i]);
+	free(u);
 }
 
 char *bridge_metrics_render(struct bridge_metrics *m, struct bridge_registry *registry)

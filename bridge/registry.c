@@ -288,6 +288,15 @@ cJSON *bridge_registry_describe(struct bridge_registry *r)
 	return list;
 }
 
+void bridge_registry_visit(struct bridge_registry *r,
+			   void (*fn)(struct bridge_session *session, void *context), void *context)
+{
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++)
+		fn(r->sessions[i], context);
+	pthread_mutex_unlock(&r->lock);
+}
+
 void bridge_registry_count_states(struct bridge_registry *r, int counts[5])
 {
 	memset(counts, 0, sizeof(int) * 5);
