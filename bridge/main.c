@@ -34,7 +34,7 @@
 #define WORKER_THREADS 8
 
 static const char usage[] =
-	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--data-dir DIR]\n"
+	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS],...] [--data-dir DIR]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
@@ -171,7 +171,7 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--listen") == 0 && value && o->serve) {
 			o->listen = value;
 			i++;
-		} else if (strcmp(arg, "--sizes") == 0 && value && o->serve) {
+		} else if (strcmp(arg, "--sizes") == 0 && value) {
 			struct sandbox_error failed;
 			if (!sandbox_sizes_parse(o->sizes, value, &failed)) {
 				fprintf(stderr, "lizard-bridge: --sizes: %s\n", failed.message);
