@@ -8,7 +8,9 @@
 #include "tools.h"
 #include "../mcp/server.h"
 #include "../mcp/stdio.h"
+#include "../sandbox/cgroup.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/volume.h"
 #include "../util/log.h"
 #include "../vnc/conn.h"
 #include "../vnc/target.h"
@@ -32,8 +34,9 @@
 #define WORKER_THREADS 8
 
 static const char usage[] =
-	"usage: lizard-bridge stdio [--vnc URL] [--size WxH]\n"
+	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
+	"                           [--sizes NAME=CPUS:MEMORY[:PIDS],...] [--data-dir DIR]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
@@ -49,6 +52,9 @@ static const char usage[] =
 	"        Streamable HTTP on /mcp (default 127.0.0.1:7070), /healthz, /metrics.\n"
 	"        Requests need Authorization: Bearer $LIZARD_API_KEY (one is generated\n"
 	"        and printed once when unset). --vnc adds a session attached to URL.\n"
+	"        --sizes changes the presets small, medium, large of create_session's\n"
+	"        size, e.g. small=1:512M (defaults 2:4G, 4:8G, 8:16G, 4096 pids).\n"
+	"        --data-dir holds the volumes (default ~/.local/share/lizard-bridge).\n"
 	"        The Host header must be localhost or an address (against DNS\n"
 	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
@@ -94,6 +100,8 @@ struct stdio_options {
 	const char *listen;
 	int width, height;
 	bool serve;
+	const char *data_dir;
+	struct sandbox_sizes *sizes;
 	const char *allowed_hosts[MAX_ALLOWED_HOSTS];
 	size_t allowed_host_count;
 	int max_connections, max_peer_connections, request_timeout_s;
@@ -163,6 +171,16 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--listen") == 0 && value && o->serve) {
 			o->listen = value;
 			i++;
+		} else if (strcmp(arg, "--sizes") == 0 && value) {
+			struct sandbox_error failed;
+			if (!sandbox_sizes_parse(o->sizes, value, &failed)) {
+				fprintf(stderr, "lizard-bridge: --sizes: %s\n", failed.message);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(arg, "--data-dir") == 0 && value) {
+			o->data_dir = value;
+			i++;
 		} else if (o->serve && (rc = parse_serve_option(arg, value, &i, o)) != 0) {
 			if (rc == 2)
 				return 2;
@@ -185,8 +203,9 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 }
 
 /* The default session: lives as long as the bridge. */
-static bool start_default_session(const struct stdio_options *o, struct bridge_registry *registry)
+static bool start_default_session(const struct stdio_options *o, struct bridge_context *c)
 {
+	struct bridge_registry *registry = c->registry;
 	if (o->serve && !o->vnc_url)
 		return true;
 	char err[600];
@@ -198,6 +217,13 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_r
 		.timeout_ms = 0,
 		.network = true,
 	};
+	/* Limited (and so pausable) like create_session's default, when it can be. */
+	struct sandbox_limits limits;
+	if (!o->vnc_url && c->cgroup_root && sandbox_sizes_find(&c->sizes, NULL, &limits, NULL)) {
+		spec.cgroup_root = c->cgroup_root;
+		spec.limits = &limits;
+		spec.size_name = "medium";
+	}
 	if (o->vnc_url) {
 		if (!vnc_target_parse(o->vnc_url, &target, err, sizeof(err))) {
 			log_error("%s", err);
@@ -276,9 +302,53 @@ static bool api_key(char *key, size_t size)
 	return true;
 }
 
+/* Sizes need cgroups; without them sessions still run, unlimited. */
+static void open_resources(struct bridge_context *c, const char *data_dir)
+{
+	struct sandbox_error failed;
+	c->cgroup_root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &failed);
+	if (c->cgroup_root) {
+		unsigned removed = 0;
+		if (!sandbox_cgroup_root_remove_stale(c->cgroup_root, &removed, &failed))
+			log_warn("cgroups left by earlier daemons: %s", failed.message);
+		else if (removed > 0)
+			log_info("removed %u session cgroups left by daemons that died", removed);
+		char what[128];
+		sandbox_cgroup_root_describe(c->cgroup_root, what, sizeof(what));
+		log_info("session sizes enforced with cgroup v%d (%s)",
+			 sandbox_cgroup_root_version(c->cgroup_root) == SANDBOX_CGROUP_V2 ? 2 : 1, what);
+	} else {
+		snprintf(c->cgroup_why, sizeof(c->cgroup_why), "%s", failed.message);
+		log_warn("sizes are unavailable, sessions run without limits: %s", failed.message);
+	}
+	char dir[512];
+	if (!data_dir) {
+		if (sandbox_data_dir_default(dir, sizeof(dir), &failed))
+			data_dir = dir;
+	}
+	if (data_dir)
+		c->volumes = sandbox_volumes_open(data_dir, &failed);
+	if (!c->volumes) {
+		snprintf(c->volumes_why, sizeof(c->volumes_why), "%s", failed.message);
+		log_warn("volumes are unavailable: %s", failed.message);
+	}
+}
+
+static void close_resources(struct bridge_context *c)
+{
+	struct sandbox_error failed;
+	sandbox_error_clear(&failed);
+	sandbox_cgroup_root_close(c->cgroup_root, &failed);
+	if (failed.message[0])
+		log_warn("%s", failed.message);
+	sandbox_volumes_close(c->volumes);
+}
+
 static int run_bridge(int argc, char **argv, bool serve)
 {
-	struct stdio_options options = { .serve = serve };
+	struct bridge_context context = { .registry = NULL };
+	sandbox_sizes_init(&context.sizes);
+	struct stdio_options options = { .serve = serve, .sizes = &context.sizes };
 	int rc = parse_stdio_options(argc, argv, &options);
 	if (rc != 0)
 		return rc;
@@ -291,12 +361,14 @@ static int run_bridge(int argc, char **argv, bool serve)
 	if (serve && !api_key(key, sizeof(key)))
 		return 1;
 	sandbox_remove_stale();
-	struct bridge_context context = { .registry = bridge_registry_create() };
-	bool started = context.registry && start_default_session(&options, context.registry);
+	open_resources(&context, options.data_dir);
+	context.registry = bridge_registry_create();
+	bool started = context.registry && start_default_session(&options, &context);
 	/* The password has been read; keep it out of anything started later. */
 	unsetenv("LIZARD_VNC_PASSWORD");
 	if (!started) {
 		bridge_registry_destroy(context.registry);
+		close_resources(&context);
 		return 1;
 	}
 
@@ -306,6 +378,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 		log_error("cannot set up the MCP server");
 		mcp_server_destroy(server);
 		bridge_registry_destroy(context.registry);
+		close_resources(&context);
 		return 1;
 	}
 	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
@@ -353,6 +426,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 	mcp_server_destroy(server);
 	bridge_registry_destroy(context.registry);
 	bridge_metrics_destroy(metrics);
+	/* After the sessions: their cgroups and volumes went with them. */
+	close_resources(&context);
 	return rc;
 }
 

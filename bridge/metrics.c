@@ -2,8 +2,10 @@
 
 #include "registry.h"
 #include "session.h"
+#include "../sandbox/cgroup.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +127,62 @@ __attribute__((format(printf, 2, 3))) static void put(struct text *t, const char
 	}
 }
 
+struct session_usages {
+	size_t count;
+	char id[BRIDGE_MAX_SESSIONS][64];
+	struct sandbox_usage usage[BRIDGE_MAX_SESSIONS];
+};
+
+static void collect_usage(struct bridge_session *session, void *context)
+{
+	struct session_usages *u = context;
+	if (u->count < BRIDGE_MAX_SESSIONS && bridge_session_usage(session, &u->usage[u->count])) {
+		snprintf(u->id[u->count], sizeof(u->id[0]), "%s", bridge_session_id(session));
+		u->count++;
+	}
+}
+
+/* Per-session gauges from the sessions' cgroups, one metric at a time as
+ * the text format wants. Read under the registry's lock: this runs on the
+ * server's thread, which must never be the one that tears a session down. */
+static void put_session_usage(struct text *t, struct bridge_registry *registry)
+{
+	struct session_usages *u = calloc(1, sizeof(*u));
+	if (!u) {
+		t->failed = true;
+		return;
+	}
+	bridge_registry_visit(registry, collect_usage, u);
+	static const struct {
+		const char *name, *help;
+		size_t offset;
+		double scale;
+	} gauges[] = {
+		{ "lizard_session_cpu_seconds_total", "CPU time of the session's processes.",
+		  offsetof(struct sandbox_usage, cpu_usec), 1e-6 },
+		{ "lizard_session_memory_bytes", "Memory the session uses now.",
+		  offsetof(struct sandbox_usage, memory_bytes), 1 },
+		{ "lizard_session_memory_peak_bytes", "Most memory the session used.",
+		  offsetof(struct sandbox_usage, memory_peak_bytes), 1 },
+		{ "lizard_session_processes", "Processes in the session now.",
+		  offsetof(struct sandbox_usage, processes), 1 },
+		{ "lizard_session_oom_kills_total", "Processes killed for going over the memory limit.",
+		  offsetof(struct sandbox_usage, oom_kills), 1 },
+	};
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+		put(t, "# HELP %s %s\n# TYPE %s %s\n", gauges[g].name, gauges[g].help,
+		    gauges[g].name, strstr(gauges[g].name, "_total") ? "counter" : "gauge");
+		for (size_t i = 0; i < u->count; i++) {
+			uint64_t value;
+			memcpy(&value, (const char *)&u->usage[i] + gauges[g].offset, sizeof(value));
+			if (value != SANDBOX_USAGE_UNKNOWN)
+				put(t, "%s{session=\"%s\"} %.15g\n", gauges[g].name, u->id[i],
+				    (double)value * gauges[g].scale);
+		}
+	}
+	free(u);
+}
+
 char *bridge_metrics_render(struct bridge_metrics *m, struct bridge_registry *registry)
 {
 	struct text t = { .data = malloc(4096), .capacity = 4096 };
@@ -136,6 +194,7 @@ char *bridge_metrics_render(struct bridge_metrics *m, struct bridge_registry *re
 	put(&t, "# HELP lizard_sessions Desktop sessions by state.\n# TYPE lizard_sessions gauge\n");
 	for (int i = 0; i < 5; i++)
 		put(&t, "lizard_sessions{state=\"%s\"} %d\n", bridge_session_state_name(i), states[i]);
+	put_session_usage(&t, registry);
 
 	pthread_mutex_lock(&m->lock);
 	put(&t, "# HELP lizard_tool_calls_total Tool calls by tool and outcome.\n"

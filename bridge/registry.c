@@ -265,14 +265,20 @@ bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char 
 	return true;
 }
 
+size_t bridge_registry_snapshot(struct bridge_registry *r, struct bridge_session **out, size_t max)
+{
+	pthread_mutex_lock(&r->lock);
+	size_t n = r->count < max ? r->count : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = bridge_session_ref(r->sessions[i]);
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
 cJSON *bridge_registry_describe(struct bridge_registry *r)
 {
 	struct bridge_session *held[BRIDGE_MAX_SESSIONS];
-	pthread_mutex_lock(&r->lock);
-	size_t n = r->count;
-	for (size_t i = 0; i < n; i++)
-		held[i] = bridge_session_ref(r->sessions[i]);
-	pthread_mutex_unlock(&r->lock);
+	size_t n = bridge_registry_snapshot(r, held, BRIDGE_MAX_SESSIONS);
 	cJSON *list = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
 		if (list)
@@ -280,6 +286,15 @@ cJSON *bridge_registry_describe(struct bridge_registry *r)
 		bridge_session_unref(held[i]);
 	}
 	return list;
+}
+
+void bridge_registry_visit(struct bridge_registry *r,
+			   void (*fn)(struct bridge_session *session, void *context), void *context)
+{
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++)
+		fn(r->sessions[i], context);
+	pthread_mutex_unlock(&r->lock);
 }
 
 void bridge_registry_count_states(struct bridge_registry *r, int counts[5])

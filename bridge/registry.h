@@ -42,6 +42,14 @@ bool bridge_registry_kill(struct bridge_registry *registry, const char *id, cons
 /* session_info of every session, as a JSON array. */
 struct cJSON *bridge_registry_describe(struct bridge_registry *registry);
 /* Sessions per state (indexed by enum bridge_session_state). */
+/* References to every session now (at most max); the caller unrefs them. */
+size_t bridge_registry_snapshot(struct bridge_registry *registry, struct bridge_session **out,
+				size_t max);
+/* Calls fn for every session under the registry's lock (so each stays
+ * alive without a reference, and the caller never ends up destroying one);
+ * fn must be quick and must not call the registry. */
+void bridge_registry_visit(struct bridge_registry *registry,
+			   void (*fn)(struct bridge_session *session, void *context), void *context);
 void bridge_registry_count_states(struct bridge_registry *registry, int counts[5]);
 /* The lane id (a session's id) for ordering calls; false when unknown. */
 bool bridge_registry_lane(struct bridge_registry *registry, const char *id, char *lane,

@@ -1,8 +1,11 @@
 #include "session.h"
+#include "session_internal.h"
 
 #include "viewer.h"
+#include "../sandbox/cgroup.h"
 #include "../sandbox/desktop.h"
 #include "../sandbox/sandbox.h"
+#include "../sandbox/volume.h"
 #include "../util/clock.h"
 #include "../util/log.h"
 #include "../util/utf8.h"
@@ -24,40 +27,8 @@
 #define RECONNECT_MAX_MS 10000
 /* Keys one action may leave held when it stops halfway. */
 #define MAX_KEYS_DOWN 64
+#define CGROUP_DESTROY_TIMEOUT_MS 5000
 
-struct bridge_session {
-	char id[64];
-	atomic_int refs;
-	enum bridge_session_kind kind;
-	int width, height;
-	struct vnc_target target; /* attached; host is the socket path for local ones */
-	cJSON *metadata;
-	time_t created;
-
-	bool network;
-	char **envs; /* NAME=value, NULL-terminated */
-	struct sandbox_desktop *desktop;
-	struct vnc_framebuffer *fb;
-	struct vnc_capture_cache *capture_cache;
-
-	/* Readers send through conn; the supervisor swaps it on reconnect. */
-	pthread_rwlock_t conn_lock;
-	struct vnc_conn *conn;
-
-	/* Set once when the session ends: a VNC connection (or connect) in
-	 * progress gives up at once. */
-	atomic_bool ending;
-
-	pthread_mutex_t lock; /* the fields below */
-	pthread_cond_t changed;
-	enum bridge_session_state state;
-	char failure[256];
-	int64_t timeout_ms, deadline_ms;
-	int buttons_held;
-	struct bridge_viewers *viewers;
-	bool supervising;
-	pthread_t supervisor;
-};
 
 static const char *kind_name(enum bridge_session_kind kind)
 {
@@ -108,6 +79,16 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 		if (!s->target.host || (spec->target->password && !s->target.password))
 			goto oom_session;
 	}
+	if (spec->limits && spec->cgroup_root) {
+		s->cgroup_root = spec->cgroup_root;
+		s->limits = *spec->limits;
+		s->limited = true;
+		snprintf(s->size_name, sizeof(s->size_name), "%s",
+			 spec->size_name ? spec->size_name : "custom");
+	}
+	s->volumes = spec->volumes;
+	if (spec->volume)
+		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);
 	return s;
 
@@ -229,6 +210,31 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		.network = s->network, .envs = (const char *const *)s->envs,
 	};
 	struct sandbox_error failed;
+	char workspace[512];
+	if (s->volume[0]) {
+		if (!s->volumes) {
+			snprintf(err, err_size, "volumes are not available in this daemon");
+			return false;
+		}
+		if (!sandbox_volume_acquire(s->volumes, s->volume, s->id, workspace,
+					    sizeof(workspace), &failed)) {
+			snprintf(err, err_size, "%s", failed.message);
+			return false;
+		}
+		s->volume_held = true;
+		options.workspace_dir = workspace;
+	}
+	/* Before the sandbox: bwrap joins it before exec, so every process of
+	 * the session is limited from its first instruction. */
+	if (s->limited) {
+		s->cgroup = sandbox_cgroup_create(s->cgroup_root, s->id, &s->limits, &failed);
+		if (!s->cgroup) {
+			snprintf(err, err_size, "cannot limit the session to size %s: %s", s->size_name,
+				 failed.message);
+			return false;
+		}
+		options.cgroup = s->cgroup;
+	}
 	s->desktop = sandbox_desktop_start(&options, &failed);
 	if (!s->desktop) {
 		snprintf(err, err_size, "%s", failed.message);
@@ -305,7 +311,16 @@ void bridge_session_unref(struct bridge_session *s)
 		pthread_join(s->supervisor, NULL);
 	bridge_viewers_destroy(s->viewers);
 	vnc_conn_destroy(s->conn);
+	struct sandbox_error failed;
+	/* Frozen processes cannot exit: let them go before the desktop ends. */
+	if (s->cgroup && s->paused && !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
 	sandbox_desktop_destroy(s->desktop);
+	/* Also ends whatever escaped the sandbox's init. */
+	if (s->cgroup && !sandbox_cgroup_destroy(s->cgroup, CGROUP_DESTROY_TIMEOUT_MS, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
+	if (s->volume_held && !sandbox_volume_release(s->volumes, s->volume, s->id, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
 	for (size_t i = 0; s->envs && s->envs[i]; i++)
 		free(s->envs[i]);
 	free(s->envs);
@@ -375,7 +390,8 @@ struct sandbox *bridge_session_sandbox(struct bridge_session *s)
 int64_t bridge_session_deadline(struct bridge_session *s)
 {
 	pthread_mutex_lock(&s->lock);
-	int64_t deadline = s->deadline_ms;
+	/* The lifetime clock stops while paused. */
+	int64_t deadline = s->paused ? 0 : s->deadline_ms;
 	pthread_mutex_unlock(&s->lock);
 	return deadline;
 }
@@ -384,7 +400,9 @@ void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
 {
 	pthread_mutex_lock(&s->lock);
 	s->timeout_ms = timeout_ms;
-	s->deadline_ms = timeout_ms > 0 ? vnc_monotonic_ms() + timeout_ms : 0;
+	/* While paused the clock stands at the pause: resume adds the gap. */
+	int64_t now = s->paused ? s->paused_at_ms : vnc_monotonic_ms();
+	s->deadline_ms = timeout_ms > 0 ? now + timeout_ms : 0;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -416,12 +434,14 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	add_time(info, "created", s->created);
 
 	pthread_mutex_lock(&s->lock);
-	cJSON_AddStringToObject(info, "state", bridge_session_state_name(s->state));
+	bool paused = s->paused && s->state == BRIDGE_READY;
+	cJSON_AddStringToObject(info, "state",
+				paused ? "paused" : bridge_session_state_name(s->state));
 	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING || s->state == BRIDGE_ENDED)
 		cJSON_AddStringToObject(info, "reason", s->failure);
 	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
 	if (s->deadline_ms > 0) {
-		int64_t left = s->deadline_ms - vnc_monotonic_ms();
+		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : vnc_monotonic_ms());
 		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
 		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
 	} else {
@@ -429,6 +449,9 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
+	if (s->volume[0])
+		cJSON_AddStringToObject(info, "volume", s->volume);
+	bridge_session_describe_resources(s, info);
 	struct sandbox *sandbox = bridge_session_sandbox(s);
 	cJSON *isolation = cJSON_AddObjectToObject(info, "sandbox");
 	if (sandbox) {
@@ -449,11 +472,19 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
+	bool paused = s->paused;
 	char failure[256];
 	snprintf(failure, sizeof(failure), "%s", s->failure);
 	pthread_mutex_unlock(&s->lock);
 	switch (state) {
 	case BRIDGE_READY:
+		if (paused) {
+			snprintf(err, err_size,
+				 "session %s is paused: its processes are frozen; resume_session "
+				 "first (screenshot shows the last frame meanwhile)",
+				 s->id);
+			return false;
+		}
 		break;
 	case BRIDGE_ENDED:
 		snprintf(err, err_size, "session %s has ended (%s)", s->id, failure);
@@ -642,8 +673,11 @@ struct bridge_viewers *bridge_session_viewers(struct bridge_session *s, size_t h
 					      void (*wake)(void *), void *wake_context)
 {
 	pthread_mutex_lock(&s->lock);
-	if (!s->viewers && wake)
+	if (!s->viewers && wake) {
 		s->viewers = bridge_viewers_create(s->fb, headroom, wake, wake_context);
+		if (s->viewers && s->paused)
+			bridge_viewers_set_paused(s->viewers, true);
+	}
 	struct bridge_viewers *viewers = s->viewers;
 	pthread_mutex_unlock(&s->lock);
 	return viewers;

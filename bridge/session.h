@@ -12,7 +12,10 @@
 #include <stdint.h>
 
 struct sandbox;
+struct sandbox_cgroup_root;
 struct sandbox_desktop;
+struct sandbox_limits;
+struct sandbox_volumes;
 struct cJSON;
 struct vnc_capture_cache;
 struct vnc_framebuffer;
@@ -39,6 +42,14 @@ struct bridge_session_spec {
 	const struct cJSON *metadata;    /* object of strings, copied; may be NULL */
 	bool network;                    /* local desktops: false for loopback only */
 	const char *const *envs;         /* local desktops: NAME=value, copied; may be NULL */
+	/* Local desktops: a cgroup with these limits under root (both or
+	 * neither), size_name saying which preset for session_info. */
+	struct sandbox_cgroup_root *cgroup_root;
+	const struct sandbox_limits *limits;
+	const char *size_name;
+	/* Local desktops: the volume to mount at /workspace; may be NULL. */
+	struct sandbox_volumes *volumes;
+	const char *volume;
 };
 
 /* Told when a session changes state: started (starting to ready),
@@ -78,6 +89,17 @@ struct sandbox *bridge_session_sandbox(struct bridge_session *session);
 /* Deadlines, as vnc_monotonic_ms() times; 0 for none. */
 int64_t bridge_session_deadline(struct bridge_session *session);
 void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
+/* Freezes (resumes) every process of a local session with a cgroup. While
+ * paused the deadline does not run, input fails, and the framebuffer keeps
+ * the last frame. False with a message when it cannot (attached, no
+ * cgroup, already paused or not paused, not ready, the freezer failed). */
+bool bridge_session_pause(struct bridge_session *session, char *err, size_t err_size);
+bool bridge_session_resume(struct bridge_session *session, char *err, size_t err_size);
+bool bridge_session_paused(struct bridge_session *session);
+/* What the session's cgroup uses; false when it has none. */
+struct sandbox_usage;
+bool bridge_session_usage(struct bridge_session *session, struct sandbox_usage *usage);
+
 /* session_info as a JSON object (caller deletes). */
 struct cJSON *bridge_session_describe(struct bridge_session *session);
 

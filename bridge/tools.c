@@ -407,7 +407,8 @@ bool bridge_tools_register(struct mcp_server *server, struct bridge_context *con
 {
 	return tools_register_screen(server, context) && tools_register_input(server, context) &&
 	       tools_register_desktop(server, context) && tools_register_computer(server, context) &&
-	       tools_register_sessions(server, context) && tools_register_sandbox(server, context);
+	       tools_register_sessions(server, context) && tools_register_sandbox(server, context) &&
+	       tools_register_volumes(server, context);
 }
 
 bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t size,
@@ -418,6 +419,8 @@ bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t s
 	static const char *const unordered[] = { "create_session", "list_sessions",
 						 "session_info", "set_timeout", "kill_session",
 						 "start_stream", "stop_stream",
+						 "pause_session", "resume_session",
+						 "create_volume", "list_volumes", "delete_volume",
 						 /* Commands and files do not touch the
 						  * screen; a long build must not hold up
 						  * clicks. */

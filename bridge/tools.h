@@ -5,13 +5,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../sandbox/size.h"
+
 struct cJSON;
 struct mcp_server;
 struct bridge_registry;
+struct sandbox_cgroup_root;
+struct sandbox_volumes;
 
 /* What the tools act on; the caller owns it and what it points to. */
 struct bridge_context {
 	struct bridge_registry *registry;
+	/* Sizes: NULL root when this daemon cannot create cgroups, and why. */
+	struct sandbox_cgroup_root *cgroup_root;
+	char cgroup_why[512];
+	struct sandbox_sizes sizes;
+	/* NULL when the data directory could not be opened (why in volumes_why). */
+	struct sandbox_volumes *volumes;
+	char volumes_why[512];
 	/* Set by serve: where viewer links point, and how viewers wake it. */
 	const char *viewer_base_url;
 	size_t viewer_headroom;

@@ -119,6 +119,7 @@ bool tools_register_input(struct mcp_server *server, struct bridge_context *cont
 bool tools_register_desktop(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_computer(struct mcp_server *server, struct bridge_context *context);
 bool tools_register_sandbox(struct mcp_server *server, struct bridge_context *context);
+bool tools_register_volumes(struct mcp_server *server, struct bridge_context *context);
 
 /* Actions shared by the named tools and the computer tool. Coordinates
  * are native; each fails the call itself and returns false on error. */

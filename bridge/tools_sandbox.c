@@ -50,6 +50,13 @@ static struct sandbox *session_sandbox(struct bridge_context *c, struct mcp_call
 		mcp_call_fail(call, "%s", err);
 		return NULL;
 	}
+	if (bridge_session_paused(s)) {
+		mcp_call_fail(call,
+			      "session %s is paused: its processes are frozen, so %s cannot run; "
+			      "resume_session first",
+			      bridge_session_id(s), mcp_call_tool_name(call));
+		return NULL;
+	}
 	return sandbox;
 }
 

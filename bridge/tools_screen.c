@@ -10,12 +10,19 @@
 
 static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	/* A paused session's framebuffer holds the last frame before the pause. */
+	struct bridge_session *s = tools_session(userdata, call, args);
+	bool paused = s && bridge_session_paused(s) && bridge_session_state(s) == BRIDGE_READY;
+	char err[320];
+	if (s && !paused && !bridge_session_usable(s, err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
 	if (!s)
 		return;
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	bool settled = true;
-	if (tools_bool(args, "settle", false)) {
+	if (!paused && tools_bool(args, "settle", false)) {
 		enum vnc_wait_result r = vnc_framebuffer_wait_settled(
 			fb, 0, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
 		if (r == VNC_WAIT_CLOSED) {
@@ -34,6 +41,10 @@ static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 		return;
 	if (!settled)
 		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+	if (paused)
+		mcp_call_text(call, "Session %s is paused: this is the last frame before the "
+				    "pause. resume_session lets it continue.",
+			      bridge_session_id(s));
 }
 
 static void cursor_position(struct mcp_call *call, const cJSON *args, void *userdata)

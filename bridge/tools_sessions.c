@@ -7,6 +7,7 @@
 #include "session.h"
 #include "viewer.h"
 #include "../mcp/server.h"
+#include "../sandbox/size.h"
 #include "../vnc/target.h"
 #include "../util/utf8.h"
 
@@ -51,6 +52,71 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 	return true;
 }
 
+/* size is a preset (small, medium, large: the cgroup's limits) or, as
+ * before presets existed, the screen's WxH; screen is always WxH. */
+static bool size_and_screen(struct bridge_context *c, struct mcp_call *call, const cJSON *args,
+			    bool attached, struct bridge_session_spec *spec,
+			    struct sandbox_limits *limits)
+{
+	const char *size = tools_string(args, "size", NULL);
+	const char *screen = tools_string(args, "screen", NULL);
+	const char *volume = tools_string(args, "volume", NULL);
+	if (attached && (size || screen || volume)) {
+		mcp_call_fail(call, "size, screen and volume apply to local desktops; an attached "
+				    "one has its server's size and files");
+		return false;
+	}
+	const char *preset = NULL;
+	char shown[33];
+	if (size && bridge_parse_size(size, &spec->width, &spec->height)) {
+		if (screen) {
+			mcp_call_fail(call, "size '%s' is a screen size and screen is given too; "
+					    "give size a preset (small, medium, large) instead",
+				      utf8_excerpt(shown, sizeof(shown), size));
+			return false;
+		}
+	} else if (size) {
+		preset = size;
+	}
+	if (screen && !bridge_parse_size(screen, &spec->width, &spec->height)) {
+		mcp_call_fail(call, "screen '%s' is not WxH with each side 64..8192, e.g. 1280x800",
+			      utf8_excerpt(shown, sizeof(shown), screen));
+		return false;
+	}
+	if (volume) {
+		if (!c->volumes) {
+			mcp_call_fail(call, "volumes are unavailable in this daemon: %s", c->volumes_why);
+			return false;
+		}
+		spec->volumes = c->volumes;
+		spec->volume = volume;
+	}
+	if (attached)
+		return true;
+	struct sandbox_error failed;
+	if (preset && !sandbox_sizes_find(&c->sizes, preset, limits, &failed)) {
+		mcp_call_fail(call, "size '%s': %s (or WxH for the screen, e.g. 1280x800)",
+			      utf8_excerpt(shown, sizeof(shown), preset), failed.message);
+		return false;
+	}
+	if (!c->cgroup_root) {
+		if (preset) {
+			mcp_call_fail(call,
+				      "size %s cannot be enforced: this daemon cannot create cgroups "
+				      "(%s). Leave size out for a session without limits.",
+				      preset, c->cgroup_why);
+			return false;
+		}
+		return true;
+	}
+	if (!preset)
+		sandbox_sizes_find(&c->sizes, NULL, limits, NULL);
+	spec->cgroup_root = c->cgroup_root;
+	spec->limits = limits;
+	spec->size_name = preset ? preset : "medium";
+	return true;
+}
+
 static void create_session(struct mcp_call *call, const cJSON *args, void *userdata)
 {
 	struct bridge_context *c = userdata;
@@ -68,18 +134,9 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
 	};
-	const char *size = tools_string(args, "size", NULL);
-	if (size && !bridge_parse_size(size, &spec.width, &spec.height)) {
-		char shown[33];
-		mcp_call_fail(call, "size '%s' is not WxH with each side 64..8192, e.g. 1280x800",
-			      utf8_excerpt(shown, sizeof(shown), size));
+	struct sandbox_limits limits;
+	if (!size_and_screen(c, call, args, url != NULL, &spec, &limits))
 		return;
-	}
-	if (size && url) {
-		mcp_call_fail(call, "size applies to local desktops; an attached one has its "
-				    "server's size");
-		return;
-	}
 	if (spec.metadata && !check_metadata(call, spec.metadata))
 		return;
 	spec.network = tools_bool(args, "network", true);
@@ -171,6 +228,30 @@ static void set_timeout(struct mcp_call *call, const cJSON *args, void *userdata
 	reply_json(call, bridge_session_describe(s));
 }
 
+static void pause_or_resume(struct mcp_call *call, const cJSON *args, void *userdata, bool pause)
+{
+	struct bridge_session *s = tools_session(userdata, call, args);
+	if (!s)
+		return;
+	char err[600];
+	if (!(pause ? bridge_session_pause(s, err, sizeof(err))
+		    : bridge_session_resume(s, err, sizeof(err)))) {
+		mcp_call_fail(call, "%s", err);
+		return;
+	}
+	reply_json(call, bridge_session_describe(s));
+}
+
+static void pause_session(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	pause_or_resume(call, args, userdata, true);
+}
+
+static void resume_session(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	pause_or_resume(call, args, userdata, false);
+}
+
 static void kill_session(struct mcp_call *call, const cJSON *args, void *userdata)
 {
 	struct bridge_context *c = userdata;
@@ -259,8 +340,8 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	"attached server (never its password).\"},"                                        \
 	"\"size\":{\"type\":\"string\",\"pattern\":\"^[0-9]+x[0-9]+$\"},"                     \
 	"\"created\":{\"type\":\"string\",\"format\":\"date-time\"},"                        \
-	"\"state\":{\"type\":\"string\",\"description\":\"starting, ready, reconnecting, "   \
-	"failed or ended.\"},"                                                             \
+	"\"state\":{\"type\":\"string\",\"description\":\"starting, ready, paused, "        \
+	"reconnecting, failed or ended.\"},"                                               \
 	"\"reason\":{\"type\":\"string\",\"description\":\"Why it failed, ended or is "      \
 	"reconnecting.\"},"                                                                \
 	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: no "        \
@@ -270,7 +351,19 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}," \
 	"\"sandbox\":{\"type\":\"object\",\"description\":\"What is isolated (local "     \
 	"sessions) and what is not.\",\"properties\":{\"isolated\":{\"type\":\"boolean\"},"  \
-	"\"network\":{\"type\":\"boolean\"},\"isolation\":{\"type\":\"string\"}}}},"        \
+	"\"network\":{\"type\":\"boolean\"},\"isolation\":{\"type\":\"string\"}}},"         \
+	"\"volume\":{\"type\":\"string\",\"description\":\"Mounted at /workspace.\"},"       \
+	"\"resources\":{\"type\":\"object\",\"description\":\"Local sessions with a "       \
+	"size: its limits and what its cgroup uses now.\",\"properties\":{"               \
+	"\"size\":{\"type\":\"string\"},"                                                  \
+	"\"limits\":{\"type\":\"object\",\"properties\":{\"cpus\":{\"type\":\"number\"}," \
+	"\"memory_bytes\":{\"type\":\"number\"},\"pids\":{\"type\":\"number\"}}},"         \
+	"\"usage\":{\"type\":\"object\",\"properties\":{"                                \
+	"\"cpu_seconds\":{\"type\":\"number\"},\"cpu_throttled_seconds\":{\"type\":"      \
+	"\"number\"},\"memory_bytes\":{\"type\":\"number\"},\"memory_peak_bytes\":{"        \
+	"\"type\":\"number\"},\"processes\":{\"type\":\"number\"},\"tasks\":{\"type\":"    \
+	"\"number\"},\"oom_kills\":{\"type\":\"number\",\"description\":\"Processes the "   \
+	"kernel killed for going over the memory limit.\"}}}}}},"                          \
 	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
 	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
 
@@ -304,8 +397,14 @@ static const struct mcp_tool session_tools[] = {
 			"\"description\":\"vnc://[:PASSWORD@]HOST[:PORT] or unix:///path\"},"
 			"\"password\":{\"type\":\"string\",\"maxLength\":256,\"description\":"
 			"\"VNC password, instead of putting it in the URL.\"},"
-			"\"size\":{\"type\":\"string\",\"maxLength\":16,\"description\":\"WxH, "
-			"default 1280x800.\"},"
+			"\"size\":{\"type\":\"string\",\"maxLength\":16,\"description\":"
+			"\"small, medium (default) or large: the CPU, memory and process limits "
+			"of a local session (cgroup). WxH is still taken as the screen size.\"},"
+			"\"screen\":{\"type\":\"string\",\"maxLength\":16,\"description\":"
+			"\"WxH, default 1280x800.\"},"
+			"\"volume\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,"
+			"\"description\":\"A volume (create_volume) mounted read-write at "
+			"/workspace; one session at a time.\"},"
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":"
 			"2147483647},"
 			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
@@ -349,6 +448,26 @@ static const struct mcp_tool session_tools[] = {
 				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
 		.output_schema = SESSION_INFO_SCHEMA,
 		.handler = set_timeout,
+	},
+	{
+		.name = "pause_session",
+		.title = "Pause a session",
+		.description = "Freeze every process of a local session (its cgroup), keeping "
+			       "memory and processes. While paused, screenshot shows the last "
+			       "frame, input and exec fail, and the timeout does not run.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
+				"},\"required\":[\"session\"]}",
+		.output_schema = SESSION_INFO_SCHEMA,
+		.handler = pause_session,
+	},
+	{
+		.name = "resume_session",
+		.title = "Resume a session",
+		.description = "Let a paused session's processes continue where they were.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
+				"},\"required\":[\"session\"]}",
+		.output_schema = SESSION_INFO_SCHEMA,
+		.handler = resume_session,
 	},
 	{
 		.name = "start_stream",

@@ -63,6 +63,7 @@ struct bridge_viewer {
 	struct { uint32_t code, keysym; } held[BRIDGE_VIEWER_MAX_HELD];
 	int held_count;
 	int buttons, pointer_x, pointer_y;
+	uint64_t state_seen;                   /* the hub's state_version it was told */
 	struct bridge_viewer *next_viewer;
 };
 
@@ -93,6 +94,8 @@ struct bridge_viewers {
 	int count;
 	uint64_t next_id;
 	bool ended, stopping, running;
+	bool paused;            /* the session's processes are frozen */
+	uint64_t state_version; /* bumped by every pause and resume */
 	pthread_t thread;
 	struct job jobs[MAX_JOBS]; /* the hub thread's */
 };
@@ -600,6 +603,28 @@ void bridge_viewer_detach(struct bridge_viewer *w)
 	free(w);
 }
 
+/* {"type":"status","state":"paused"} (or "connected" again), which the page
+ * shows; NULL when out of memory. */
+static struct bridge_viewer_message *status_locked(struct bridge_viewers *v)
+{
+	const char *text = v->paused ? "{\"type\":\"status\",\"state\":\"paused\"}"
+				     : "{\"type\":\"status\",\"state\":\"connected\"}";
+	size_t len = strlen(text);
+	struct bridge_viewer_message *m = new_message(v, true, len);
+	if (m)
+		memcpy(m->data + v->headroom, text, len);
+	return m;
+}
+
+void bridge_viewers_set_paused(struct bridge_viewers *v, bool paused)
+{
+	pthread_mutex_lock(&v->lock);
+	v->paused = paused;
+	v->state_version++;
+	v->wake(v->wake_context);
+	pthread_mutex_unlock(&v->lock);
+}
+
 struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *w, bool *closing,
 						 bool *ended)
 {
@@ -608,7 +633,14 @@ struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *w, bool *
 	*closing = w->kicked;
 	*ended = v->ended;
 	struct bridge_viewer_message *m = NULL;
-	if (!w->pending && w->next && !w->kicked) {
+	/* A pause or resume goes out before the next frame, once the viewer
+	 * knows the screen's size (the hello would reset its status). */
+	if (!w->pending && !w->kicked && w->width > 0 && w->state_seen != v->state_version &&
+	    (m = status_locked(v))) {
+		w->state_seen = v->state_version;
+		w->pending = m;
+		m->refs++; /* the caller's */
+	} else if (!w->pending && w->next && !w->kicked) {
 		m = w->pending = w->next;
 		w->next = NULL;
 		m->refs++; /* the caller's */

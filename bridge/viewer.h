@@ -46,6 +46,9 @@ enum bridge_viewer_role bridge_viewers_check(struct bridge_viewers *viewers, con
 /* The session ended: viewers are told and disconnected. */
 void bridge_viewers_end(struct bridge_viewers *viewers);
 int bridge_viewers_count(struct bridge_viewers *viewers);
+/* Tells every viewer, now and on joining, that the session is paused (or
+ * running again); the page shows it as its status. */
+void bridge_viewers_set_paused(struct bridge_viewers *viewers, bool paused);
 
 struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *viewers,
 					    enum bridge_viewer_role role);

@@ -275,6 +275,11 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
 						 frozen ? "freeze" : "thaw", timeout_ms);
 		}
 		cgroup_backoff(&step, deadline);
+		/* v1 freezes the tasks present at the write; one forked at that
+		 * moment can stay unfrozen and the group FREEZING. Writing again
+		 * goes over the tasks once more. */
+		if (frozen && !v2)
+			cgroup_write(dir, file, value, NULL);
 	}
 	cg->frozen = frozen;
 	return true;

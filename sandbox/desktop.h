@@ -12,6 +12,7 @@
 #include "error.h"
 
 struct sandbox;
+struct sandbox_cgroup;
 struct sandbox_desktop;
 
 struct sandbox_desktop_options {
@@ -19,6 +20,8 @@ struct sandbox_desktop_options {
 	bool window_manager;     /* openbox; false for template "bare" */
 	bool network;            /* false: loopback only */
 	const char *const *envs; /* NAME=value for every program; may be NULL */
+	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
+	const char *workspace_dir;     /* likewise */
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,

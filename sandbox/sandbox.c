@@ -10,6 +10,7 @@
  * the kernel to allow unprivileged user namespaces. */
 #include "sandbox_internal.h"
 
+#include "cgroup.h"
 #include "protocol.h"
 #include "tree.h"
 #include "../util/log.h"
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -36,6 +38,9 @@
 #define INIT_START_TIMEOUT_MS 15000
 #define INIT_EXIT_TIMEOUT_MS 2000
 #define INIT_PATH "/run/lizard-init"
+/* Files of a volume handed to a new sandbox's uid at most; beyond, the
+ * session does not start rather than see files it cannot write. */
+#define WORKSPACE_MAX_ENTRIES 1000000
 
 static const char *bwrap_path(void)
 {
@@ -104,6 +109,50 @@ static bool daemon_alive(long pid)
 	return ok && strncmp(comm, "lizard-bridge", 13) == 0;
 }
 
+/* A daemon killed while a sandbox started may have left a volume bound
+ * in its directory: unbind it before removing anything, or the removal
+ * would delete the volume's files. */
+static void unmount_volumes(const char *daemon_dir)
+{
+	DIR *dir = opendir(daemon_dir);
+	if (!dir)
+		return;
+	struct dirent *entry;
+	while ((entry = readdir(dir))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char mount_point[640];
+		snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/volume", daemon_dir, entry->d_name);
+		if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+			log_info("unbound a volume left at %s", mount_point);
+	}
+	closedir(dir);
+}
+
+/* Ends the host's binding of the volume once bwrap has its own. */
+static void unmount_volume(struct sandbox *s)
+{
+	if (!s->volume_mount[0])
+		return;
+	if (umount2(s->volume_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
+		log_warn("cannot unbind %s: %s", s->volume_mount, strerror(errno));
+	s->volume_mount[0] = '\0';
+}
+
+/* Binds the volume into the sandbox's own directory, where its uid can
+ * reach it, for bwrap to bind at /workspace. */
+static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
+{
+	char mount_point[240];
+	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
+	if (mkdir(mount_point, 0700) != 0 || chown(mount_point, s->host_uid, s->host_uid) != 0)
+		return sandbox_error_set(err, errno, "cannot create %s", mount_point);
+	if (mount(s->workspace, mount_point, NULL, MS_BIND, NULL) != 0)
+		return sandbox_error_set(err, errno, "cannot bind the volume %s", s->workspace);
+	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
+	return true;
+}
+
 void sandbox_remove_stale(void)
 {
 	char base[128];
@@ -123,6 +172,7 @@ void sandbox_remove_stale(void)
 		char path[400];
 		snprintf(path, sizeof(path), "%s/%.200s", base, entry->d_name);
 		log_info("removing sandbox files left by lizard-bridge %ld: %s", pid, path);
+		unmount_volumes(path);
 		sandbox_remove_tree(path);
 	}
 	closedir(dir);
@@ -266,6 +316,10 @@ static void add_system_path(struct args *a, const char *path, char *link_buffer,
 	}
 }
 
+/* fds bwrap finds: the control socket and the daemon's binary (the init). */
+#define CONTROL_FD "3"
+#define EXE_FD "4"
+
 static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct args *a,
 			     char links[][128], char *storage, size_t storage_size)
 {
@@ -307,19 +361,22 @@ static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct 
 	if (access("/var/cache/fontconfig", F_OK) == 0)
 		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
 	add(a, "--bind", s->home, SANDBOX_HOME);
-	add(a, "--bind", s->workspace, SANDBOX_WORKSPACE);
+	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, SANDBOX_WORKSPACE);
 	add(a, "--bind", s->run_dir, SANDBOX_RUN_DIR);
-	add(a, "--ro-bind-fd", "4", INIT_PATH);
+	add(a, "--ro-bind-fd", EXE_FD, INIT_PATH);
 	add(a, "--chdir", SANDBOX_HOME, NULL);
 	add(a, "--", INIT_PATH, "sandbox-init");
-	add(a, "3", "isolated", NULL);
+	add(a, CONTROL_FD, "isolated", NULL);
 }
 
 /* In the child, before exec: only async-signal-safe calls. */
 static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, int control,
-				   int exe_fd, pid_t parent)
+				   int exe_fd, pid_t parent, const struct sandbox_cgroup_join *join)
 {
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	/* Before the uid change: cgroup.procs belongs to the daemon's user. */
+	if (join && sandbox_cgroup_join_self(join) != 0)
+		_exit(125);
 	if (s->host_uid != geteuid()) {
 		if (setgroups(0, NULL) != 0 || setresgid(s->host_uid, s->host_uid, s->host_uid) != 0 ||
 		    setresuid(s->host_uid, s->host_uid, s->host_uid) != 0)
@@ -392,7 +449,7 @@ static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 	return true;
 }
 
-static void describe(struct sandbox *s)
+static void describe(struct sandbox *s, bool limited)
 {
 	if (!s->isolated) {
 		snprintf(s->description, sizeof(s->description),
@@ -404,13 +461,14 @@ static void describe(struct sandbox *s)
 		 "Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
 		 "mount, user, IPC and UTS namespaces%s; host system directories read-only, own "
 		 "HOME, /tmp and /workspace, nothing else of the host's files; programs run as an "
-		 "unprivileged user (host uid %u for the sandbox's root). %s No limits on CPU, "
-		 "memory or processes yet.",
+		 "unprivileged user (host uid %u for the sandbox's root). %s %s",
 		 s->network ? "" : " and a network namespace with loopback only",
 		 (unsigned)s->host_uid,
 		 s->network ? "The network is the host's: its loopback services and abstract "
 			      "UNIX sockets are reachable."
-			    : "");
+			    : "",
+		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
+			 : "No limits on CPU, memory or processes.");
 }
 
 struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_error *err)
@@ -450,14 +508,29 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		 s->isolated ? SANDBOX_RUN_DIR : s->run_dir);
 	snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
 		 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+	if (o->workspace_dir) {
+		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
+		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
+			 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+		/* The last session that used it had another uid. */
+		if (s->host_uid != geteuid() &&
+		    !sandbox_tree_chown(s->workspace, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err))
+			goto fail;
+		if (s->isolated && s->host_uid != geteuid() && !mount_volume(s, err))
+			goto fail;
+	}
 	if (!build_env(s, o)) {
 		sandbox_error_set(err, 0, "out of memory");
 		goto fail;
 	}
+	struct sandbox_cgroup_join join = { .count = 0 };
+	if (o->cgroup && !sandbox_cgroup_join_open(o->cgroup, &join, err))
+		goto fail;
 
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
 		sandbox_error_set(err, errno, "cannot create a socket pair");
+		sandbox_cgroup_join_close(&join);
 		goto fail;
 	}
 	int exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
@@ -469,8 +542,10 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		exec_sandbox(s, s->isolated ? (char *const *)a.v : plain, pair[1], exe_fd, parent);
+		exec_sandbox(s, s->isolated ? (char *const *)a.v : plain, pair[1], exe_fd, parent,
+			     o->cgroup ? &join : NULL);
 	int fork_errno = errno;
+	sandbox_cgroup_join_close(&join);
 	close(pair[1]);
 	if (exe_fd >= 0)
 		close(exe_fd);
@@ -480,9 +555,11 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		goto fail;
 	}
 	s->pid = pid;
-	if (!wait_for_init(s, err))
+	bool started = wait_for_init(s, err);
+	unmount_volume(s);
+	if (!started)
 		goto fail;
-	describe(s);
+	describe(s, o->cgroup != NULL);
 	log_debug("sandbox in %s (host uid %u, %s)", s->dir, (unsigned)s->host_uid,
 		  s->isolated ? "isolated" : "NOT isolated");
 	return s;
@@ -496,6 +573,8 @@ void sandbox_destroy(struct sandbox *s)
 {
 	if (!s)
 		return;
+	/* A start that failed before its end: never remove through the binding. */
+	unmount_volume(s);
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0) {

@@ -24,6 +24,7 @@
 #include "error.h"
 
 struct sandbox;
+struct sandbox_cgroup;
 
 #define SANDBOX_FILE_MAX_BYTES (16 * 1024 * 1024)
 #define SANDBOX_LIST_MAX_ENTRIES 10000
@@ -36,6 +37,12 @@ struct sandbox;
 struct sandbox_options {
 	bool network;            /* false: a network namespace with loopback only */
 	const char *const *envs; /* NAME=value for every program; NULL-terminated or NULL */
+	/* Every process of the sandbox runs in this cgroup (bwrap joins it
+	 * between fork and exec, so nothing escapes it); NULL: none. */
+	struct sandbox_cgroup *cgroup;
+	/* A host directory (a volume) bound read-write at /workspace instead
+	 * of a fresh one; its files are given to the sandbox's host uid. */
+	const char *workspace_dir;
 };
 
 /* Removes the private directories of daemons that died without cleaning

@@ -11,9 +11,13 @@ struct sandbox {
 	char dir[200];      /* private, on the host */
 	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
 	char home[240];     /* dir/home */
-	char workspace[240];
+	char workspace[512]; /* dir/workspace, or the volume's directory */
+	/* dir/volume: the volume bound there on the host while bwrap starts
+	 * (its uid may not pass through the data directory's path); "" when
+	 * not mounted. */
+	char volume_mount[240];
 	char log_path[240];
-	char inside_home[240], inside_run_dir[240], inside_workspace[240];
+	char inside_home[240], inside_run_dir[240], inside_workspace[512];
 	int log_fd;
 	pid_t pid;          /* bwrap (or the init itself when not isolated) */
 	int control;        /* to the init */

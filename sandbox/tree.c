@@ -80,6 +80,79 @@ bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, 
 	return true;
 }
 
+struct chown_walk {
+	uint64_t entries_left;
+	uid_t uid;
+	gid_t gid;
+	dev_t device;
+	const char *top;
+	struct sandbox_error *err;
+};
+
+static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
+{
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		int saved = errno;
+		close(fd);
+		return sandbox_error_set(w->err, saved, "cannot list a directory in %s", w->top);
+	}
+	bool ok = true;
+	struct dirent *d;
+	while (ok && (d = readdir(dir))) {
+		if (is_dot(d->d_name))
+			continue;
+		if (w->entries_left-- == 0) {
+			ok = sandbox_error_set(w->err, 0, "%s has too many files to hand over", w->top);
+			break;
+		}
+		struct stat st;
+		if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* removed meanwhile */
+		if (st.st_uid != w->uid || st.st_gid != w->gid) {
+			if (fchownat(dirfd(dir), d->d_name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) != 0) {
+				ok = sandbox_error_set(w->err, errno, "cannot give %s in %s to uid %u",
+						       d->d_name, w->top, (unsigned)w->uid);
+				break;
+			}
+		}
+		if (!S_ISDIR(st.st_mode) || st.st_dev != w->device)
+			continue;
+		if (depth + 1 >= SANDBOX_TREE_MAX_DEPTH) {
+			ok = sandbox_error_set(w->err, 0, "%s is nested too deep to hand over", w->top);
+			break;
+		}
+		int child = open_dir_at(dirfd(dir), d->d_name);
+		if (child < 0)
+			ok = sandbox_error_set(w->err, errno, "cannot open %s in %s", d->d_name, w->top);
+		else
+			ok = chown_dir(w, child, depth + 1);
+	}
+	closedir(dir);
+	return ok;
+}
+
+bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t max_entries,
+			struct sandbox_error *err)
+{
+	int fd = open_dir_at(AT_FDCWD, path);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int saved = errno;
+		if (fd >= 0)
+			close(fd);
+		return sandbox_error_set(err, saved, "cannot open %s", path);
+	}
+	if (fchown(fd, uid, gid) != 0) {
+		int saved = errno;
+		close(fd);
+		return sandbox_error_set(err, saved, "cannot give %s to uid %u", path, uid);
+	}
+	struct chown_walk w = { .entries_left = max_entries, .uid = uid, .gid = gid,
+				.device = st.st_dev, .top = path, .err = err };
+	return chown_dir(&w, fd, 0);
+}
+
 struct removal {
 	int top;              /* the directory being removed */
 	unsigned long moved;  /* directories moved up to it in this pass */

@@ -15,3 +15,5 @@ echo "== browser viewers"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 10
 echo "== the sandbox: exec, session start with and without it, files"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/sandbox.mjs 10
+echo "== sizes: pause/resume latency and idle desktop memory (cgroups)"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/resources.mjs 20

@@ -94,6 +94,7 @@ struct vnc_conn {
 	struct command *queue_head, *queue_tail;
 	size_t queued;
 	bool stopping;
+	bool paused;
 	bool failed;
 	char failure[256];
 	char *cut_text; /* the server's latest clipboard, as UTF-8 */
@@ -433,9 +434,19 @@ static void *conn_thread(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&conn->lock);
 		bool stopping = conn->stopping;
+		bool paused = conn->paused;
 		pthread_mutex_unlock(&conn->lock);
 		if (stopping)
 			break;
+		if (paused) {
+			struct pollfd wake = { .fd = conn->wake_fd, .events = POLLIN };
+			if (poll(&wake, 1, 1000) > 0) {
+				uint64_t drained;
+				if (read(conn->wake_fd, &drained, sizeof(drained)) < 0)
+					log_debug("wake eventfd read: %s", strerror(errno));
+			}
+			continue;
+		}
 
 		if (!run_commands(conn)) {
 			why = SEND_FAILED;
@@ -1031,4 +1042,14 @@ char *vnc_conn_cut_text(struct vnc_conn *conn)
 	char *copy = conn->cut_text ? strdup(conn->cut_text) : NULL;
 	pthread_mutex_unlock(&conn->lock);
 	return copy;
+}
+
+void vnc_conn_set_paused(struct vnc_conn *conn, bool paused)
+{
+	if (!conn)
+		return;
+	pthread_mutex_lock(&conn->lock);
+	conn->paused = paused;
+	pthread_mutex_unlock(&conn->lock);
+	wake(conn);
 }

@@ -88,6 +88,12 @@ char *vnc_conn_cut_text(struct vnc_conn *conn);
 bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size);
 const char *vnc_conn_desktop_name(struct vnc_conn *conn);
 
+/* While paused the connection reads nothing from the server, so a server
+ * that is stopped on purpose (its processes frozen) is never declared dead
+ * by the read timeout; what it sent stays queued in the socket until
+ * resume. */
+void vnc_conn_set_paused(struct vnc_conn *conn, bool paused);
+
 /* Routes libvncclient's global logger to ours. Call once at start. */
 void vnc_conn_global_init(void);
 

@@ -28,9 +28,10 @@ test('lists every computer-use tool with an object schema', async () => {
   const { tools } = await bridge.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
-    'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'cursor_position',
-    'drag', 'exec', 'hold_key', 'kill_session', 'launch', 'list_files', 'list_sessions',
-    'mouse_down', 'mouse_up', 'move_mouse', 'open_url', 'press', 'read_file', 'screen_size',
+    'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_session', 'create_volume',
+    'cursor_position', 'delete_volume', 'drag', 'exec', 'hold_key', 'kill_session', 'launch',
+    'list_files', 'list_sessions', 'list_volumes', 'mouse_down', 'mouse_up', 'move_mouse',
+    'open_url', 'pause_session', 'press', 'read_file', 'resume_session', 'screen_size',
     'screenshot', 'scroll', 'session_info', 'set_timeout', 'start_stream', 'stop_stream', 'type',
     'wait', 'write_file',
   ]);

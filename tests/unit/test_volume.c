@@ -328,6 +328,42 @@ static void size_walk_stops_at_its_ceiling(void)
 	ASSERT(!exists(dir));
 }
 
+/* A volume is handed to each new sandbox's uid: every entry, symlinks
+ * themselves and never what they point to, nothing past the ceiling. */
+static void chown_hands_over_the_tree_but_not_link_targets(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "  skipped: changing owners needs root\n");
+		return;
+	}
+	char dir[512], sub[600], file[700], link[600], outside[600];
+	snprintf(dir, sizeof(dir), "%s/owned", data_dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	snprintf(file, sizeof(file), "%s/sub/file", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(outside, sizeof(outside), "%s/outside", data_dir);
+	ASSERT(mkdir(dir, 0700) == 0 && mkdir(sub, 0700) == 0);
+	ASSERT(write_file(file, 10) && write_file(outside, 10));
+	ASSERT(symlink(outside, link) == 0);
+	struct sandbox_error err;
+	const unsigned uid = 2345678;
+	if (!sandbox_tree_chown(dir, uid, uid, 100, &err))
+		FAIL_AT("chown: %s", err.message);
+	const char *const owned[] = { dir, sub, file, link };
+	for (size_t i = 0; i < 4; i++) {
+		struct stat st;
+		ASSERT(lstat(owned[i], &st) == 0);
+		if (st.st_uid != uid || st.st_gid != uid)
+			FAIL_AT("%s is owned by %u:%u", owned[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+	}
+	struct stat target;
+	ASSERT(stat(outside, &target) == 0 && target.st_uid == 0);
+	ASSERT(!sandbox_tree_chown(dir, 0, 0, 2, &err)); /* 3 entries below: over the ceiling */
+	ASSERT_CONTAINS(err.message, "too many files");
+	ASSERT(sandbox_tree_remove(dir, &err));
+	ASSERT(unlink(outside) == 0);
+}
+
 int main(void)
 {
 	make_data_dir();
@@ -339,6 +375,7 @@ int main(void)
 	RUN_TEST(delete_does_not_follow_links_out_of_the_volume);
 	RUN_TEST(delete_removes_a_tree_of_any_depth);
 	RUN_TEST(size_walk_stops_at_its_ceiling);
+	RUN_TEST(chown_hands_over_the_tree_but_not_link_targets);
 	struct sandbox_error err;
 	if (!sandbox_tree_remove(data_dir, &err))
 		fprintf(stderr, "cleanup: %s\n", err.message);
