@@ -240,7 +240,8 @@ test('computer left_mouse_down presses the button and left_mouse_up releases it'
     await bridge.call('computer', { action: 'mouse_move', coordinate: [250, 200], ...no });
     const pressed = await waitFor(() => {
       const all = xevEvents(xev.output);
-      return all.some((e) => e.type === 'MotionNotify' && e.x === 250) ? all : null;
+      // The event's state line may still be on its way: wait for it.
+      return all.some((e) => e.type === 'MotionNotify' && e.x === 250 && e.state !== undefined) ? all : null;
     });
     assert.ok(pressed, xev.output.slice(-2000));
     assert.deepEqual(pressed.filter((e) => e.type.startsWith('Button')).map((e) => [e.type, e.button, e.x, e.y]),
