@@ -576,7 +576,8 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 		return write_reply(c);
 	case LWS_CALLBACK_TIMER:
 		/* The request's time is up. A call still running is our time,
-		 * not the client's: that one waits for its reply. */
+		 * not the client's: that one waits for its reply, streamed
+		 * progress or not. */
 		if (c && c->server && c->awaiting_reply) {
 			bridge_server_arm_request_timer(c->server, wsi);
 			return 0;

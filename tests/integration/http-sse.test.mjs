@@ -177,6 +177,10 @@ test('a stream client that stops reading is closed at the queue bound; others go
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   assert.ok(await waitFor(() => /64 MiB of replies queued/.test(daemon.log), { timeout: 60000, interval: 200 }),
     'the client that does not read was closed');
+  // Leaving is not cancelling (the spec): the client cancels, the command
+  // ends, and with it its pipes.
+  const cancel = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 30, reason: 'test' } });
+  assert.equal(cancel.status, 202);
   assert.ok(await waitFor(() => daemon.fdCount() <= baseline, { timeout: 10000 }), `descriptors ${baseline} -> ${daemon.fdCount()}`);
   // The peak stays near the 64 MiB bound, not the 200 MB sent. (ASan's
   // quarantine keeps freed memory: no bound to check there.)
