@@ -191,3 +191,21 @@ test('a stream client that stops reading is closed at the queue bound; others go
   const listed = await client.call('list_sessions');
   assert.equal(listed.isError, false);
 });
+
+test('the request time limit does not cut a call whose progress is streaming', async () => {
+  const strict = await startDaemon({ args: ['--request-timeout', '1'] });
+  const sdk = await httpClient(strict);
+  try {
+    const s = JSON.parse(textOf(await sdk.call('create_session', { template: 'bare', size: '320x240' }))).session;
+    const seen = [];
+    const result = await sdk.client.callTool({ name: 'wait', arguments: { session: s, ms: 2500 } }, undefined,
+      { onprogress: (p) => seen.push(p), timeout: 30000 });
+    assert.equal(result.isError, false, textOf(result));
+    assert.ok(seen.length >= 2, JSON.stringify(seen));
+    assert.match(textOf(result), /2500/);
+    await sdk.call('kill_session', { session: s });
+  } finally {
+    await sdk.close();
+    await strict.stop();
+  }
+});
