@@ -1,6 +1,6 @@
 /* `lizard-bridge call exec`: a minimal WebSocket client (RFC 6455) for the
- * daemon's /mcp, because a Streamable HTTP POST here answers with one
- * message and progress notifications need a channel that stays open. It
+ * daemon's /mcp. Streamable HTTP would stream progress too (as chunked
+ * SSE); a WebSocket needs no chunk or event parser here and stays open. It
  * sends initialize and the call with a progressToken, writes each
  * "stdout: "/"stderr: " chunk to our stdout/stderr as it comes, and exits
  * with the command's exit code. */

@@ -91,6 +91,36 @@ static void free_outgoing(struct outgoing *o)
 	free(o);
 }
 
+void bridge_server_enqueue(struct connection *c, struct outgoing *o)
+{
+	if (c->queued_bytes + o->len > BRIDGE_SERVER_MAX_QUEUED_BYTES) {
+		/* It does not read: it goes, the others are not held up. */
+		free_outgoing(o);
+		bridge_server_kill(c, "more than 64 MiB of replies queued: the client does not "
+				      "read them");
+		return;
+	}
+	o->next = NULL;
+	if (c->queue_tail)
+		c->queue_tail->next = o;
+	else
+		c->queue_head = o;
+	c->queue_tail = o;
+	c->queued_bytes += o->len;
+	lws_callback_on_writable(c->wsi);
+}
+
+void bridge_server_free_queue(struct connection *c)
+{
+	while (c->queue_head) {
+		struct outgoing *next = c->queue_head->next;
+		free_outgoing(c->queue_head);
+		c->queue_head = next;
+	}
+	c->queue_tail = NULL;
+	c->queued_bytes = 0;
+}
+
 /* Service thread: hands queued replies to their connections; replies for
  * connections that are gone are dropped. */
 static void drain_outbox(struct bridge_server *server)
@@ -103,21 +133,10 @@ static void drain_outbox(struct bridge_server *server)
 		struct outgoing *next = o->next;
 		o->next = NULL;
 		struct connection *c = find_connection(server, o->connection);
-		if (!c || (c->websocket && c->kicked)) {
+		if (!c || c->kicked) {
 			free_outgoing(o);
-		} else if (c->websocket && c->queued_bytes + o->len > BRIDGE_SERVER_MAX_QUEUED_BYTES) {
-			/* It does not read: it goes, the others are not held up. */
-			free_outgoing(o);
-			bridge_server_kill(c, "more than 64 MiB of replies queued: the client does "
-					      "not read them");
 		} else if (c->websocket) {
-			if (c->queue_tail)
-				c->queue_tail->next = o;
-			else
-				c->queue_head = o;
-			c->queue_tail = o;
-			c->queued_bytes += o->len;
-			lws_callback_on_writable(c->wsi);
+			bridge_server_enqueue(c, o);
 		} else {
 			bridge_server_http_deliver(c, o);
 		}

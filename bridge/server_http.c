@@ -2,7 +2,11 @@
  * transport on /mcp (2025-11-25): POST one JSON-RPC message, answered with
  * JSON (or one SSE event when the client accepts only that); 202 for
  * notifications and responses; Mcp-Session-Id issued at initialize and
- * required after; DELETE ends the MCP session; GET is 405. */
+ * required after; DELETE ends the MCP session; GET is 405. A request with a
+ * progressToken from a client that accepts text/event-stream turns into an
+ * SSE stream at its first progress notification: chunked, each notification
+ * an event, then the response, then the stream ends (the connection stays
+ * for the next request). */
 #include "server_internal.h"
 
 #include "metrics.h"
@@ -55,6 +59,12 @@ static bool method_is(struct lws *wsi, enum lws_token_indexes token)
 
 static void reset_request(struct connection *c)
 {
+	bridge_server_free_queue(c);
+	cJSON_Delete(c->progress_token);
+	c->progress_token = NULL;
+	c->accepts_sse = false;
+	c->streaming = false;
+	c->stream_done = false;
 	free(c->body);
 	free(c->reply.body);
 	c->body = NULL;
@@ -211,8 +221,10 @@ static int begin_request(struct connection *c, const char *uri)
 		return 0;
 	}
 	char accept[256];
-	if (lws_hdr_copy(wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT) > 0)
-		c->sse = strstr(accept, "text/event-stream") && !strstr(accept, "application/json");
+	if (lws_hdr_copy(wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT) > 0) {
+		c->accepts_sse = strstr(accept, "text/event-stream") != NULL;
+		c->sse = c->accepts_sse && !strstr(accept, "application/json");
+	}
 	return 0; /* the body follows */
 }
 
@@ -237,6 +249,16 @@ static void append_body(struct connection *c, const void *data, size_t len)
 	c->body_len += len;
 }
 
+/* A token as parsed by cJSON itself: request ids and tokens keep their
+ * number text (jsonrpc_parse), the notification we match them with is read
+ * by cJSON_Parse, so both sides are compared as cJSON_Parse reads them. */
+static cJSON *plain_token(const cJSON *token)
+{
+	if (cJSON_IsRaw(token))
+		return cJSON_Parse(token->valuestring);
+	return cJSON_Duplicate(token, false);
+}
+
 /* The whole POST body is here: decide about the MCP session and hand the
  * message to a peer whose replies come back to this connection. */
 static void finish_request(struct connection *c)
@@ -248,6 +270,13 @@ static void finish_request(struct connection *c)
 	struct jsonrpc_message msg;
 	jsonrpc_parse(c->body ? c->body : "", c->body_len, &msg);
 	bool initialize = msg.kind == JSONRPC_REQUEST && strcmp(msg.method, "initialize") == 0;
+	if (msg.kind == JSONRPC_REQUEST && c->accepts_sse) {
+		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(msg.params, "_meta");
+		const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+		/* Without memory for it the reply is plain JSON, as before. */
+		if (jsonrpc_is_id(token))
+			c->progress_token = plain_token(token);
+	}
 	enum jsonrpc_kind kind = msg.kind;
 	jsonrpc_message_finish(&msg);
 
@@ -277,8 +306,6 @@ static void finish_request(struct connection *c)
 	mcp_peer_handle(c->peer, c->body, c->body_len);
 }
 
-/* Notifications about a request in progress (notifications/progress) have
- * no place in a one-message JSON reply. */
 static bool is_notification(const struct outgoing *o)
 {
 	static const char prefix[] = "{\"jsonrpc\":\"2.0\",\"method\":";
@@ -286,11 +313,89 @@ static bool is_notification(const struct outgoing *o)
 	       memcmp(o->text + LWS_PRE, prefix, sizeof(prefix) - 1) == 0;
 }
 
+/* Whether a notification is progress of the request this connection waits
+ * on. Other notifications (logging) have no place in its reply. */
+static bool is_our_progress(const struct connection *c, const struct outgoing *o)
+{
+	if (!c->progress_token)
+		return false;
+	cJSON *root = cJSON_Parse(o->text + LWS_PRE);
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+	bool ours = cJSON_IsString(method) &&
+		    strcmp(method->valuestring, "notifications/progress") == 0 &&
+		    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(params, "progressToken"),
+				  c->progress_token, true);
+	cJSON_Delete(root);
+	return ours;
+}
+
+/* Makes o's JSON one SSE event in one HTTP chunk, in place of its text;
+ * the last one also carries the chunk that ends the body. */
+static bool frame_event(struct outgoing *o, bool last)
+{
+	static const char end_of_body[] = "0\r\n\r\n";
+	size_t event_len = o->len + sizeof("event: message\ndata: \n\n") - 1;
+	size_t size = LWS_PRE + 20 + event_len + 2 + sizeof(end_of_body);
+	char *framed = malloc(size);
+	if (!framed)
+		return false;
+	int n = snprintf(framed + LWS_PRE, size - LWS_PRE, "%zx\r\nevent: message\ndata: %s\n\n\r\n%s",
+			 event_len, o->text + LWS_PRE, last ? end_of_body : "");
+	free(o->text);
+	o->text = framed;
+	o->len = (size_t)n;
+	o->sent = 0;
+	return true;
+}
+
+static void drop(struct outgoing *o)
+{
+	free(o->text);
+	free(o);
+}
+
+/* A notification or the reply for a request answered as an SSE stream. */
+static void stream(struct connection *c, struct outgoing *o, bool last)
+{
+	if (!frame_event(o, last)) {
+		drop(o);
+		bridge_server_kill(c, "out of memory for an SSE event");
+		return;
+	}
+	if (!c->streaming) {
+		c->streaming = true;
+		c->reply.status = 200;
+		c->reply.content_type = "text/event-stream";
+		c->reply.headers_sent = false;
+		if (c->initializing)
+			snprintf(c->reply.session_header, sizeof(c->reply.session_header), "%s",
+				 c->session_id);
+	}
+	if (last) {
+		c->stream_done = true;
+		c->awaiting_reply = false;
+		/* The client gets its full time to read the rest. */
+		bridge_server_arm_request_timer(c->server, c->wsi);
+	}
+	bridge_server_enqueue(c, o);
+}
+
 void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
 {
-	if (!c->awaiting_reply || is_notification(o)) {
-		free(o->text);
-		free(o);
+	if (!c->awaiting_reply) {
+		drop(o);
+		return;
+	}
+	if (is_notification(o)) {
+		if (c->accepts_sse && is_our_progress(c, o))
+			stream(c, o, false);
+		else
+			drop(o);
+		return;
+	}
+	if (c->streaming) {
+		stream(c, o, true);
 		return;
 	}
 	/* The client gets its full time to read the reply, however long the
@@ -312,14 +417,74 @@ void bridge_server_http_deliver(struct connection *c, struct outgoing *o)
 	} else {
 		reply(c, bad_request ? 400 : 200, "application/json", o->text + LWS_PRE, o->len);
 	}
-	free(o->text);
-	free(o);
+	drop(o);
+}
+
+/* The end of a request: the next one on this connection gets its own time. */
+static int complete(struct connection *c)
+{
+	bool close_now = c->close_after_reply;
+	reset_request(c);
+	if (close_now)
+		return -1;
+	bridge_server_arm_request_timer(c->server, c->wsi);
+	return lws_http_transaction_completed(c->wsi) ? -1 : 0;
+}
+
+static int add_header(struct lws *wsi, const char *name, const char *value, unsigned char **p,
+		      unsigned char *end)
+{
+	return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
+					   (const unsigned char *)value, (int)strlen(value), p, end);
+}
+
+/* An SSE stream: headers without a length (chunked, so the connection
+ * can stay), then one queued event per writable callback; after the final
+ * one the request is complete. */
+static int write_stream(struct connection *c)
+{
+	struct http_reply *r = &c->reply;
+	struct lws *wsi = c->wsi;
+	if (!r->headers_sent) {
+		unsigned char buffer[LWS_PRE + 1024];
+		unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+		if (lws_add_http_header_status(wsi, 200, &p, end) ||
+		    add_header(wsi, "content-type:", "text/event-stream", &p, end) ||
+		    add_header(wsi, "cache-control:", "no-cache", &p, end) ||
+		    add_header(wsi, "transfer-encoding:", "chunked", &p, end) ||
+		    (r->session_header[0] &&
+		     add_header(wsi, "mcp-session-id:", r->session_header, &p, end)) ||
+		    lws_finalize_write_http_header(wsi, start, &p, end))
+			return -1;
+		r->headers_sent = true;
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	struct outgoing *o = c->queue_head;
+	if (!o)
+		return 0;
+	bool last = c->stream_done && !o->next;
+	if (lws_write(wsi, (unsigned char *)o->text + LWS_PRE, o->len,
+		      last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)o->len)
+		return -1;
+	c->queue_head = o->next;
+	if (!c->queue_head)
+		c->queue_tail = NULL;
+	c->queued_bytes -= o->len;
+	drop(o);
+	if (last)
+		return complete(c);
+	if (c->queue_head)
+		lws_callback_on_writable(wsi);
+	return 0;
 }
 
 static int write_reply(struct connection *c)
 {
 	struct http_reply *r = &c->reply;
 	struct lws *wsi = c->wsi;
+	if (c->streaming)
+		return write_stream(c);
 	if (!r->status)
 		return 0;
 	if (!r->headers_sent) {
@@ -329,14 +494,10 @@ static int write_reply(struct connection *c)
 						end))
 			return -1;
 		if (r->session_header[0] &&
-		    lws_add_http_header_by_name(wsi, (const unsigned char *)"mcp-session-id:",
-						(const unsigned char *)r->session_header,
-						(int)strlen(r->session_header), &p, end))
+		    add_header(wsi, "mcp-session-id:", r->session_header, &p, end))
 			return -1;
 		if (r->extra_header_name &&
-		    lws_add_http_header_by_name(wsi, (const unsigned char *)r->extra_header_name,
-						(const unsigned char *)r->extra_header_value,
-						(int)strlen(r->extra_header_value), &p, end))
+		    add_header(wsi, r->extra_header_name, r->extra_header_value, &p, end))
 			return -1;
 		if (lws_finalize_write_http_header(wsi, start, &p, end))
 			return -1;
@@ -359,13 +520,7 @@ static int write_reply(struct connection *c)
 			return 0;
 		}
 	}
-	bool close_now = c->close_after_reply;
-	reset_request(c);
-	if (close_now)
-		return -1;
-	/* The next request on this connection gets its own time. */
-	bridge_server_arm_request_timer(c->server, wsi);
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	return complete(c);
 }
 
 static void open_connection(struct connection *c, struct lws *wsi)
@@ -421,7 +576,8 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 		return write_reply(c);
 	case LWS_CALLBACK_TIMER:
 		/* The request's time is up. A call still running is our time,
-		 * not the client's: that one waits for its reply. */
+		 * not the client's: that one waits for its reply, streamed
+		 * progress or not. */
 		if (c && c->server && c->awaiting_reply) {
 			bridge_server_arm_request_timer(c->server, wsi);
 			return 0;

@@ -13,6 +13,7 @@ struct bridge_session;
 struct bridge_viewer;
 struct bridge_viewer_message;
 struct mcp_peer;
+struct cJSON;
 
 /* A message waiting to be written to a connection. */
 struct outgoing {
@@ -48,7 +49,11 @@ struct connection {
 	bool body_too_large;
 	bool body_pending; /* a POST whose body has not all arrived yet */
 	bool close_after_reply;
-	bool sse;
+	bool sse;         /* the client accepts only text/event-stream */
+	bool accepts_sse; /* text/event-stream among what it accepts */
+	struct cJSON *progress_token; /* the request's _meta.progressToken */
+	bool streaming;   /* answering as an SSE stream (chunked) */
+	bool stream_done; /* the final event is queued */
 	char session_id[40];
 	bool initializing;
 	bool awaiting_reply;
@@ -67,7 +72,7 @@ struct connection {
 	/* noVNC relay WebSocket (server_rfb.c) */
 	struct rfb_link *rfb;
 
-	/* WebSocket */
+	/* WebSocket; the queue also holds an SSE stream's events */
 	char *message;
 	size_t message_len;
 	struct outgoing *queue_head, *queue_tail;
@@ -118,6 +123,11 @@ void bridge_server_post(struct bridge_server *server, uint64_t connection,
 			const struct iovec *parts, int count);
 /* An mcp_send_fn over bridge_server_post; context is a struct peer_link. */
 void bridge_server_send_to_peer(void *context, const struct iovec *parts, int count);
+
+/* Appends o to c's write queue and asks for a writable callback; over
+ * BRIDGE_SERVER_MAX_QUEUED_BYTES o is dropped and c killed. Takes o. */
+void bridge_server_enqueue(struct connection *c, struct outgoing *o);
+void bridge_server_free_queue(struct connection *c);
 
 void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
 			 bool websocket);

@@ -30,17 +30,6 @@ static int refuse_upgrade(struct lws *wsi, struct bridge_server *server)
 	return 0;
 }
 
-static void free_queue(struct connection *c)
-{
-	while (c->queue_head) {
-		struct outgoing *next = c->queue_head->next;
-		free(c->queue_head->text);
-		free(c->queue_head);
-		c->queue_head = next;
-	}
-	c->queue_tail = NULL;
-}
-
 static int receive(struct connection *c, const void *in, size_t len)
 {
 	enum ws_collect state = bridge_server_collect(c, in, len, c->server->options->max_message);
@@ -113,7 +102,7 @@ int bridge_server_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		mcp_peer_close(c->peer);
 		free(c->link);
 		free(c->message);
-		free_queue(c);
+		bridge_server_free_queue(c);
 		bridge_server_untrack(server, c);
 		bridge_metrics_connections(server->options->metrics, "websocket", -1);
 		c->server = NULL;
