@@ -2,13 +2,14 @@
 // filesystem, an unprivileged user, and exec/read_file/write_file/list_files.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
   connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
-  pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc,
+  pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc, bridgeBin, bridgeEnv,
 } from './lib.mjs';
 
 let bridge, desktop, server, secretDir;
@@ -302,4 +303,72 @@ test('attached sessions are not sandboxes, and the tools say so', async () => {
   } finally {
     await xvnc.stop();
   }
+});
+
+// Raw MCP over stdio to a bridge started by `command` (its first words run
+// the bridge, e.g. under setpriv); resolves with the replies by id and the
+// exit, once stdin has closed.
+function stdioOnce(command, calls, env) {
+  const lines = [
+    { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ...calls.map(([id, name, args]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })),
+  ];
+  const child = spawn(command[0], command.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  child.stdin.on('error', () => {}); // a bridge that failed to start reads nothing
+  child.stdin.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const byId = new Map(out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((m) => [m.id, m]));
+      resolve({ code, signal, byId, stderr: err });
+    });
+  });
+}
+
+test('a daemon run by an ordinary user sandboxes its sessions too', async () => {
+  const home = tempDir('lizard-nobody-');
+  fs.chmodSync(home, 0o777);
+  const env = { PATH: process.env.PATH, HOME: home, TMPDIR: home };
+  // A copy the user can reach wherever the checkout is (it may be 0700).
+  const binary = path.join(home, 'lizard-bridge');
+  fs.copyFileSync(bridgeBin, binary);
+  fs.chmodSync(binary, 0o755);
+  const run = await stdioOnce(
+    ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
+    [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
+      [2, 'session_info', {}]],
+    env);
+  try {
+    assert.equal(run.code, 0, run.stderr.slice(-2000));
+    const exec = run.byId.get(1)?.result?.structuredContent;
+    assert.ok(exec, run.stderr.slice(-2000));
+    const [uid, map] = exec.stdout.split('\n');
+    assert.equal(uid, '1000');
+    // uid 1000 inside is the sandbox's root, which is the daemon's user.
+    assert.deepEqual(map.trim().split(/\s+/), ['1000', '0', '1']);
+    assert.ok(!exec.stdout.includes('host-root-visible'));
+    const info = run.byId.get(2).result.structuredContent;
+    assert.equal(info.sandbox.isolated, true);
+    assert.match(info.sandbox.isolation, /host uid 65534/);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('without bubblewrap a local session does not start, and says what is missing', async () => {
+  // bwrap hidden in a mount namespace of this test's own: /dev/null, which
+  // cannot be executed, over it.
+  const run = await stdioOnce(
+    ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+      `mount --bind /dev/null /usr/bin/bwrap && exec "${bridgeBin}" stdio --size 320x240`],
+    [], bridgeEnv());
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /bubblewrap is not installed .*apt-get install bubblewrap/);
+  assert.equal(run.byId.size, 0, 'nothing was served unsandboxed');
 });
