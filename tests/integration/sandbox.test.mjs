@@ -331,7 +331,7 @@ function stdioOnce(command, calls, env) {
   });
 }
 
-test('a daemon run by an ordinary user sandboxes its sessions too', async () => {
+test('a daemon run by an ordinary user sandboxes its sessions too, without sizes', async () => {
   const home = tempDir('lizard-nobody-');
   fs.chmodSync(home, 0o777);
   const env = { PATH: process.env.PATH, HOME: home, TMPDIR: home };
@@ -342,7 +342,8 @@ test('a daemon run by an ordinary user sandboxes its sessions too', async () => 
   const run = await stdioOnce(
     ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
     [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
-      [2, 'session_info', {}]],
+      [2, 'session_info', {}],
+      [3, 'create_session', { template: 'bare', size: 'small' }]],
     env);
   try {
     assert.equal(run.code, 0, run.stderr.slice(-2000));
@@ -356,6 +357,12 @@ test('a daemon run by an ordinary user sandboxes its sessions too', async () => 
     const info = run.byId.get(2).result.structuredContent;
     assert.equal(info.sandbox.isolated, true);
     assert.match(info.sandbox.isolation, /host uid 65534/);
+    // No cgroups for this user: its sessions run without a size (the one
+    // above did), and asking for one says why.
+    const sized = run.byId.get(3).result;
+    assert.equal(sized.isError, true);
+    assert.match(sized.content[0].text, /cgroup/i);
+    console.log(`# size as an ordinary user: ${sized.content[0].text}`);
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
