@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 static int test_failures;
 
@@ -54,6 +55,24 @@ static int test_failures;
 		fn();                                                                 \
 		fprintf(stderr, "%s %s\n", test_failures == before_ ? "ok" : "FAIL", #fn); \
 	} while (0)
+
+/* The parts of a message as one NUL-terminated heap string (what an MCP
+ * send function hands over), or NULL when memory runs out. */
+static inline char *test_join_parts(const struct iovec *parts, int count)
+{
+	size_t len = 0;
+	for (int i = 0; i < count; i++)
+		len += parts[i].iov_len;
+	char *text = malloc(len + 1), *p = text;
+	if (!text)
+		return NULL;
+	for (int i = 0; i < count; i++) {
+		memcpy(p, parts[i].iov_base, parts[i].iov_len);
+		p += parts[i].iov_len;
+	}
+	*p = '\0';
+	return text;
+}
 
 #define TEST_EXIT() return test_failures ? EXIT_FAILURE : EXIT_SUCCESS
 

@@ -62,15 +62,7 @@ static int reply_count;
 static void capture(void *context, const struct iovec *parts, int count)
 {
 	(void)context;
-	size_t len = 0;
-	for (int i = 0; i < count; i++)
-		len += parts[i].iov_len;
-	char *json = malloc(len + 1), *p = json;
-	for (int i = 0; i < count; i++) {
-		memcpy(p, parts[i].iov_base, parts[i].iov_len);
-		p += parts[i].iov_len;
-	}
-	*p = '\0';
+	char *json = test_join_parts(parts, count);
 	pthread_mutex_lock(&replies_lock);
 	if (reply_count < 16)
 		replies[reply_count++] = json;
