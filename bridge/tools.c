@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -222,7 +223,25 @@ void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
 		      struct mcp_call *call, double total, const char *unit)
 {
 	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
-				       .unit = unit, .sent = -1 };
+				       .unit = unit, .sent = -1, .started_ms = vnc_monotonic_ms() };
+	/* The first notification comes one spacing in: quick calls send none. */
+	steps->sent_ms = steps->started_ms;
+}
+
+void tools_report(struct tools_steps *steps, double value, const char *fmt, ...)
+{
+	int64_t now = vnc_monotonic_ms();
+	if (!mcp_call_wants_progress(steps->call) || value <= steps->sent ||
+	    now - steps->sent_ms < PROGRESS_SPACING_MS)
+		return;
+	char message[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	mcp_call_progress(steps->call, value, steps->total, message);
+	steps->sent = value;
+	steps->sent_ms = now;
 }
 
 bool tools_step(struct tools_steps *steps, double done)
@@ -236,18 +255,10 @@ bool tools_step(struct tools_steps *steps, double done)
 		mcp_call_fail(steps->call, "%s", err);
 		return false;
 	}
-	int64_t now = vnc_monotonic_ms();
-	if (!mcp_call_wants_progress(steps->call) || done <= steps->sent ||
-	    now - steps->sent_ms < PROGRESS_SPACING_MS)
-		return true;
-	char message[128];
 	if (steps->total >= 0)
-		snprintf(message, sizeof(message), "%.0f of %.0f %s", done, steps->total, steps->unit);
+		tools_report(steps, done, "%.0f of %.0f %s", done, steps->total, steps->unit);
 	else
-		snprintf(message, sizeof(message), "%.0f %s", done, steps->unit);
-	mcp_call_progress(steps->call, done, steps->total, message);
-	steps->sent = done;
-	steps->sent_ms = now;
+		tools_report(steps, done, "%.0f %s", done, steps->unit);
 	return true;
 }
 

@@ -11,7 +11,6 @@
 #include "../vnc/keys.h"
 
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,38 +75,17 @@ static void push_keys(struct events *e, const struct vnc_key_combo *combo, bool 
 			push_key(e, combo->keysyms[i], false);
 }
 
-/* Progress of a long call: notifications/progress at most every
- * PROGRESS_EVERY_MS, counting up, with a message that says how far. */
-#define PROGRESS_EVERY_MS 500
-struct progress {
-	struct mcp_call *call;
-	int64_t last_ms;
-	double count;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void report_progress(struct progress *p, const char *fmt, ...)
-{
-	int64_t now = vnc_monotonic_ms();
-	if (!mcp_call_wants_progress(p->call) || now - p->last_ms < PROGRESS_EVERY_MS)
-		return;
-	p->last_ms = now;
-	char message[160];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
-	va_end(ap);
-	mcp_call_progress(p->call, ++p->count, -1, message);
-}
-
 static bool input_cancelled(void *context)
 {
-	return mcp_call_cancelled(((struct progress *)context)->call);
+	return mcp_call_cancelled(((struct tools_steps *)context)->call);
 }
 
 static void input_progress(void *context, size_t sent, size_t total)
 {
-	report_progress(context, "sent %zu of %zu input events", sent, total);
+	/* Pauses send nothing; elapsed time keeps the progress growing. */
+	struct tools_steps *steps = context;
+	tools_report(steps, (double)(vnc_monotonic_ms() - steps->started_ms),
+		     "sent %zu of %zu input events", sent, total);
 }
 
 /* Sends and frees the events; fails the call on error. Stops when the call
@@ -116,8 +94,9 @@ static bool send_events(struct bridge_session *s, struct mcp_call *call, struct 
 {
 	char err[320];
 	bool ok = false;
-	struct progress progress = { .call = call, .last_ms = vnc_monotonic_ms() };
-	struct bridge_input_control control = { input_cancelled, input_progress, &progress };
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, -1, "ms");
+	struct bridge_input_control control = { input_cancelled, input_progress, &steps };
 	if (e->out_of_memory)
 		mcp_call_fail(call, "out of memory building the input events");
 	else if (!bridge_session_send_input(s, e->items, e->count, &control, err, sizeof(err)))
@@ -380,7 +359,8 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	int64_t start = vnc_monotonic_ms();
 	uint64_t frames_before = vnc_framebuffer_sequence(fb);
-	struct progress progress = { .call = call, .last_ms = start };
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, -1, "ms");
 	if (!until_settled) {
 		/* A fixed wait still ends early if the session does, or the call
 		 * is cancelled. */
@@ -390,8 +370,8 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			int64_t left = until - vnc_monotonic_ms();
 			struct timespec pause = { 0, (left < 50 ? left : 50) * 1000000L };
 			nanosleep(&pause, NULL);
-			report_progress(&progress, "waited %lld of %d ms",
-					(long long)(vnc_monotonic_ms() - start), ms);
+			long long waited = (long long)(vnc_monotonic_ms() - start);
+			tools_report(&steps, (double)waited, "waited %lld of %d ms", waited, ms);
 		}
 		char err[320];
 		if (!bridge_session_usable(s, err, sizeof(err))) {
@@ -423,8 +403,10 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			mcp_call_fail(call, "the wait was cancelled");
 			return false;
 		}
-		report_progress(&progress, "waited %lld of at most %d ms for the screen to settle",
-				(long long)(vnc_monotonic_ms() - start), timeout_ms);
+		long long waited = (long long)(vnc_monotonic_ms() - start);
+		tools_report(&steps, (double)waited,
+			     "waited %lld of at most %d ms for the screen to settle", waited,
+			     timeout_ms);
 	}
 	long long waited = (long long)(vnc_monotonic_ms() - start);
 	unsigned long long frames = vnc_framebuffer_sequence(fb) - frames_before;

@@ -90,9 +90,10 @@ struct tools_steps {
 	struct bridge_session *session; /* may be NULL */
 	struct mcp_call *call;
 	double total;     /* < 0: unknown */
-	const char *unit; /* "ms", "characters", "points" */
+	const char *unit; /* in tools_step's message: "ms" */
 	double sent;      /* last progress sent */
 	int64_t sent_ms;  /* when; notifications are spaced 250 ms apart */
+	int64_t started_ms; /* when tools_steps_init ran */
 };
 void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
 		      struct mcp_call *call, double total, const char *unit);
@@ -102,6 +103,10 @@ void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
  * client cancelled the call or the session stopped being usable, with the
  * call already failed (a cancelled call's reply is never sent). */
 bool tools_step(struct tools_steps *steps, double done);
+/* Only the notification, with a message of the caller's: value must grow
+ * (elapsed ms will do when the call counts something else). */
+__attribute__((format(printf, 3, 4)))
+void tools_report(struct tools_steps *steps, double value, const char *fmt, ...);
 /* vnc_framebuffer_wait_settled in 250 ms slices with tools_step between
  * them, progress counted in ms from started_ms. False when tools_step
  * ended the call; else *result says how the wait ended. */
