@@ -51,7 +51,7 @@ test('text copied on the desktop reaches a control viewer and its browser clipbo
   await watcher.close();
 });
 
-test('a megabyte of text copied on the desktop arrives whole', async () => {
+test('a megabyte of text copied on the desktop arrives whole; more is announced, not sent', async () => {
   const page = await openViewer();
   // Not quite 1 MiB: xclip hands larger selections over in pieces (INCR),
   // which Xvnc 1.12 does not take.
@@ -60,6 +60,13 @@ test('a megabyte of text copied on the desktop arrives whole', async () => {
   assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.clipboard?.length)) === big.length, { timeout: 10000 }));
   assert.ok(await page.evaluate(() => window.lizardViewer.clipboard.endsWith('ending')));
   assert.equal((await page.evaluate(() => navigator.clipboard.readText())).length, big.length);
+
+  // 600000 "é" are 600000 bytes of Latin-1 on the wire but 1.2 MB of
+  // UTF-8: over the viewers' 1 MiB, so the page is told, not sent.
+  await client.call('launch', { session, command: `sh -c "head -c 600000 /dev/zero | tr '\\0' '\\351' | xclip -selection clipboard -t STRING -i"` });
+  assert.ok(await waitFor(async () => /1200000 bytes, over the 1 MiB limit/.test(await page.textContent('#clip')), { timeout: 10000 }),
+    `the page says: ${await page.textContent('#clip')}`);
+  assert.equal((await viewerClipboard(page)).length, big.length, 'the page kept what it had');
   await page.close();
 });
 
