@@ -114,8 +114,10 @@ test('text over 1 MiB is not pasted; a view-only viewer pastes nothing, even sen
   // The server holds the bound, whatever a page sends.
   const raw = await rawViewer(links.url);
   raw.send(JSON.stringify({ type: 'clipboard', text: 'z'.repeat(1024 * 1024 + 1) }));
-  raw.send(JSON.stringify({ type: 'clipboard', text: 'after the refused one' }));
-  assert.equal(await waitFor(async () => (await desktopClipboard()) === 'after the refused one', { timeout: 5000 }), true);
+  const limit = 'z'.repeat(1024 * 1024 - 5) + 'limit';
+  raw.send(JSON.stringify({ type: 'clipboard', text: limit }));
+  assert.equal(await waitFor(async () => (await desktopClipboard()) === limit, { timeout: 10000 }), true,
+    'exactly 1 MiB is pasted whole');
   assert.equal(raw.readyState, WebSocket.OPEN, 'a refused paste does not cost the socket');
   raw.close();
 
