@@ -3,7 +3,10 @@
  * lizard-viewer and sends {"session", "token"} as its first message, so the
  * token never appears in a request line or a log. Then frames flow from the
  * session's hub, and a control viewer's pointer and key messages go to the
- * desktop; a view-only viewer's are dropped here, whatever the page sends. */
+ * desktop, and so does text pasted into its page (as cut text), while
+ * text copied on the desktop comes to it; a view-only viewer's input and
+ * clipboard are dropped here, whatever the page sends, and it is sent no
+ * clipboard. */
 #include "server_internal.h"
 
 #include "metrics.h"
@@ -12,6 +15,7 @@
 #include "tools.h"
 #include "viewer.h"
 #include "../util/log.h"
+#include "../util/utf8.h"
 #include "../vnc/conn.h"
 
 #include <cjson/cJSON.h>
@@ -20,6 +24,9 @@
 #include <string.h>
 
 #define VIEWER_FRAGMENT 65536
+/* Messages a viewer may send: small, but a control viewer's clipboard
+ * text (up to BRIDGE_VIEWER_MAX_CLIPBOARD bytes, escaped as JSON) may take
+ * the server's message limit. */
 #define MAX_VIEWER_MESSAGE 4096
 
 extern const char viewer_page[];
@@ -103,6 +110,27 @@ static void release_held(struct connection *c)
 	deliver(c, events, bridge_viewer_release_all(c->viewer, events));
 }
 
+/* Text pasted into a control viewer's page, for the desktop's clipboard.
+ * RFB cut text is Latin-1 (see vnc/conn.c): characters beyond U+00FF
+ * arrive as '?', which the page tells its user. */
+static void paste(struct connection *c, const cJSON *text)
+{
+	const char *utf8 = cJSON_GetStringValue(text);
+	size_t len = utf8 ? strlen(utf8) : 0;
+	if (!utf8 || len > BRIDGE_VIEWER_MAX_CLIPBOARD) {
+		log_debug("viewer clipboard text dropped: %s", utf8 ? "too large" : "not a string");
+		return;
+	}
+	char *latin1 = malloc(len + 1);
+	if (!latin1)
+		return;
+	size_t latin1_len = utf8_to_latin1(utf8, len, latin1, NULL, NULL);
+	char err[320];
+	if (!bridge_session_post_cut_text(c->viewer_session, latin1, latin1_len, err, sizeof(err)))
+		log_debug("viewer clipboard text not delivered: %s", err);
+	free(latin1);
+}
+
 /* Pointer and key events from a control viewer, checked and forwarded.
  * Returns -1 when the viewer must go: its link was revoked (or its session
  * ended), which takes effect at once, whether or not it reads. */
@@ -140,6 +168,8 @@ static int input(struct connection *c, const char *text, size_t len)
 		valid = bridge_viewer_track_input(c->viewer, &event, key_code(code, event.keysym));
 	} else if (type && strcmp(type, "release") == 0) {
 		release_held(c);
+	} else if (type && strcmp(type, "clipboard") == 0) {
+		paste(c, cJSON_GetObjectItemCaseSensitive(m, "text"));
 	}
 	cJSON_Delete(m);
 	if (valid)
@@ -166,7 +196,10 @@ static bool viewer_state(struct connection *c, const char *text, size_t len)
 
 static int receive(struct connection *c, const void *in, size_t len)
 {
-	enum ws_collect state = bridge_server_collect(c, in, len, MAX_VIEWER_MESSAGE);
+	size_t limit = c->viewer && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
+			       ? c->server->options->max_message
+			       : MAX_VIEWER_MESSAGE;
+	enum ws_collect state = bridge_server_collect(c, in, len, limit);
 	if (state != WS_MESSAGE_COMPLETE)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
 	int rc = 0;

@@ -166,6 +166,23 @@ static void sleep_unless_ended(struct bridge_session *s, int64_t ms)
 
 /* Attached sessions: when the server drops, reconnect with growing pauses
  * until it is back or the session ends. */
+/* Clipboard text from the desktop goes to the session's viewers. */
+static void clipboard_changed(void *context, const char *utf8, size_t len)
+{
+	struct bridge_session *s = context;
+	pthread_mutex_lock(&s->lock);
+	if (s->viewers)
+		bridge_viewers_clipboard(s->viewers, utf8, len);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static struct vnc_conn *listen_to_clipboard(struct bridge_session *s, struct vnc_conn *conn)
+{
+	if (conn)
+		vnc_conn_on_cut_text(conn, clipboard_changed, s);
+	return conn;
+}
+
 static void *supervise(void *arg)
 {
 	struct bridge_session *s = arg;
@@ -188,6 +205,7 @@ static void *supervise(void *arg)
 				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S,
 					      &s->ending, err, sizeof(err));
 			if (fresh) {
+				listen_to_clipboard(s, fresh);
 				pthread_rwlock_wrlock(&s->conn_lock);
 				struct vnc_conn *old = s->conn;
 				s->conn = fresh;
@@ -242,7 +260,8 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	}
 	struct vnc_target target = { .host = (char *)sandbox_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
-	s->conn = vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err, err_size);
+	s->conn = listen_to_clipboard(
+		s, vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err, err_size));
 	if (!s->conn)
 		return false;
 	/* X starts the pointer in the middle of the screen. Saying so makes
@@ -257,8 +276,9 @@ bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
 {
 	bool ok;
 	if (s->kind == BRIDGE_ATTACHED) {
-		ok = (s->conn = vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S, &s->ending,
-					       err, err_size));
+		ok = (s->conn = listen_to_clipboard(s, vnc_conn_open(&s->target, s->fb,
+								     CONNECT_TIMEOUT_S, &s->ending,
+								     err, err_size)));
 		if (ok && pthread_create(&s->supervisor, NULL, supervise, s) == 0)
 			s->supervising = true;
 	} else {
@@ -309,7 +329,13 @@ void bridge_session_unref(struct bridge_session *s)
 	bridge_session_end(s, "released");
 	if (s->supervising)
 		pthread_join(s->supervisor, NULL);
-	bridge_viewers_destroy(s->viewers);
+	/* The connection's thread may still hand on clipboard text: it finds
+	 * no viewers from here on. */
+	pthread_mutex_lock(&s->lock);
+	struct bridge_viewers *viewers = s->viewers;
+	s->viewers = NULL;
+	pthread_mutex_unlock(&s->lock);
+	bridge_viewers_destroy(viewers);
 	vnc_conn_destroy(s->conn);
 	struct sandbox_error failed;
 	/* Frozen processes cannot exit: let them go before the desktop ends. */
@@ -637,6 +663,17 @@ bool bridge_session_send_cut_text(struct bridge_session *s, const char *latin1, 
 		return false;
 	pthread_rwlock_rdlock(&s->conn_lock);
 	bool ok = vnc_conn_send_cut_text(s->conn, latin1, len, err, err_size);
+	pthread_rwlock_unlock(&s->conn_lock);
+	return ok;
+}
+
+bool bridge_session_post_cut_text(struct bridge_session *s, const char *latin1, size_t len,
+				  char *err, size_t err_size)
+{
+	if (!bridge_session_usable(s, err, err_size))
+		return false;
+	pthread_rwlock_rdlock(&s->conn_lock);
+	bool ok = vnc_conn_post_cut_text(s->conn, latin1, len, err, err_size);
 	pthread_rwlock_unlock(&s->conn_lock);
 	return ok;
 }

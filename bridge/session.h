@@ -129,6 +129,10 @@ bool bridge_session_post_input(struct bridge_session *session,
 			       size_t err_size);
 bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,
 				  size_t len, char *err, size_t err_size);
+/* Queues cut text after the input queued before it, without waiting: for
+ * the network loop. */
+bool bridge_session_post_cut_text(struct bridge_session *session, const char *latin1,
+				  size_t len, char *err, size_t err_size);
 /* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
 char *bridge_session_cut_text(struct bridge_session *session);
 

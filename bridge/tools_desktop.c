@@ -197,25 +197,21 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
 static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size)
 {
-	size_t in_len = strlen(text);
+	size_t in_len = strlen(text), replaced, first;
 	char *out = malloc(in_len + 1);
 	if (!out)
 		return NULL;
-	*len = 0;
-	for (size_t i = 0; i < in_len;) {
-		uint32_t cp;
-		size_t n = utf8_decode(text + i, in_len - i, &cp);
-		if (n == 0 || cp > 0xff) {
-			snprintf(err, err_size,
-				 "this desktop is attached over VNC, whose clipboard carries "
-				 "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
-				 "sent",
-				 i, n ? cp : 0xfffd);
-			free(out);
-			return NULL;
-		}
-		out[(*len)++] = (char)cp;
-		i += n;
+	*len = utf8_to_latin1(text, in_len, out, &replaced, &first);
+	if (replaced > 0) {
+		uint32_t cp = 0xfffd;
+		utf8_decode(text + first, in_len - first, &cp);
+		snprintf(err, err_size,
+			 "this desktop is attached over VNC, whose clipboard carries "
+			 "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
+			 "sent",
+			 first, cp);
+		free(out);
+		return NULL;
 	}
 	return out;
 }

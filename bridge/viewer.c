@@ -7,6 +7,7 @@
 #include "../vnc/framebuffer.h"
 #include "../vnc/png.h"
 
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct bridge_viewer {
 	int held_count;
 	int buttons, pointer_x, pointer_y;
 	uint64_t state_seen;                   /* the hub's state_version it was told */
+	uint64_t clipboard_seen;               /* the hub's clipboard_version it was given */
 	struct bridge_viewer *next_viewer;
 };
 
@@ -96,6 +98,10 @@ struct bridge_viewers {
 	bool ended, stopping, running;
 	bool paused;            /* the session's processes are frozen */
 	uint64_t state_version; /* bumped by every pause and resume */
+	/* The desktop's newest clipboard text, for control viewers: only the
+	 * newest is kept, so a viewer that is behind skips the older ones. */
+	struct bridge_viewer_message *clipboard;
+	uint64_t clipboard_version;
 	pthread_t thread;
 	struct job jobs[MAX_JOBS]; /* the hub thread's */
 };
@@ -500,6 +506,7 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	pthread_cond_broadcast(&v->changed);
 	pthread_mutex_unlock(&v->lock);
 	pthread_join(v->thread, NULL);
+	release_locked(v->clipboard);
 	/* Viewers still attached are detached by their connections later;
 	 * they hold the session (and so this) until then. */
 	pthread_cond_destroy(&v->changed);
@@ -576,6 +583,7 @@ struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *v, enum bridg
 	w->role = role;
 	pthread_mutex_lock(&v->lock);
 	w->id = ++v->next_id;
+	w->clipboard_seen = v->clipboard_version; /* changes from now on */
 	w->next_viewer = v->viewers;
 	v->viewers = w;
 	v->count++;
@@ -616,6 +624,32 @@ static struct bridge_viewer_message *status_locked(struct bridge_viewers *v)
 	return m;
 }
 
+void bridge_viewers_clipboard(struct bridge_viewers *v, const char *utf8, size_t len)
+{
+	/* Built before the lock: a megabyte of escaping keeps nobody waiting. */
+	cJSON *json = cJSON_CreateObject();
+	bool built = json && cJSON_AddStringToObject(json, "type", "clipboard") &&
+		     (len > BRIDGE_VIEWER_MAX_CLIPBOARD
+			      ? cJSON_AddNumberToObject(json, "too_large", (double)len) != NULL
+			      : cJSON_AddStringToObject(json, "text", utf8) != NULL);
+	char *text = built ? cJSON_PrintUnformatted(json) : NULL;
+	cJSON_Delete(json);
+	struct bridge_viewer_message *m = text ? new_message(v, true, strlen(text)) : NULL;
+	if (m)
+		memcpy(m->data + v->headroom, text, m->len);
+	free(text);
+	if (!m) {
+		log_warn("out of memory passing the desktop's clipboard to viewers");
+		return;
+	}
+	pthread_mutex_lock(&v->lock);
+	release_locked(v->clipboard);
+	v->clipboard = m;
+	v->clipboard_version++;
+	v->wake(v->wake_context);
+	pthread_mutex_unlock(&v->lock);
+}
+
 void bridge_viewers_set_paused(struct bridge_viewers *v, bool paused)
 {
 	pthread_mutex_lock(&v->lock);
@@ -640,6 +674,11 @@ struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *w, bool *
 		w->state_seen = v->state_version;
 		w->pending = m;
 		m->refs++; /* the caller's */
+	} else if (!w->pending && !w->kicked && w->role == BRIDGE_VIEWER_CONTROL &&
+		   w->clipboard_seen != v->clipboard_version && v->clipboard) {
+		w->clipboard_seen = v->clipboard_version;
+		m = w->pending = v->clipboard;
+		m->refs += 2; /* pending's and the caller's */
 	} else if (!w->pending && w->next && !w->kicked) {
 		m = w->pending = w->next;
 		w->next = NULL;

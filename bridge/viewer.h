@@ -50,6 +50,13 @@ int bridge_viewers_count(struct bridge_viewers *viewers);
  * running again); the page shows it as its status. */
 void bridge_viewers_set_paused(struct bridge_viewers *viewers, bool paused);
 
+/* The desktop's clipboard changed (UTF-8 text, len bytes, NUL-terminated):
+ * control viewers are sent {"type":"clipboard","text":...}, or, over
+ * BRIDGE_VIEWER_MAX_CLIPBOARD bytes, {"type":"clipboard","too_large":len}.
+ * View-only viewers get nothing from the clipboard. */
+#define BRIDGE_VIEWER_MAX_CLIPBOARD (1024 * 1024)
+void bridge_viewers_clipboard(struct bridge_viewers *viewers, const char *utf8, size_t len);
+
 struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *viewers,
 					    enum bridge_viewer_role role);
 /* The viewer is gone: releases it and anything pending. */

@@ -118,7 +118,11 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 		"Xvnc", "-displayfd", "3", "-geometry", geometry, "-depth", "24",
 		"-rfbport", "-1", "-rfbunixpath", d->inside_socket, "-rfbunixmode", "0600",
 		"-SecurityTypes", "None", "-auth", d->inside_xauthority, "-nolisten", "tcp",
-		"-AlwaysShared", "-AcceptSetDesktopSize=0", "-desktop", "lizard", NULL,
+		"-AlwaysShared", "-AcceptSetDesktopSize=0", "-desktop", "lizard",
+		/* Clipboard: text pasted by viewers up to 1 MiB (the default is
+		 * 256 KiB, and more is silently dropped); what is copied
+		 * (CLIPBOARD) goes out, not every selection (PRIMARY). */
+		"-MaxCutText", "1048576", "-SendPrimary=0", NULL,
 	};
 	struct sandbox_command command = user_command("Xvnc", argv);
 	command.fd3 = pipe_fds[1];

@@ -155,3 +155,27 @@ char *utf8_sanitize(const char *s, size_t len)
 	free(repaired);
 	return out;
 }
+
+size_t utf8_to_latin1(const char *s, size_t len, char *out, size_t *replaced,
+		      size_t *first_replaced)
+{
+	size_t o = 0, count = 0, first = len;
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t n = utf8_decode(s + i, len - i, &cp);
+		if (n == 0 || cp > 0xff) {
+			if (count++ == 0)
+				first = i;
+			out[o++] = '?';
+			i += n ? n : 1;
+			continue;
+		}
+		out[o++] = (char)cp;
+		i += n;
+	}
+	if (replaced)
+		*replaced = count;
+	if (first_replaced)
+		*first_replaced = first;
+	return o;
+}

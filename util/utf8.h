@@ -42,4 +42,12 @@ size_t utf8_complete_prefix(const char *s, size_t len);
  * NUL): for a program's output on its way into JSON. */
 char *utf8_sanitize(const char *s, size_t len);
 
+/* Latin-1 (what RFB cut text carries) for the len bytes of UTF-8 at s,
+ * written to out, which has room for len bytes: each character beyond
+ * U+00FF, and each byte that is not UTF-8, becomes '?'. Returns the bytes
+ * written; *replaced counts the '?'s put in and *first_replaced (either
+ * may be NULL) is the offset in s of the first, or len when none was. */
+size_t utf8_to_latin1(const char *s, size_t len, char *out, size_t *replaced,
+		      size_t *first_replaced);
+
 #endif

@@ -98,6 +98,8 @@ struct vnc_conn {
 	bool failed;
 	char failure[256];
 	char *cut_text; /* the server's latest clipboard, as UTF-8 */
+	vnc_cut_text_fn on_cut_text;
+	void *on_cut_text_context;
 
 	/* CopyRect: libvncclient's own copy, and the destination it reports
 	 * as an update right after, which the framebuffer already holds. */
@@ -265,7 +267,10 @@ static void got_cursor_shape(rfbClient *client, int hot_x, int hot_y, int width,
 	release_cursor_buffers(client);
 }
 
-/* RFB cut text is Latin-1; we keep UTF-8. */
+/* RFB cut text is Latin-1: libvncclient 0.9.14 cannot offer the extended
+ * clipboard pseudo-encoding (UTF-8; GotXCutTextUTF8 came in 0.9.15), so
+ * servers like Xvnc send Latin-1, with "?" for what it cannot carry. We
+ * keep UTF-8. */
 static void got_cut_text(rfbClient *client, const char *text, int len)
 {
 	struct vnc_conn *conn = conn_of(client);
@@ -288,7 +293,12 @@ static void got_cut_text(rfbClient *client, const char *text, int len)
 	pthread_mutex_lock(&conn->lock);
 	free(conn->cut_text);
 	conn->cut_text = utf8;
+	vnc_cut_text_fn fn = conn->on_cut_text;
+	void *context = conn->on_cut_text_context;
 	pthread_mutex_unlock(&conn->lock);
+	/* Only this thread replaces cut_text, so it stays valid for the call. */
+	if (fn)
+		fn(context, utf8, o);
 }
 
 static rfbBool got_cursor_position(rfbClient *client, int x, int y)
@@ -1005,8 +1015,8 @@ bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *ev
 	return enqueue(conn, c, err, err_size);
 }
 
-bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
-			    size_t err_size)
+static struct command *cut_text_command(const char *latin1, size_t len, char *err,
+					size_t err_size)
 {
 	struct command *c = calloc(1, sizeof(*c));
 	if (c)
@@ -1014,11 +1024,36 @@ bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t le
 	if (!c || !c->cut_text) {
 		free(c);
 		snprintf(err, err_size, "out of memory queueing the clipboard text");
-		return false;
+		return NULL;
 	}
 	memcpy(c->cut_text, latin1, len);
 	c->cut_len = len;
-	return submit(conn, c, err, err_size);
+	return c;
+}
+
+bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
+			    size_t err_size)
+{
+	struct command *c = cut_text_command(latin1, len, err, err_size);
+	return c && submit(conn, c, err, err_size);
+}
+
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
+			    size_t err_size)
+{
+	struct command *c = cut_text_command(latin1, len, err, err_size);
+	if (!c)
+		return false;
+	c->orphan = true;
+	return enqueue(conn, c, err, err_size);
+}
+
+void vnc_conn_on_cut_text(struct vnc_conn *conn, vnc_cut_text_fn fn, void *context)
+{
+	pthread_mutex_lock(&conn->lock);
+	conn->on_cut_text = fn;
+	conn->on_cut_text_context = context;
+	pthread_mutex_unlock(&conn->lock);
 }
 
 bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size)

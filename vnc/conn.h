@@ -80,6 +80,16 @@ bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *ev
 bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
 			    size_t err_size);
 
+/* Queues cut text without waiting, after any input queued before it. */
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
+			    size_t err_size);
+
+/* Called on the connection's thread with each clipboard text the server
+ * sends (converted to UTF-8, len bytes, NUL-terminated); it must not wait.
+ * fn may be NULL to stop. */
+typedef void (*vnc_cut_text_fn)(void *context, const char *utf8, size_t len);
+void vnc_conn_on_cut_text(struct vnc_conn *conn, vnc_cut_text_fn fn, void *context);
+
 /* The text the server last put on the clipboard (UTF-8, caller frees), or
  * NULL when it has sent none. */
 char *vnc_conn_cut_text(struct vnc_conn *conn);

@@ -305,16 +305,31 @@ function commandLine(pid) {
   }
 }
 
-// A local session's sandbox as the host sees it, found through its X display:
-// its processes (its PID namespace) and its private directory on the host
-// (from the command line of bwrap, PID 1 inside).
+// A local session's sandbox as the host sees it: its processes (its PID
+// namespace) and its private directory on the host (from the command line
+// of bwrap, PID 1 inside). Found by a file the session makes in its HOME,
+// not by its X display: each sandbox has its own /tmp, so display numbers
+// repeat across sandboxes (other tests' and other daemons').
 export async function sandboxOf(client, session) {
-  const r = await client.call('exec', { session, command: 'echo "$DISPLAY"' });
-  const display = Number(r.structuredContent.stdout.trim().slice(1));
-  const namespace = await waitFor(() => sandboxPidNamespace(display));
-  const bwrap = processesInPidNamespace(namespace).map(commandLine).find((argv) => /bwrap$/.test(argv[0] || ''));
-  const home = bwrap[bwrap.indexOf('/home/user') - 1];
-  return { namespace, dir: path.dirname(home), processes: () => processesInPidNamespace(namespace) };
+  const probe = `.sandbox-probe-${randomBytes(8).toString('hex')}`;
+  await client.call('exec', { session, command: `touch /home/user/${probe}` });
+  const own = readLinkOrNull('/proc/self/ns/pid');
+  const found = await waitFor(() => {
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      const argv = commandLine(pid);
+      const at = argv.indexOf('/home/user');
+      const namespace = readLinkOrNull(`/proc/${pid}/ns/pid`);
+      if (/bwrap$/.test(argv[0] || '') && at > 0 && namespace && namespace !== own &&
+          fs.existsSync(path.join(argv[at - 1], probe))) {
+        return { namespace, home: argv[at - 1] };
+      }
+    }
+    return null;
+  });
+  if (!found) throw new Error(`no sandbox on this host holds ${probe} in its HOME`);
+  fs.rmSync(path.join(found.home, probe), { force: true });
+  const { namespace } = found;
+  return { namespace, dir: path.dirname(found.home), processes: () => processesInPidNamespace(namespace) };
 }
 
 // What a file in a session's sandbox holds once it has at least `length`

@@ -96,8 +96,32 @@ static void sanitize_replaces_bad_bytes_and_nul(void)
 	free(out);
 }
 
+static void latin1_keeps_what_it_can_and_marks_the_rest(void)
+{
+	char out[32];
+	size_t replaced = 99, first = 99;
+	/* é is U+00E9 (one Latin-1 byte); 漢 and 🙂 are beyond U+00FF. */
+	const char *s = "caf\xc3\xa9 \xe6\xbc\xa2!\xf0\x9f\x99\x82";
+	size_t n = utf8_to_latin1(s, strlen(s), out, &replaced, &first);
+	ASSERT_EQ(n, 8);
+	ASSERT(memcmp(out, "caf\xe9 ?!?", 8) == 0);
+	ASSERT_EQ(replaced, 2);
+	ASSERT_EQ(first, 6);
+	/* A stray byte is one '?'; plain text passes unchanged. */
+	n = utf8_to_latin1("a\xff" "b", 3, out, &replaced, &first);
+	ASSERT_EQ(n, 3);
+	ASSERT(memcmp(out, "a?b", 3) == 0);
+	ASSERT_EQ(replaced, 1);
+	ASSERT_EQ(first, 1);
+	n = utf8_to_latin1("plain\n", 6, out, &replaced, &first);
+	ASSERT_EQ(n, 6);
+	ASSERT_EQ(replaced, 0);
+	ASSERT_EQ(first, 6);
+}
+
 int main(void)
 {
+	RUN_TEST(latin1_keeps_what_it_can_and_marks_the_rest);
 	RUN_TEST(text_is_well_formed_and_free_of_nul);
 	RUN_TEST(complete_prefix_holds_back_a_cut_character);
 	RUN_TEST(sanitize_replaces_bad_bytes_and_nul);
