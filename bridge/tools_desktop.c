@@ -25,6 +25,10 @@
 #include <unistd.h>
 
 #define MAX_CLIPBOARD_BYTES (1024 * 1024)
+/* What the X server takes in one piece from xclip. */
+#define MAX_X_CLIPBOARD_SET_BYTES (1024 * 1024 - 1)
+/* A read of the clipboard, and setting it until it reads back, each. */
+#define CLIPBOARD_TIMEOUT_MS 5000
 #define BROWSER_DRAW_TIMEOUT_MS 30000
 
 static struct sandbox_desktop *local_desktop(struct bridge_session *s, struct mcp_call *call,
@@ -137,12 +141,13 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 
-static char *read_x_clipboard(struct sandbox_desktop *d, char *err, size_t err_size)
+static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, char *err,
+			      size_t err_size)
 {
 	const char *argv[] = { "xclip", "-o", "-selection", "clipboard", "-t", "UTF8_STRING", NULL };
 	struct sandbox_run run = {
 		.command = { .name = "xclip", .argv = argv, .user = SANDBOX_AS_USER },
-		.timeout_ms = 5000,
+		.timeout_ms = timeout_ms,
 		.max_output = MAX_CLIPBOARD_BYTES,
 	};
 	struct sandbox_run_result r;
@@ -171,7 +176,7 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 	char *text;
 	if (d) {
 		char err[320];
-		text = read_x_clipboard(d, err, sizeof(err));
+		text = read_x_clipboard(d, CLIPBOARD_TIMEOUT_MS, err, sizeof(err));
 		if (!text)
 			text = strdup(""); /* nobody owns the clipboard */
 	} else {
@@ -239,11 +244,16 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 	close(fds[0]);
 	bool written = ok && io_write_all(fds[1], text, strlen(text));
 	close(fds[1]);
-	/* Ready once the clipboard reads back what we put there. */
+	/* Ready once the clipboard reads back what we put there, within one
+	 * deadline however the reads go. */
 	bool confirmed = false;
-	for (int i = 0; written && i < 100 && !confirmed; i++) {
+	int64_t give_up = vnc_monotonic_ms() + CLIPBOARD_TIMEOUT_MS;
+	while (written && !confirmed) {
+		int64_t left = give_up - vnc_monotonic_ms();
+		if (left < 100) /* too short for a read that can answer */
+			break;
 		char read_err[64];
-		char *now = read_x_clipboard(d, read_err, sizeof(read_err));
+		char *now = read_x_clipboard(d, (int)left, read_err, sizeof(read_err));
 		confirmed = now && strcmp(now, text) == 0;
 		free(now);
 		if (!confirmed) {
@@ -274,6 +284,15 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 	}
 	struct sandbox_desktop *d = bridge_session_desktop(s);
 	bool ok;
+	if (d && strlen(text) > MAX_X_CLIPBOARD_SET_BYTES) {
+		/* xclip hands 1 MiB or more over in pieces (INCR), which Xvnc does
+		 * not take: the transfer would never end. */
+		mcp_call_fail(call,
+			      "text is %zu bytes of UTF-8; the desktop's clipboard takes at most "
+			      "%d bytes at once",
+			      strlen(text), MAX_X_CLIPBOARD_SET_BYTES);
+		return;
+	}
 	if (d) {
 		ok = set_x_clipboard(d, text, err, sizeof(err));
 	} else {

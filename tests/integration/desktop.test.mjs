@@ -103,6 +103,18 @@ test('a settled screenshot shows the end of a 1 s animation, well before a 2 s s
   await bridge.call('press', { keys: 'ctrl+w' });
 });
 
+test('clipboard_set takes just under 1 MiB of UTF-8 and refuses 1 MiB at once, leaving the clipboard working', async () => {
+  const most = 'é'.repeat(524287) + 'x'; // 1048575 bytes
+  const set = await bridge.call('clipboard_set', { text: most });
+  assert.equal(set.isError, false, textOf(set));
+  assert.equal((await bridge.call('clipboard_get')).structuredContent?.text, most);
+  const tooBig = await bridge.call('clipboard_set', { text: 'é'.repeat(524288) }); // 1048576 bytes
+  assert.equal(tooBig.isError, true);
+  assert.match(textOf(tooBig), /1048576 bytes of UTF-8; the desktop's clipboard takes at most 1048575/);
+  assert.equal((await bridge.call('clipboard_set', { text: 'after' })).isError, false);
+  assert.equal((await bridge.call('clipboard_get')).structuredContent?.text, 'after');
+});
+
 test('clipboard text survives a round trip into and out of Chromium', async () => {
   await showPage('/paste', 640, 600, [240, 240, 240]);
   const text = 'Grüße aus dem Clipboard: 漢字 ✓ 🙂 — ok';
