@@ -375,6 +375,15 @@ export function windowReady(env, name, by = 'name') {
 
 // A local HTTP server for pages shown in the desktop's browser. Pages can
 // report back with POST /report (JSON), collected in reports.
+// This machine's first IPv4 address that is not loopback, where a local
+// session can reach a server of the test (127.0.0.1 on a machine without).
+export function hostAddress() {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
 export async function startPageServer(pages) {
   const http = await import('node:http');
   const reports = [];
@@ -399,9 +408,12 @@ export async function startPageServer(pages) {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(page);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // Local sessions have a network of their own without the host's
+  // loopback: pages for them are served on the host's other address.
+  const host = hostAddress();
+  await new Promise((resolve) => server.listen(0, host, resolve));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://${host}:${server.address().port}`,
     reports,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
