@@ -123,7 +123,7 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 			   const struct sandbox_cgroup_join *join, struct sandbox_error *err)
 {
 	net->pid = 0;
-	net->exit_fd = -1;
+	net->exit_fd = net->ready_fd = -1;
 	const char *helper = sandbox_network_helper();
 	if (!helper)
 		return sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed; sessions with a "
@@ -158,14 +158,21 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 		return sandbox_error_set(err, fork_errno, "cannot fork for " SANDBOX_NETWORK_PACKAGE);
 	}
 	net->pid = pid;
+	net->ready_fd = ready_pipe[0];
+	return true;
+}
+
+bool sandbox_network_wait(struct sandbox_network *net, struct sandbox_error *err)
+{
 	/* It writes "1" once the interface is up; an exit closes the pipe. */
-	struct pollfd pfd = { .fd = ready_pipe[0], .events = POLLIN };
+	struct pollfd pfd = { .fd = net->ready_fd, .events = POLLIN };
 	int n;
 	while ((n = poll(&pfd, 1, READY_TIMEOUT_MS)) < 0 && errno == EINTR)
 		;
 	char ready = 0;
-	bool up = n > 0 && read(ready_pipe[0], &ready, 1) == 1 && ready == '1';
-	close(ready_pipe[0]);
+	bool up = n > 0 && read(net->ready_fd, &ready, 1) == 1 && ready == '1';
+	close(net->ready_fd);
+	net->ready_fd = -1;
 	if (!up) {
 		sandbox_network_stop(net);
 		return sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " %s the sandbox's network",
@@ -176,6 +183,9 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 
 void sandbox_network_stop(struct sandbox_network *net)
 {
+	if (net->ready_fd >= 0)
+		close(net->ready_fd);
+	net->ready_fd = -1;
 	if (net->exit_fd >= 0)
 		close(net->exit_fd);
 	net->exit_fd = -1;

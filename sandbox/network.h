@@ -22,6 +22,7 @@ struct sandbox_cgroup_join;
 struct sandbox_network {
 	pid_t pid;   /* slirp4netns, 0 when not running */
 	int exit_fd; /* closing it tells slirp4netns to exit; -1 when none */
+	int ready_fd; /* until sandbox_network_wait */
 };
 
 /* The helper's path, or NULL when it is not installed. */
@@ -33,12 +34,15 @@ const char *sandbox_network_helper(void);
  * file then says so and names cannot be resolved inside. */
 void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns);
 
-/* Connects the network namespace of host process target (a process of the
- * sandbox) to the outside and returns once its interface is up. The helper
- * runs as host uid, in the cgroup of join (may be NULL), writes to log_fd,
- * and dies with the daemon (death signal, and exit_fd's close). */
+/* Starts connecting the network namespace of host process target (a
+ * process of the sandbox) to the outside; sandbox_network_wait returns once
+ * its interface is up (in between, the sandbox may go on starting). The
+ * helper runs as host uid, in the cgroup of join (may be NULL), writes to
+ * log_fd, and dies with the daemon (death signal, and exit_fd's close). */
 bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid, int log_fd,
 			   const struct sandbox_cgroup_join *join, struct sandbox_error *err);
+/* Fails, and stops the helper, when it exits or is not up within 5 s. */
+bool sandbox_network_wait(struct sandbox_network *net, struct sandbox_error *err);
 
 /* Ends the helper and waits for it. Fine on one never started. */
 void sandbox_network_stop(struct sandbox_network *net);

@@ -475,9 +475,11 @@ static pid_t read_sandbox_pid(int info_fd)
 	return 0;
 }
 
-/* The inside's own network (network.h), once bwrap has made its namespace. */
-static bool connect_network(struct sandbox *s, int info_fd, const struct sandbox_cgroup_join *join,
-			    struct sandbox_error *err)
+/* Starts the inside's own network (network.h) as soon as bwrap has made
+ * its namespaces, while the sandbox goes on starting: bwrap says where
+ * before it lets the sandbox's first process go on. */
+static bool start_network(struct sandbox *s, int info_fd, const struct sandbox_cgroup_join *join,
+			  struct sandbox_error *err)
 {
 	pid_t target = read_sandbox_pid(info_fd);
 	if (target <= 0)
@@ -531,8 +533,9 @@ static void describe(struct sandbox *s, bool limited)
 	snprintf(s->description, sizeof(s->description),
 		 "Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
 		 "mount, user, IPC, UTS and network namespaces; host system directories read-only, "
-		 "own HOME, /tmp and /workspace, nothing else of the host's files; programs run as an "
-		 "unprivileged user (host uid %u for the sandbox's root). %s %s",
+		 "own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
+		 "still shows the host paths its binds come from); programs run as an unprivileged "
+		 "user (host uid %u for the sandbox's root). %s %s",
 		 (unsigned)s->host_uid, network,
 		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
 			 : "No limits on CPU, memory or processes.");
@@ -547,7 +550,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->control = -1;
 	s->log_fd = -1;
-	s->net.exit_fd = -1;
+	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
 	const char *bench = getenv("LIZARD_BENCH_UNSANDBOXED");
@@ -666,10 +669,22 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		goto fail;
 	}
 	s->pid = pid;
+	struct sandbox_error network_err = { .code = 0 };
+	bool networked = !(s->isolated && s->network) ||
+			 start_network(s, info_read, o->cgroup ? &join : NULL, &network_err);
 	bool started = wait_for_init(s, err);
 	unmount_volume(s);
-	if (started && s->isolated && s->network)
-		started = connect_network(s, info_read, o->cgroup ? &join : NULL, err);
+	/* A bwrap that failed says why in the log, which wait_for_init told. */
+	if (started && !networked)
+		started = sandbox_error_set(err, 0, "%s", network_err.message);
+	if (started && s->isolated && s->network && !sandbox_network_wait(&s->net, err)) {
+		char tail[200], message[sizeof(err->message)];
+		sandbox_log_last_line(s->log, tail, sizeof(tail));
+		snprintf(message, sizeof(message), "%s", err ? err->message : "");
+		if (tail[0] && err)
+			sandbox_error_set(err, 0, "%.300s (it said: %s)", message, tail);
+		started = false;
+	}
 	sandbox_cgroup_join_close(&join);
 	if (info_read >= 0)
 		close(info_read);
