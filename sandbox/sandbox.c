@@ -192,8 +192,9 @@ static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 	snprintf(s->home, sizeof(s->home), "%s/home", s->dir);
 	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", s->dir);
 	snprintf(s->log_path, sizeof(s->log_path), "%s/sandbox.log", s->dir);
+	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
 	if (mkdir(s->run_dir, 0700) != 0 || mkdir(s->home, 0700) != 0 ||
-	    mkdir(s->workspace, 0755) != 0) {
+	    mkdir(s->workspace, 0755) != 0 || mkdir(s->x11_dir, 0700) != 0) {
 		sandbox_error_set(err, errno, "cannot prepare %s", s->dir);
 		return false;
 	}
@@ -201,7 +202,7 @@ static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 		return false;
 	s->log_fd = sandbox_log_fd(s->log);
 	if (s->host_uid != geteuid()) {
-		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace };
+		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace, s->x11_dir };
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 			if (chown(paths[i], s->host_uid, s->host_uid) != 0) {
 				sandbox_error_set(err, errno, "cannot give %s to uid %u", paths[i],
@@ -324,9 +325,10 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
 	add(a, "--tmpfs", "/tmp", NULL);
-	/* X servers put their sockets here; only root may make it. */
-	add(a, "--perms", "1777", NULL);
-	add(a, "--dir", "/tmp/.X11-unix", NULL);
+	/* X servers put their sockets here. It is the run directory's, so the
+	 * host reaches a display by its socket's path: the abstract socket
+	 * stays in the sandbox's network namespace. */
+	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
 	add(a, "--dir", "/var/tmp", NULL);
 	/* Without the system's font cache every program that draws text
 	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */

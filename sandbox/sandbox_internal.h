@@ -12,6 +12,7 @@
 struct sandbox {
 	char dir[200];      /* private, on the host */
 	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
+	char x11_dir[260];  /* run_dir/.X11-unix, /tmp/.X11-unix inside */
 	char home[240];     /* dir/home */
 	char workspace[512]; /* dir/workspace, or the volume's directory */
 	/* dir/volume: the volume bound there on the host while bwrap starts

@@ -433,7 +433,7 @@ test('Chromium runs with its own sandbox (no --no-sandbox) and shows a page', as
     return JSON.stringify(pixelAt(png, 640, 600)) === JSON.stringify([0x12, 0xab, 0x34]);
   }, { timeout: 30000, interval: 250 });
   assert.ok(shown, 'the page is on screen');
-  const namespace = sandboxPidNamespace(desktop.display);
+  const namespace = sandboxPidNamespace(desktop.dir);
   const lines = processesInPidNamespace(namespace)
     .map((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { return []; } })
     .filter((argv) => argv.some((a) => a.includes('chromium')));
