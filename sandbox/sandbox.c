@@ -477,9 +477,10 @@ static pid_t read_sandbox_pid(int info_fd)
 	return 0;
 }
 
-/* Starts the inside's own network (network.h) as soon as bwrap has made
- * its namespaces, while the sandbox goes on starting: bwrap says where
- * before it lets the sandbox's first process go on. */
+/* Starts the inside's own network (network.h) once the sandbox is up, not
+ * as soon as bwrap names its pid: slirp4netns sets the loopback up, which
+ * races with bwrap's own setup of it (bwrap then fails with "loopback:
+ * Failed RTM_NEWADDR", about one start in twenty-five). */
 static bool start_network(struct sandbox *s, int info_fd, const struct sandbox_cgroup_join *join,
 			  struct sandbox_error *err)
 {
@@ -672,9 +673,9 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->pid = pid;
 	struct sandbox_error network_err = { .code = 0 };
+	bool started = wait_for_init(s, err);
 	bool networked = !(s->isolated && s->network) ||
 			 start_network(s, info_read, o->cgroup ? &join : NULL, &network_err);
-	bool started = wait_for_init(s, err);
 	unmount_volume(s);
 	/* A bwrap that failed says why in the log, which wait_for_init told. */
 	if (started && !networked)
