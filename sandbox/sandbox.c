@@ -490,6 +490,20 @@ static bool start_network(struct sandbox *s, int info_fd, const struct sandbox_c
 	return sandbox_network_start(&s->net, target, s->host_uid, s->log_fd, join, err);
 }
 
+/* Waits for the helper; a failure carries the last thing it said. */
+static bool wait_network(struct sandbox *s, struct sandbox_error *err)
+{
+	if (sandbox_network_wait(&s->net, err))
+		return true;
+	char tail[200], message[sizeof(err->message)];
+	sandbox_log_last_line(s->log, tail, sizeof(tail));
+	if (tail[0] && err) {
+		snprintf(message, sizeof(message), "%s", err->message);
+		sandbox_error_set(err, 0, "%.300s (it said: %s)", message, tail);
+	}
+	return false;
+}
+
 static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 {
 	const char *fixed[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -672,22 +686,11 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		goto fail;
 	}
 	s->pid = pid;
-	struct sandbox_error network_err = { .code = 0 };
 	bool started = wait_for_init(s, err);
-	bool networked = !(s->isolated && s->network) ||
-			 start_network(s, info_read, o->cgroup ? &join : NULL, &network_err);
 	unmount_volume(s);
-	/* A bwrap that failed says why in the log, which wait_for_init told. */
-	if (started && !networked)
-		started = sandbox_error_set(err, 0, "%s", network_err.message);
-	if (started && s->isolated && s->network && !sandbox_network_wait(&s->net, err)) {
-		char tail[200], message[sizeof(err->message)];
-		sandbox_log_last_line(s->log, tail, sizeof(tail));
-		snprintf(message, sizeof(message), "%s", err ? err->message : "");
-		if (tail[0] && err)
-			sandbox_error_set(err, 0, "%.300s (it said: %s)", message, tail);
-		started = false;
-	}
+	if (started && s->isolated && s->network)
+		started = start_network(s, info_read, o->cgroup ? &join : NULL, err) &&
+			  wait_network(s, err);
 	sandbox_cgroup_join_close(&join);
 	if (info_read >= 0)
 		close(info_read);
