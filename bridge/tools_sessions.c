@@ -409,8 +409,9 @@ static const struct mcp_tool session_tools[] = {
 			"2147483647},"
 			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
 			"keep with the session.\"},"
-			"\"network\":{\"type\":\"boolean\",\"description\":\"Default true; "
-			"false: loopback only.\"},"
+			"\"network\":{\"type\":\"boolean\",\"description\":\"Default true: "
+			"outbound IPv4 through a user-mode network that cannot reach the host's "
+			"loopback; false: loopback only.\"},"
 			"\"envs\":{\"type\":\"object\",\"description\":\"Environment "
 			"variables (strings) for every program of the session.\"}}}",
 		.output_schema = SESSION_INFO_SCHEMA,

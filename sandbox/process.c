@@ -4,6 +4,7 @@
  * any number of threads can start and wait without sharing replies. */
 #include "sandbox_internal.h"
 
+#include "log.h"
 #include "protocol.h"
 #include "../util/clock.h"
 #include "../util/log.h"
@@ -221,28 +222,11 @@ bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct s
 	return true;
 }
 
-/* The end of what was appended to the sandbox log since offset from. */
-static void log_since(const struct sandbox *s, off_t from, char *out, size_t size)
-{
-	out[0] = '\0';
-	int fd = open(s->log_path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && st.st_size > from) {
-		off_t start = st.st_size - from > (off_t)size - 1 ? st.st_size - ((off_t)size - 1) : from;
-		ssize_t n = pread(fd, out, (size_t)(st.st_size - start), start);
-		out[n > 0 ? n : 0] = '\0';
-	}
-	close(fd);
-}
-
 bool sandbox_launch_watched(struct sandbox *s, const struct sandbox_command *c, int watch_ms,
 			    struct sandbox_launched *out, struct sandbox_error *err)
 {
 	memset(out, 0, sizeof(*out));
-	struct stat st;
-	off_t log_start = stat(s->log_path, &st) == 0 ? st.st_size : 0;
+	uint64_t log_start = sandbox_log_position(s->log);
 	struct sandbox_process p;
 	if (!start(s, c, true, &p, err))
 		return false;
@@ -252,7 +236,7 @@ bool sandbox_launch_watched(struct sandbox *s, const struct sandbox_command *c, 
 	if (p.channel >= 0)
 		close(p.channel); /* detached: it lives on */
 	if (out->exited)
-		log_since(s, log_start, out->output, sizeof(out->output));
+		sandbox_log_since(s->log, log_start, out->output, sizeof(out->output));
 	return true;
 }
 

@@ -11,6 +11,8 @@
 #include "sandbox_internal.h"
 
 #include "cgroup.h"
+#include "log.h"
+#include "network.h"
 #include "protocol.h"
 #include "tree.h"
 #include "../util/log.h"
@@ -79,21 +81,6 @@ void sandbox_remove_tree(const char *path)
 	struct sandbox_error err;
 	if (!sandbox_tree_remove(path, &err))
 		log_warn("%s", err.message);
-}
-
-void sandbox_log_tail(const char *path, char *out, size_t size)
-{
-	out[0] = '\0';
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	char line[256], last[256] = "";
-	while (fgets(line, sizeof(line), f))
-		if (strlen(line) > 1)
-			snprintf(last, sizeof(last), "%s", line);
-	fclose(f);
-	last[strcspn(last, "\n")] = '\0';
-	snprintf(out, size, "%s", last);
 }
 
 /* Whether pid is a lizard-bridge that is still running. */
@@ -178,16 +165,6 @@ void sandbox_remove_stale(void)
 	closedir(dir);
 }
 
-static bool write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return false;
-	size_t len = strlen(text);
-	bool ok = write(fd, text, len) == (ssize_t)len;
-	return close(fd) == 0 && ok;
-}
-
 static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 {
 	char base[128];
@@ -215,31 +192,17 @@ static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 	snprintf(s->home, sizeof(s->home), "%s/home", s->dir);
 	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", s->dir);
 	snprintf(s->log_path, sizeof(s->log_path), "%s/sandbox.log", s->dir);
-	char passwd[240], group[240];
-	snprintf(passwd, sizeof(passwd), "%s/passwd", s->dir);
-	snprintf(group, sizeof(group), "%s/group", s->dir);
-	/* Inside, only these users exist; the host's names stay outside. */
-	char users[256], groups[128];
-	snprintf(users, sizeof(users),
-		 "root:x:0:0:root:/root:/bin/sh\n"
-		 "user:x:%d:%d:user:" SANDBOX_HOME ":/bin/sh\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 SANDBOX_USER_ID, SANDBOX_USER_ID);
-	snprintf(groups, sizeof(groups), "root:x:0:\nuser:x:%d:\nnogroup:x:65534:\n",
-		 SANDBOX_USER_ID);
+	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
 	if (mkdir(s->run_dir, 0700) != 0 || mkdir(s->home, 0700) != 0 ||
-	    mkdir(s->workspace, 0755) != 0 || !write_text(passwd, users) ||
-	    !write_text(group, groups)) {
+	    mkdir(s->workspace, 0755) != 0 || mkdir(s->x11_dir, 0700) != 0) {
 		sandbox_error_set(err, errno, "cannot prepare %s", s->dir);
 		return false;
 	}
-	s->log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (s->log_fd < 0) {
-		sandbox_error_set(err, errno, "cannot create %s", s->log_path);
+	if (!(s->log = sandbox_log_create(s->log_path, err)))
 		return false;
-	}
+	s->log_fd = sandbox_log_fd(s->log);
 	if (s->host_uid != geteuid()) {
-		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace };
+		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace, s->x11_dir };
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 			if (chown(paths[i], s->host_uid, s->host_uid) != 0) {
 				sandbox_error_set(err, errno, "cannot give %s to uid %u", paths[i],
@@ -316,22 +279,34 @@ static void add_system_path(struct args *a, const char *path, char *link_buffer,
 	}
 }
 
-/* fds bwrap finds: the control socket and the daemon's binary (the init). */
-#define CONTROL_FD "3"
-#define EXE_FD "4"
+/* What bwrap finds at fds 3 and up (sandbox_create makes them). Its options
+ * come through a pipe (--args) and the small files it places inside
+ * through pipes too (--ro-bind-data), so neither /proc/1/cmdline inside
+ * (bwrap's own process) nor the mount table names the private directory's
+ * host path for them. */
+enum bwrap_fd {
+	FD_CONTROL = 3, /* the init's control socket */
+	FD_EXE,         /* the daemon's binary: the init */
+	FD_INFO,        /* bwrap writes the sandbox's host pid here */
+	FD_ARGS,
+	FD_PASSWD,
+	FD_GROUP,
+	FD_RESOLV,      /* with a network only */
+	FD_END
+};
 
-static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct args *a,
-			     char links[][128], char *storage, size_t storage_size)
+static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
+			     const char *resolv_dest)
 {
 	a->n = 0;
-	add(a, bwrap, "--unshare-user", NULL);
+	add(a, "--unshare-user", NULL, NULL);
 	add(a, "--uid", "0", NULL);
 	add(a, "--gid", "0", NULL);
 	add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts");
-	add(a, "--unshare-cgroup-try", NULL, NULL);
-	if (!s->network)
-		add(a, "--unshare-net", NULL, NULL);
-	add(a, "--die-with-parent", NULL, NULL);
+	/* Always its own network: loopback only, or slirp4netns's (network.h),
+	 * never the host's with its loopback services. */
+	add(a, "--unshare-net", "--unshare-cgroup-try", NULL);
+	add(a, "--die-with-parent", "--info-fd", "5");
 	/* The init is root of the sandbox with a root's capabilities there
 	 * (never on the host): mapping the user's namespace onto it needs
 	 * CAP_SETFCAP, and `user: root` means root inside. */
@@ -343,18 +318,17 @@ static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct 
 	for (int i = 0; i < 6; i++)
 		add_system_path(a, system_paths[i], links[i], 128);
 	add(a, "--ro-bind", "/etc", "/etc");
-	char *p = storage;
-	int written = snprintf(p, storage_size, "%s/passwd", s->dir);
-	add(a, "--ro-bind", p, "/etc/passwd");
-	p += written + 1, storage_size -= (size_t)written + 1;
-	written = snprintf(p, storage_size, "%s/group", s->dir);
-	add(a, "--ro-bind", p, "/etc/group");
+	add(a, "--ro-bind-data", "7", "/etc/passwd");
+	add(a, "--ro-bind-data", "8", "/etc/group");
+	if (resolv_dest)
+		add(a, "--ro-bind-data", "9", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
 	add(a, "--tmpfs", "/tmp", NULL);
-	/* X servers put their sockets here; only root may make it. */
-	add(a, "--perms", "1777", NULL);
-	add(a, "--dir", "/tmp/.X11-unix", NULL);
+	/* X servers put their sockets here. It is the run directory's, so the
+	 * host reaches a display by its socket's path: the abstract socket
+	 * stays in the sandbox's network namespace. */
+	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
 	add(a, "--dir", "/var/tmp", NULL);
 	/* Without the system's font cache every program that draws text
 	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */
@@ -363,23 +337,69 @@ static void build_bwrap_args(const struct sandbox *s, const char *bwrap, struct 
 	add(a, "--bind", s->home, SANDBOX_HOME);
 	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, SANDBOX_WORKSPACE);
 	add(a, "--bind", s->run_dir, SANDBOX_RUN_DIR);
-	add(a, "--ro-bind-fd", EXE_FD, INIT_PATH);
+	add(a, "--ro-bind-fd", "4", INIT_PATH);
 	add(a, "--chdir", SANDBOX_HOME, NULL);
-	add(a, "--", INIT_PATH, "sandbox-init");
-	add(a, CONTROL_FD, "isolated", NULL);
 }
 
-/* In the child, before exec: only async-signal-safe calls. */
-static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, int control,
-				   int exe_fd, pid_t parent, const struct sandbox_cgroup_join *join)
+/* Inside, only these users exist; the host's names stay outside. */
+static void users_and_groups(char *users, size_t users_size, char *groups, size_t groups_size)
 {
-	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	snprintf(users, users_size,
+		 "root:x:0:0:root:/root:/bin/sh\n"
+		 "user:x:%d:%d:user:" SANDBOX_HOME ":/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 SANDBOX_USER_ID, SANDBOX_USER_ID);
+	snprintf(groups, groups_size, "root:x:0:\nuser:x:%d:\nnogroup:x:65534:\n", SANDBOX_USER_ID);
+}
+
+/* Where the inside's resolv.conf goes: over /etc/resolv.conf or, when that
+ * is a link (systemd-resolved, resolvconf), over what it points to, which
+ * bwrap creates on the sandbox's own root when it is not there. */
+static const char *resolv_conf_destination(char *buffer, size_t size)
+{
+	struct stat st;
+	if (lstat("/etc/resolv.conf", &st) != 0 || !S_ISLNK(st.st_mode))
+		return "/etc/resolv.conf";
+	char target[256];
+	ssize_t len = readlink("/etc/resolv.conf", target, sizeof(target) - 1);
+	if (len <= 0)
+		return "/etc/resolv.conf";
+	target[len] = '\0';
+	const char *rest = target;
+	while (strncmp(rest, "../", 3) == 0)
+		rest += 3; /* /etc/.. is / */
+	if (target[0] == '/')
+		snprintf(buffer, size, "%s", target);
+	else if (rest != target)
+		snprintf(buffer, size, "/%s", rest);
+	else
+		snprintf(buffer, size, "/etc/%s", target);
+	return strstr(buffer, "/../") ? "/etc/resolv.conf" : buffer;
+}
+
+/* A pipe's read end holding text, for bwrap to read to its end. */
+static int data_fd(const char *text, size_t len)
+{
+	int pipe_fds[2];
+	if (len > 60 * 1024 || pipe2(pipe_fds, O_CLOEXEC) != 0)
+		return -1; /* more than a pipe holds without a reader */
+	bool ok = write(pipe_fds[1], text, len) == (ssize_t)len;
+	close(pipe_fds[1]);
+	if (!ok) {
+		close(pipe_fds[0]);
+		return -1;
+	}
+	return pipe_fds[0];
+}
+
+void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent)
+{
 	/* Before the uid change: cgroup.procs belongs to the daemon's user. */
 	if (join && sandbox_cgroup_join_self(join) != 0)
 		_exit(125);
-	if (s->host_uid != geteuid()) {
-		if (setgroups(0, NULL) != 0 || setresgid(s->host_uid, s->host_uid, s->host_uid) != 0 ||
-		    setresuid(s->host_uid, s->host_uid, s->host_uid) != 0)
+	if (uid != geteuid()) {
+		if (setgroups(0, NULL) != 0 || setresgid(uid, uid, uid) != 0 ||
+		    setresuid(uid, uid, uid) != 0)
 			_exit(126);
 	}
 	/* After the uid change, which clears it. */
@@ -390,17 +410,27 @@ static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, i
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* In the child, before exec: only async-signal-safe calls. fds[i] becomes
+ * fd 3 + i; fds[0] is the control socket, the only one without bwrap. */
+static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, const int *fds,
+				   int fd_count, pid_t parent, const struct sandbox_cgroup_join *join)
+{
+	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	sandbox_child_setup(join, s->host_uid, parent);
 	int null_fd = open("/dev/null", O_RDWR);
 	dup2(null_fd, STDIN_FILENO);
 	dup2(s->log_fd, STDOUT_FILENO);
 	dup2(s->log_fd, STDERR_FILENO);
-	/* control to 3, the binary to 4: move both out of the way first. */
-	int high_control = fcntl(control, F_DUPFD_CLOEXEC, 10);
-	int high_exe = exe_fd >= 0 ? fcntl(exe_fd, F_DUPFD_CLOEXEC, 10) : -1;
-	dup2(high_control, 3);
-	if (high_exe >= 0)
-		dup2(high_exe, 4);
-	close_range(high_exe >= 0 ? 5 : 4, ~0U, 0);
+	/* Move them all out of the way first: one may sit on a target. */
+	int high[FD_END - FD_CONTROL];
+	for (int i = 0; i < fd_count; i++)
+		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
+			_exit(126);
+	for (int i = 0; i < fd_count; i++)
+		dup2(high[i], FD_CONTROL + i);
+	close_range((unsigned)(FD_CONTROL + fd_count), ~0U, 0);
 	if (chdir(s->home) != 0)
 		_exit(126);
 	execve(argv[0], argv, env);
@@ -417,9 +447,60 @@ static bool wait_for_init(struct sandbox *s, struct sandbox_error *err)
 	if (n > 0 && recv(s->control, &hello, 1, 0) == 1)
 		return true;
 	char tail[256];
-	sandbox_log_tail(s->log_path, tail, sizeof(tail));
+	sandbox_log_last_line(s->log, tail, sizeof(tail));
 	sandbox_error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
 		 tail, tail[0] ? ")" : "");
+	return false;
+}
+
+/* The host pid of the sandbox's first process, from bwrap's --info-fd
+ * JSON ({"child-pid": N, ...}), written before the init starts. */
+static pid_t read_sandbox_pid(int info_fd)
+{
+	char json[1024];
+	size_t used = 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = info_fd, .events = POLLIN };
+		if (used + 1 >= sizeof(json) || poll(&pfd, 1, INIT_START_TIMEOUT_MS) <= 0)
+			break;
+		ssize_t n = read(info_fd, json + used, sizeof(json) - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		json[used] = '\0';
+		const char *key = strstr(json, "\"child-pid\":");
+		char *end;
+		long pid = key ? strtol(key + 12, &end, 10) : 0;
+		if (key && pid > 0 && (*end == ',' || *end == '\n' || *end == '}'))
+			return (pid_t)pid;
+	}
+	return 0;
+}
+
+/* Starts the inside's own network (network.h) once the sandbox is up, not
+ * as soon as bwrap names its pid: slirp4netns sets the loopback up, which
+ * races with bwrap's own setup of it (bwrap then fails with "loopback:
+ * Failed RTM_NEWADDR", about one start in twenty-five). */
+static bool start_network(struct sandbox *s, int info_fd, const struct sandbox_cgroup_join *join,
+			  struct sandbox_error *err)
+{
+	pid_t target = read_sandbox_pid(info_fd);
+	if (target <= 0)
+		return sandbox_error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
+	return sandbox_network_start(&s->net, target, s->host_uid, s->log_fd, join, err);
+}
+
+/* Waits for the helper; a failure carries the last thing it said. */
+static bool wait_network(struct sandbox *s, struct sandbox_error *err)
+{
+	if (sandbox_network_wait(&s->net, err))
+		return true;
+	char tail[200], message[sizeof(err->message)];
+	sandbox_log_last_line(s->log, tail, sizeof(tail));
+	if (tail[0] && err) {
+		snprintf(message, sizeof(message), "%s", err->message);
+		sandbox_error_set(err, 0, "%.300s (it said: %s)", message, tail);
+	}
 	return false;
 }
 
@@ -457,16 +538,22 @@ static void describe(struct sandbox *s, bool limited)
 			 "(LIZARD_BENCH_UNSANDBOXED)");
 		return;
 	}
+	const char *network =
+		!s->network ? "The network is loopback only."
+		: s->has_dns
+			? "The network goes out through slirp4netns (IPv4, outbound only): the host's "
+			  "loopback services are out of reach, its other addresses are not, and DNS asks "
+			  "the host's upstream nameservers."
+			: "The network goes out through slirp4netns (IPv4, outbound only): the host's "
+			  "loopback services are out of reach, its other addresses are not; names do not "
+			  "resolve (the host has only a local resolver).";
 	snprintf(s->description, sizeof(s->description),
 		 "Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
-		 "mount, user, IPC and UTS namespaces%s; host system directories read-only, own "
-		 "HOME, /tmp and /workspace, nothing else of the host's files; programs run as an "
-		 "unprivileged user (host uid %u for the sandbox's root). %s %s",
-		 s->network ? "" : " and a network namespace with loopback only",
-		 (unsigned)s->host_uid,
-		 s->network ? "The network is the host's: its loopback services and abstract "
-			      "UNIX sockets are reachable."
-			    : "",
+		 "mount, user, IPC, UTS and network namespaces; host system directories read-only, "
+		 "own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
+		 "still shows the host paths its binds come from); programs run as an unprivileged "
+		 "user (host uid %u for the sandbox's root). %s %s",
+		 (unsigned)s->host_uid, network,
 		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
 			 : "No limits on CPU, memory or processes.");
 }
@@ -480,6 +567,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->control = -1;
 	s->log_fd = -1;
+	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
 	const char *bench = getenv("LIZARD_BENCH_UNSANDBOXED");
@@ -500,6 +588,13 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		}
 		if (!check_kernel(err))
 			goto fail;
+		/* Never the host's network instead. */
+		if (s->network && !sandbox_network_helper()) {
+			sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed (no /usr/bin/"
+				 SANDBOX_NETWORK_PACKAGE "); local sessions with a network need it: apt-get "
+				 "install " SANDBOX_NETWORK_PACKAGE " (or create the session with network: false)");
+			goto fail;
+		}
 	}
 	if (!make_dirs(s, err))
 		goto fail;
@@ -533,30 +628,72 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		sandbox_cgroup_join_close(&join);
 		goto fail;
 	}
-	int exe_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-	struct args a;
-	char links[6][128], storage[512];
+	/* fds for bwrap (enum bwrap_fd); the pipes' write ends are closed. */
+	int fds[FD_END - FD_CONTROL] = { pair[1], -1, -1, -1, -1, -1, -1 };
+	int fd_count = 1, info_read = -1;
+	bool prepared = true;
+	char *bwrap_argv[] = { (char *)bwrap, "--args", "6", "--", INIT_PATH, "sandbox-init", "3",
+			       "isolated", NULL };
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
-	if (s->isolated)
-		build_bwrap_args(s, bwrap, &a, links, storage, sizeof(storage));
+	if (s->isolated) {
+		struct args a;
+		char links[6][128], resolv_buffer[300], users[256], groups[128], resolv[2048];
+		bool want_resolv = s->network;
+		users_and_groups(users, sizeof(users), groups, sizeof(groups));
+		if (want_resolv)
+			sandbox_network_resolv_conf(resolv, sizeof(resolv), &s->has_dns);
+		build_bwrap_args(s, &a, links,
+				 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
+					     : NULL);
+		char serialized[16 * 1024];
+		size_t len = 0;
+		for (int i = 0; i < a.n; i++) {
+			size_t item = strlen(a.v[i]) + 1;
+			if (len + item > sizeof(serialized))
+				break;
+			memcpy(serialized + len, a.v[i], item);
+			len += item;
+		}
+		int info[2] = { -1, -1 };
+		if (pipe2(info, O_CLOEXEC) == 0)
+			info_read = info[0];
+		fds[1] = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+		fds[2] = info[1];
+		fds[3] = data_fd(serialized, len);
+		fds[4] = data_fd(users, strlen(users));
+		fds[5] = data_fd(groups, strlen(groups));
+		fd_count = 6;
+		if (want_resolv)
+			fds[fd_count++] = data_fd(resolv, strlen(resolv));
+		for (int i = 1; i < fd_count; i++)
+			prepared = prepared && fds[i] >= 0;
+	}
 	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = prepared ? fork() : -1;
 	if (pid == 0)
-		exec_sandbox(s, s->isolated ? (char *const *)a.v : plain, pair[1], exe_fd, parent,
+		exec_sandbox(s, s->isolated ? bwrap_argv : plain, fds, fd_count, parent,
 			     o->cgroup ? &join : NULL);
 	int fork_errno = errno;
-	sandbox_cgroup_join_close(&join);
-	close(pair[1]);
-	if (exe_fd >= 0)
-		close(exe_fd);
+	for (int i = 0; i < fd_count; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	s->control = pair[0];
 	if (pid < 0) {
-		sandbox_error_set(err, fork_errno, "cannot fork");
+		sandbox_error_set(err, fork_errno, prepared ? "cannot fork" : "cannot prepare what bwrap reads");
+		sandbox_cgroup_join_close(&join);
+		if (info_read >= 0)
+			close(info_read);
 		goto fail;
 	}
 	s->pid = pid;
 	bool started = wait_for_init(s, err);
 	unmount_volume(s);
+	if (started && s->isolated && s->network)
+		started = start_network(s, info_read, o->cgroup ? &join : NULL, err) &&
+			  wait_network(s, err);
+	sandbox_cgroup_join_close(&join);
+	if (info_read >= 0)
+		close(info_read);
 	if (!started)
 		goto fail;
 	describe(s, o->cgroup != NULL);
@@ -569,6 +706,21 @@ fail:
 	return NULL;
 }
 
+void sandbox_reap(pid_t pid, int timeout_ms)
+{
+	int status;
+	for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 5) {
+		if (waited >= timeout_ms) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		struct timespec tick = { 0, 5 * 1000000L };
+		nanosleep(&tick, NULL);
+	}
+}
+
 void sandbox_destroy(struct sandbox *s)
 {
 	if (!s)
@@ -577,22 +729,10 @@ void sandbox_destroy(struct sandbox *s)
 	unmount_volume(s);
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
-	if (s->pid > 0) {
-		int waited = 0, status;
-		while (waitpid(s->pid, &status, WNOHANG) == 0) {
-			if (waited >= INIT_EXIT_TIMEOUT_MS) {
-				kill(s->pid, SIGKILL);
-				while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-					;
-				break;
-			}
-			struct timespec tick = { 0, 5 * 1000000L };
-			nanosleep(&tick, NULL);
-			waited += 5;
-		}
-	}
-	if (s->log_fd >= 0)
-		close(s->log_fd);
+	if (s->pid > 0)
+		sandbox_reap(s->pid, INIT_EXIT_TIMEOUT_MS);
+	sandbox_network_stop(&s->net);
+	sandbox_log_destroy(s->log);
 	if (s->dir[0]) {
 		sandbox_remove_tree(s->dir);
 		/* The daemon's directory goes with its last session. */
@@ -667,7 +807,7 @@ bool sandbox_set_env(struct sandbox *s, const char *name, const char *value)
 
 void sandbox_last_log_line(const struct sandbox *s, char *out, size_t size)
 {
-	sandbox_log_tail(s->log_path, out, size);
+	sandbox_log_last_line(s->log, out, size);
 }
 
 bool sandbox_give_file(const struct sandbox *s, const char *host_path)

@@ -1,6 +1,7 @@
 /* The local sandbox: a private set of Linux namespaces (user, PID, mount,
- * IPC, UTS, and network when asked) made with bubblewrap, in which every
- * program of a session runs. Inside it the host's system directories are
+ * IPC, UTS and network) made with bubblewrap, in which every program of a
+ * session runs; with a network, slirp4netns connects it to the outside
+ * without the host's loopback (network.h). Inside it the host's system directories are
  * read-only; HOME, /tmp and /workspace are its own; nothing else of the
  * host is there. Its programs run as an unprivileged user, mapped to a
  * host uid of the sandbox's own when the daemon is root. They all start
@@ -35,7 +36,7 @@ struct sandbox_cgroup;
 #define SANDBOX_RUN_DIR "/run/lizard"
 
 struct sandbox_options {
-	bool network;            /* false: a network namespace with loopback only */
+	bool network;            /* true: out through slirp4netns; false: loopback only */
 	const char *const *envs; /* NAME=value for every program; NULL-terminated or NULL */
 	/* Every process of the sandbox runs in this cgroup (bwrap joins it
 	 * between fork and exec, so nothing escapes it); NULL: none. */

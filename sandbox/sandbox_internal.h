@@ -4,12 +4,15 @@
 
 #include "sandbox.h"
 
+#include "network.h"
+
 #include <pthread.h>
 #include <sys/types.h>
 
 struct sandbox {
 	char dir[200];      /* private, on the host */
 	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
+	char x11_dir[260];  /* run_dir/.X11-unix, /tmp/.X11-unix inside */
 	char home[240];     /* dir/home */
 	char workspace[512]; /* dir/workspace, or the volume's directory */
 	/* dir/volume: the volume bound there on the host while bwrap starts
@@ -18,15 +21,28 @@ struct sandbox {
 	char volume_mount[240];
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];
-	int log_fd;
+	struct sandbox_log *log; /* programs' default stdout and stderr */
+	int log_fd;         /* its write end */
+	struct sandbox_network net;
+	bool has_dns;       /* the inside has nameservers it can reach */
 	pid_t pid;          /* bwrap (or the init itself when not isolated) */
 	int control;        /* to the init */
 	pthread_mutex_t lock; /* sending on control; env */
 	char **env;         /* NAME=value for every program, NULL-terminated */
 	bool isolated, network;
 	uid_t host_uid;     /* what the sandbox's root is on the host */
-	char description[600];
+	char description[800];
 };
+
+struct sandbox_cgroup_join;
+/* In a child between fork and exec (async-signal-safe; _exits on failure):
+ * joins the cgroup (join may be NULL), becomes host uid, dies with the
+ * daemon (its thread parent, which must still be there), and gets its own
+ * process group and an empty signal mask. */
+void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent);
+
+/* Waits for a child to exit, killing it after timeout_ms. */
+void sandbox_reap(pid_t pid, int timeout_ms);
 
 /* Host side of the protocol (process.c). */
 bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
@@ -36,7 +52,5 @@ bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command 
  * (sandbox_tree_remove), logging what stayed. */
 void sandbox_remove_tree(const char *path);
 
-/* The last non-empty line of a log, for error messages. */
-void sandbox_log_tail(const char *path, char *out, size_t size);
 
 #endif

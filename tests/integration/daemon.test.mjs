@@ -22,7 +22,7 @@ after(async () => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-const json = (result) => JSON.parse(textOf(result));
+const json = (result) => { try { return JSON.parse(textOf(result)); } catch (e) { throw new Error(textOf(result)); } };
 
 test('three sessions made at once, worked from two clients in parallel, stay isolated', async () => {
   const a = await httpClient(daemon, 'client-a');

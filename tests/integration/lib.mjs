@@ -254,16 +254,36 @@ export function imageOf(result) {
 }
 
 // The local desktop the bridge started, as its log line describes it.
+const relays = new Map(); // socket path -> host display number
+
+// A host display number for a sandbox's X socket (x11-relay.py), started
+// once per socket and waited for: callers use it synchronously.
+function hostDisplayFor(socket) {
+  if (relays.has(socket)) return relays.get(socket);
+  const ready = path.join(os.tmpdir(), `lizard-x11-relay-${randomBytes(6).toString('hex')}`);
+  const relay = spawn('python3', [path.join(here, 'x11-relay.py'), socket, ready],
+    { stdio: ['pipe', 'ignore', 'inherit'] });
+  relay.unref();
+  relay.stdin.unref?.();
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; waited < 10000 && !fs.existsSync(ready); waited += 20) Atomics.wait(pause, 0, 0, 20);
+  const display = Number(fs.readFileSync(ready, 'utf8'));
+  fs.rmSync(ready, { force: true });
+  relays.set(socket, display);
+  return display;
+}
+
 export function desktopFromLog(log) {
   const m = /local desktop on display :(\d+) .*files in (\S+)/.exec(log);
   if (!m) return null;
   const xauthority = path.join(m[2], 'Xauthority');
+  const display = hostDisplayFor(path.join(m[2], '.X11-unix', `X${m[1]}`));
   return {
-    display: Number(m[1]),
+    display: Number(m[1]), // inside the sandbox
     dir: m[2],
     // The sandbox's HOME on the host (the run directory's sibling).
     home: path.join(m[2], '..', 'home'),
-    env: { ...process.env, DISPLAY: `:${m[1]}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
+    env: { ...process.env, DISPLAY: `:${display}`, XAUTHORITY: xauthority, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
   };
 }
 
@@ -277,12 +297,19 @@ function readLinkOrNull(file) {
 
 // The PID namespace (as /proc/PID/ns/pid reads) of the sandbox that runs
 // X display :display: the one its X clients (openbox) live in.
-export function sandboxPidNamespace(display) {
+// The PID namespace of a local session's sandbox, found by its private
+// directory (or its run directory): its processes' mount table names it as
+// the source of /home/user.
+export function sandboxPidNamespace(dir) {
+  const own = readLinkOrNull('/proc/self/ns/pid');
+  const privateDir = path.basename(dir) === 'run' ? path.dirname(dir) : dir;
+  // Relative to its filesystem's root, as the kernel shows it.
+  const marker = `/${path.basename(path.dirname(privateDir))}/${path.basename(privateDir)}/home /home/user `;
   for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (env.includes(`DISPLAY=:${display}`) && env.includes('XAUTHORITY=/run/lizard/Xauthority')) {
-        return readLinkOrNull(`/proc/${pid}/ns/pid`);
+      const namespace = readLinkOrNull(`/proc/${pid}/ns/pid`);
+      if (namespace && namespace !== own && fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').includes(marker)) {
+        return namespace;
       }
     } catch {}
   }
@@ -306,30 +333,16 @@ function commandLine(pid) {
 }
 
 // A local session's sandbox as the host sees it: its processes (its PID
-// namespace) and its private directory on the host (from the command line
-// of bwrap, PID 1 inside). Found by a file the session makes in its HOME,
-// not by its X display: each sandbox has its own /tmp, so display numbers
-// repeat across sandboxes (other tests' and other daemons').
+// namespace, which its root reads inside) and its private directory on the
+// host (the source of its /home/user in its mount table).
 export async function sandboxOf(client, session) {
-  const probe = `.sandbox-probe-${randomBytes(8).toString('hex')}`;
-  await client.call('exec', { session, command: `touch /home/user/${probe}` });
-  const own = readLinkOrNull('/proc/self/ns/pid');
-  const found = await waitFor(() => {
-    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-      const argv = commandLine(pid);
-      const at = argv.indexOf('/home/user');
-      const namespace = readLinkOrNull(`/proc/${pid}/ns/pid`);
-      if (/bwrap$/.test(argv[0] || '') && at > 0 && namespace && namespace !== own &&
-          fs.existsSync(path.join(argv[at - 1], probe))) {
-        return { namespace, home: argv[at - 1] };
-      }
-    }
-    return null;
-  });
-  if (!found) throw new Error(`no sandbox on this host holds ${probe} in its HOME`);
-  fs.rmSync(path.join(found.home, probe), { force: true });
-  const { namespace } = found;
-  return { namespace, dir: path.dirname(found.home), processes: () => processesInPidNamespace(namespace) };
+  const r = await client.call('exec', { session, user: 'root', command: 'readlink /proc/1/ns/pid; grep " /home/user " /proc/1/mountinfo' });
+  const [namespace, mount] = r.structuredContent.stdout.split('\n');
+  // The bind's root is its path on its filesystem: the host path when the
+  // private directory is on the root filesystem, else below /tmp.
+  let home = mount.split(' ')[3];
+  if (!fs.existsSync(home)) home = path.join('/tmp', home);
+  return { namespace, dir: path.dirname(home), processes: () => processesInPidNamespace(namespace) };
 }
 
 // What a file in a session's sandbox holds once it has at least `length`
@@ -390,6 +403,15 @@ export function windowReady(env, name, by = 'name') {
 
 // A local HTTP server for pages shown in the desktop's browser. Pages can
 // report back with POST /report (JSON), collected in reports.
+// This machine's first IPv4 address that is not loopback, where a local
+// session can reach a server of the test (127.0.0.1 on a machine without).
+export function hostAddress() {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
 export async function startPageServer(pages) {
   const http = await import('node:http');
   const reports = [];
@@ -414,9 +436,12 @@ export async function startPageServer(pages) {
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(page);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // Local sessions have a network of their own without the host's
+  // loopback: pages for them are served on the host's other address.
+  const host = hostAddress();
+  await new Promise((resolve) => server.listen(0, host, resolve));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://${host}:${server.address().port}`,
     reports,
     close: () => new Promise((resolve) => server.close(resolve)),
   };

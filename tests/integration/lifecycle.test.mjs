@@ -10,7 +10,7 @@ async function startedDesktop() {
   const bridge = await connectBridge([]);
   const desktop = desktopFromLog(bridge.log);
   assert.ok(desktop, bridge.log);
-  const namespace = await waitFor(() => sandboxPidNamespace(desktop.display));
+  const namespace = await waitFor(() => sandboxPidNamespace(desktop.dir));
   assert.ok(namespace, 'the desktop runs in a PID namespace of its own');
   // Xvnc and openbox both run before the first call returns.
   assert.ok(processesInPidNamespace(namespace).length >= 2, 'Xvnc and openbox run');

@@ -4,12 +4,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
   connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
   pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc, bridgeBin, bridgeEnv,
+  startDaemon, httpClient, hostAddress,
 } from './lib.mjs';
 
 let bridge, desktop, server, secretDir;
@@ -137,7 +139,10 @@ test('another session\'s files are invisible', async () => {
 });
 
 test('setsid and double-forked programs are gone after kill_session', async () => {
+  const before = networkHelpersOf(bridge.pid);
   const other = await createSession();
+  const helper = networkHelpersOf(bridge.pid).filter((pid) => !before.includes(pid));
+  assert.equal(helper.length, 1, 'the session\'s network helper');
   const launched = await bridge.call('launch', {
     session: other,
     command: `setsid sh -c 'exec sleep ${marker + 1}' & (sh -c 'sleep ${marker + 2}' &) &`,
@@ -147,6 +152,7 @@ test('setsid and double-forked programs are gone after kill_session', async () =
   await bridge.call('kill_session', { session: other });
   assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 1}|sleep ${marker + 2}`).length === 0),
     `left: ${pidsMatching(`sleep ${marker + 1}|sleep ${marker + 2}`)}`);
+  assert.ok(await waitFor(() => !running(helper[0])), 'the network helper is gone');
 });
 
 for (const how of ['stdin closed', 'SIGKILL']) {
@@ -156,9 +162,12 @@ for (const how of ['stdin closed', 'SIGKILL']) {
     const r = await own.call('launch', { command: `setsid sh -c 'exec sleep ${marker + n}' & (sleep ${marker + n} &) &` });
     assert.equal(r.isError, false, textOf(r));
     assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + n}`).length === 2));
+    const helpers = networkHelpersOf(own.pid);
+    assert.equal(helpers.length, 1, 'the session\'s network helper');
     if (how === 'SIGKILL') process.kill(own.pid, 'SIGKILL');
     else await own.close();
     assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + n}`).length === 0), 'all gone');
+    assert.ok(await waitFor(() => !running(helpers[0])), 'the network helper is gone');
     await own.close().catch(() => {});
   });
 }
@@ -241,27 +250,169 @@ test('a 10 MB file reads back exactly through offset and length', async () => {
   assert.equal(crypto.createHash('sha256').update(got).digest('hex'), expected);
 });
 
-test('network false: a loopback server outside the sandbox cannot be reached', async () => {
-  const tcp = net.createServer((c) => c.end('hello\n'));
-  await new Promise((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-  const port = tcp.address().port;
-  const probe = `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${port}), 3); print(s.recv(10).decode().strip())"`;
-  try {
-    // With the network (the default), the same probe works: the test can fail.
-    assert.equal((await exec({ command: probe })).stdout, 'hello\n');
-    const closed = await createSession({ network: false });
+// The slirp4netns processes a bridge started (one per session with a network).
+function networkHelpersOf(parent) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
-      const r = await exec({ command: probe }, closed);
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === parent && stat.includes('(slirp4netns)')) found.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+const running = (pid) => fs.existsSync(`/proc/${pid}`);
+
+const externalAddress = () => (hostAddress() === '127.0.0.1' ? null : hostAddress());
+
+async function helloServer(host) {
+  const tcp = net.createServer((c) => c.end('hello\n'));
+  await new Promise((resolve) => tcp.listen(0, host, resolve));
+  return tcp;
+}
+
+const connectProbe = (host, port) =>
+  `python3 -c "import socket; s=socket.create_connection(('${host}', ${port}), 3); print(s.recv(10).decode().strip())"`;
+
+test('network on: the host\'s loopback and the bridge\'s own port are out of reach, its other addresses are not', async (t) => {
+  const loopback = await helloServer('127.0.0.1');
+  const daemon = await startDaemon();
+  const client = await httpClient(daemon);
+  const external = externalAddress();
+  const outside = external && await helloServer(external);
+  try {
+    const created = await client.call('create_session', { template: 'bare' });
+    assert.equal(created.isError, false, textOf(created));
+    const session = JSON.parse(textOf(created)).session;
+    const run = async (command) => (await client.call('exec', { session, command })).structuredContent;
+    const bridgePort = Number(daemon.listen.split(':')[1]);
+    for (const [host, port] of [['127.0.0.1', loopback.address().port], ['127.0.0.1', bridgePort],
+      ['10.0.2.2', loopback.address().port], ['10.0.2.2', bridgePort]]) {
+      const r = await run(connectProbe(host, port));
+      assert.notEqual(r.exit_code, 0, `${host}:${port} answered: ${r.stdout}`);
+      assert.match(r.stderr, /refused|unreachable/i);
+    }
+    const info = JSON.parse(textOf(await client.call('session_info', { session })));
+    assert.equal(info.sandbox.network, true);
+    assert.match(info.sandbox.isolation, /slirp4netns.*loopback services are out of reach/);
+    if (!outside) {
+      t.skip('this machine has no IPv4 address but loopback: the reachable half is not shown');
+      return;
+    }
+    // The same probe reaches the host beyond its loopback: the test can fail.
+    assert.equal((await run(connectProbe(external, outside.address().port))).stdout, 'hello\n');
+  } finally {
+    await client.close();
+    await daemon.stop();
+    loopback.close();
+    outside?.close();
+  }
+});
+
+test('network false: neither the host\'s loopback nor its other addresses can be reached', async () => {
+  const loopback = await helloServer('127.0.0.1');
+  const external = externalAddress() ?? '127.0.0.1';
+  const outside = await helloServer(external);
+  const helpers = networkHelpersOf(bridge.pid).length;
+  const closed = await createSession({ network: false });
+  try {
+    assert.equal(networkHelpersOf(bridge.pid).length, helpers, 'no network helper for it');
+    for (const [host, server] of [['127.0.0.1', loopback], [external, outside]]) {
+      const r = await exec({ command: connectProbe(host, server.address().port) }, closed);
       assert.notEqual(r.exit_code, 0, r.stdout);
       assert.match(r.stderr, /refused|unreachable/i);
-      const info = JSON.parse(textOf(await bridge.call('session_info', { session: closed })));
-      assert.equal(info.sandbox.network, false);
-    } finally {
-      await bridge.call('kill_session', { session: closed });
     }
+    const info = JSON.parse(textOf(await bridge.call('session_info', { session: closed })));
+    assert.equal(info.sandbox.network, false);
   } finally {
-    tcp.close();
+    await bridge.call('kill_session', { session: closed });
+    loopback.close();
+    outside.close();
   }
+});
+
+// A DNS server of the test's own that answers A queries for names it knows
+// (NXDOMAIN otherwise), one UDP datagram at a time.
+async function startDnsServer(host, answers) {
+  const socket = dgram.createSocket('udp4');
+  const asked = [];
+  socket.on('message', (query, peer) => {
+    let i = 12;
+    const labels = [];
+    while (i < query.length && query[i] !== 0) {
+      labels.push(query.subarray(i + 1, i + 1 + query[i]).toString());
+      i += query[i] + 1;
+    }
+    if (i + 5 > query.length) return;
+    const name = labels.join('.').toLowerCase();
+    const type = query.readUInt16BE(i + 1);
+    asked.push(name);
+    const address = answers[name];
+    const answer = address && type === 1
+      ? Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...address.split('.').map(Number)])
+      : Buffer.alloc(0);
+    const header = Buffer.from(query.subarray(0, 12));
+    header.writeUInt16BE(0x8180 | (address ? 0 : 3), 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(answer.length ? 1 : 0, 6);
+    header.writeUInt32BE(0, 8);
+    socket.send(Buffer.concat([header, query.subarray(12, i + 5), answer]), peer.port, peer.address);
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(53, host, resolve);
+  });
+  return { asked, close: () => socket.close() };
+}
+
+// A stdio bridge that runs calls once in a mount namespace of the test's
+// own, where source is bound over the host's target.
+function bridgeWithMount(source, target, calls) {
+  return stdioOnce(
+    ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+      `mount --bind "${source}" "${target}" && exec "${bridgeBin}" stdio --size 320x240`],
+    calls, bridgeEnv());
+}
+
+// A bridge that sees resolvConf as the host's /etc/resolv.conf.
+function bridgeWithResolvConf(resolvConf, calls) {
+  const dir = tempDir('lizard-resolv-');
+  const file = path.join(dir, 'resolv.conf');
+  fs.writeFileSync(file, resolvConf);
+  return bridgeWithMount(file, '/etc/resolv.conf', calls)
+    .finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+}
+
+test('DNS inside asks the host\'s nameservers through the user-mode network', async (t) => {
+  const external = externalAddress();
+  if (!external) return t.skip('no non-loopback IPv4 address for a nameserver of the test');
+  const dns = await startDnsServer(external, { 'sandbox-probe.lizard.test': '203.0.113.7' });
+  try {
+    const run = await bridgeWithResolvConf(`nameserver 127.0.0.53\nnameserver ${external}\n`,
+      [[1, 'exec', { command: 'cat /etc/resolv.conf; getent ahostsv4 sandbox-probe.lizard.test' }]]);
+    const r = run.byId.get(1)?.result?.structuredContent;
+    assert.ok(r, run.stderr.slice(-2000));
+    // The loopback resolver is left out; the other one answers.
+    assert.ok(!r.stdout.includes('127.0.0.53'), r.stdout);
+    assert.match(r.stdout, /^203\.0\.113\.7\s+STREAM sandbox-probe\.lizard\.test/m);
+    assert.ok(dns.asked.includes('sandbox-probe.lizard.test'));
+  } finally {
+    dns.close();
+  }
+});
+
+test('with only a loopback resolver on the host, the sandbox gets none and says so', async () => {
+  const run = await bridgeWithResolvConf('nameserver 127.0.0.53\noptions edns0\n',
+    [[1, 'exec', { command: 'cat /etc/resolv.conf' }], [2, 'session_info', {}]]);
+  const r = run.byId.get(1)?.result?.structuredContent;
+  assert.ok(r, run.stderr.slice(-2000));
+  assert.doesNotMatch(r.stdout, /^nameserver/m);
+  const info = run.byId.get(2).result.structuredContent;
+  assert.match(info.sandbox.isolation, /names do not resolve/);
 });
 
 test('session envs reach every program; per-call envs override them', async () => {
@@ -282,7 +433,7 @@ test('Chromium runs with its own sandbox (no --no-sandbox) and shows a page', as
     return JSON.stringify(pixelAt(png, 640, 600)) === JSON.stringify([0x12, 0xab, 0x34]);
   }, { timeout: 30000, interval: 250 });
   assert.ok(shown, 'the page is on screen');
-  const namespace = sandboxPidNamespace(desktop.display);
+  const namespace = sandboxPidNamespace(desktop.dir);
   const lines = processesInPidNamespace(namespace)
     .map((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { return []; } })
     .filter((argv) => argv.some((a) => a.includes('chromium')));
@@ -339,12 +490,15 @@ test('a daemon run by an ordinary user sandboxes its sessions too, without sizes
   const binary = path.join(home, 'lizard-bridge');
   fs.copyFileSync(bridgeBin, binary);
   fs.chmodSync(binary, 0o755);
+  // Its network helper runs as that user too.
+  const outside = await helloServer(hostAddress());
   const run = await stdioOnce(
     ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
     [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
       [2, 'session_info', {}],
-      [3, 'create_session', { template: 'bare', size: 'small' }]],
-    env);
+      [3, 'create_session', { template: 'bare', size: 'small' }],
+      [4, 'exec', { command: connectProbe(hostAddress(), outside.address().port) }]],
+    env).finally(() => outside.close());
   try {
     assert.equal(run.code, 0, run.stderr.slice(-2000));
     const exec = run.byId.get(1)?.result?.structuredContent;
@@ -357,6 +511,8 @@ test('a daemon run by an ordinary user sandboxes its sessions too, without sizes
     const info = run.byId.get(2).result.structuredContent;
     assert.equal(info.sandbox.isolated, true);
     assert.match(info.sandbox.isolation, /host uid 65534/);
+    assert.match(info.sandbox.isolation, /slirp4netns/);
+    if (hostAddress() !== '127.0.0.1') assert.equal(run.byId.get(4).result.structuredContent.stdout, 'hello\n');
     // No cgroups for this user: its sessions run without a size (the one
     // above did), and asking for one says why.
     const sized = run.byId.get(3).result;
@@ -371,11 +527,62 @@ test('a daemon run by an ordinary user sandboxes its sessions too, without sizes
 test('without bubblewrap a local session does not start, and says what is missing', async () => {
   // bwrap hidden in a mount namespace of this test's own: /dev/null, which
   // cannot be executed, over it.
-  const run = await stdioOnce(
-    ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
-      `mount --bind /dev/null /usr/bin/bwrap && exec "${bridgeBin}" stdio --size 320x240`],
-    [], bridgeEnv());
+  const run = await bridgeWithMount('/dev/null', '/usr/bin/bwrap', []);
   assert.notEqual(run.code, 0);
   assert.match(run.stderr, /bubblewrap is not installed .*apt-get install bubblewrap/);
   assert.equal(run.byId.size, 0, 'nothing was served unsandboxed');
 });
+
+test('without slirp4netns a session with a network does not start, and says what is missing', async () => {
+  const run = await bridgeWithMount('/dev/null', '/usr/bin/slirp4netns', []);
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /slirp4netns is not installed .*apt-get install slirp4netns/);
+  assert.equal(run.byId.size, 0, 'nothing was served on the host\'s network');
+});
+
+// The host directory of a bridge's first sandbox, from its log.
+const privateDirOf = (log) => /files in (\S+)\/run\b/.exec(log)?.[1];
+
+test('a program that prints without end leaves the sandbox log under its bound', async () => {
+  const own = await connectBridge(['--size', '320x240']);
+  try {
+    const dir = privateDirOf(own.log);
+    assert.ok(dir, own.log);
+    const logFile = path.join(dir, 'sandbox.log');
+    const end = `flood-${marker}-ends`;
+    const r = await own.call('launch', {
+      command: `head -c 30000000 /dev/zero | tr '\\0' o; head -c 20000000 /dev/zero | tr '\\0' e >&2; echo ${end}`,
+    });
+    assert.equal(r.isError, false, textOf(r));
+    assert.ok(await waitFor(() => fs.readFileSync(logFile, 'latin1').includes(end), { timeout: 60000 }),
+      `the end of the output never arrived; the log has ${fs.statSync(logFile).size} bytes`);
+    const log = fs.readFileSync(logFile, 'latin1');
+    assert.ok(log.length <= 256 * 1024, `${log.length} bytes in the log`);
+    // What it kept is the newest: stderr's flood right before the end line.
+    assert.ok(log.endsWith(`eeee${end}\n`), JSON.stringify(log.slice(-80)));
+    assert.ok(!log.includes('oooo'), 'the oldest output was dropped');
+  } finally {
+    await own.close();
+  }
+});
+
+test('the private directory\'s host path is in no environment, command line or file the sandbox is told about', async () => {
+  const dir = privateDirOf(bridge.log);
+  assert.ok(dir, bridge.log);
+  const asUser = await exec({ command: 'env; cat /etc/passwd /etc/group /etc/resolv.conf "$XAUTHORITY" | strings' });
+  assert.match(asUser.stdout, /XAUTHORITY=\/run\/lizard\/Xauthority/);
+  assert.ok(!asUser.stdout.includes(dir), asUser.stdout);
+  const asRoot = await exec({
+    user: 'root',
+    command: 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; tr "\\0" " " < $p/environ; ' +
+      'readlink $p/cwd $p/exe $p/root $p/fd/*; done; echo MOUNTS; cat /proc/self/mountinfo',
+  });
+  const [told, mounts] = asRoot.stdout.split('MOUNTS\n');
+  assert.match(told, /sandbox-init/);
+  assert.ok(!told.includes(dir), told);
+  // What stays: the kernel shows a bind mount's source as its path on its
+  // filesystem. Only these binds do, so a new leak fails here.
+  const shown = mounts.split('\n').filter((l) => l.includes(dir)).map((l) => l.split(' ')[4]).sort();
+  assert.deepEqual(shown, ['/home/user', '/run/lizard', '/tmp/.X11-unix', '/workspace']);
+});
+
