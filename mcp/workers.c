@@ -77,8 +77,15 @@ static void *worker_main(void *arg)
 		w->busy_lanes[slot] = NULL;
 		free(job->lane);
 		free(job);
-		/* A lane freed up: a waiting job of it may now run. */
-		pthread_cond_broadcast(&w->work);
+		/* A lane freed up: its next job is the one newly runnable, and
+		 * this worker takes it itself on the next turn of the loop. One
+		 * more is woken only while jobs wait, so an idle bridge does not
+		 * wake every worker on every call; when stopping, all are, since
+		 * those that found the queue not yet empty wait to see it so. */
+		if (w->stopping)
+			pthread_cond_broadcast(&w->work);
+		else if (w->head)
+			pthread_cond_signal(&w->work);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -145,7 +152,9 @@ bool mcp_workers_submit(struct mcp_workers *w, const char *lane, mcp_job_fn fn, 
 	else
 		w->head = job;
 	w->tail = job;
-	pthread_cond_broadcast(&w->work);
+	/* One job, one worker: waking them all would have them fight over the
+	 * lock on a machine with fewer cores than workers. */
+	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 	return true;
 }
