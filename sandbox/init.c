@@ -9,7 +9,20 @@
  * user is made with a user namespace nested in the sandbox's, mapping
  * SANDBOX_USER_ID to the sandbox's root: a rootless sandbox can map just
  * one host uid, and this way files show as owned by the user to the user
- * and by root to root, while neither is anything on the host. */
+ * and by root to root, while neither is anything on the host. That
+ * namespace is made once, when the init starts, and each user program
+ * joins it (setns) on its way to exec, so the session's user programs
+ * share it as one user's programs share a machine: making one per program
+ * cost a namespace and three /proc writes on every exec.
+ *
+ * Programs start with clone(CLONE_VM): the child borrows the init's memory
+ * until its exec instead of copying the init's page tables, which is most
+ * of what a fork of this (large) binary costs. The init waits for that
+ * exec (or the child's end) before it touches memory again, so the two
+ * never run on the same data. errno is shared too: while a child may run,
+ * the init reads it for nothing more than retrying an interrupted poll.
+ * Built-in file operations, which run to their end without an exec, fork
+ * as before. */
 #include "sandbox.h"
 
 #include "files_inside.h"
@@ -31,8 +44,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 #define MAX_CHILDREN 512
 #define CHILD_SETUP_TIMEOUT_MS 10000
+/* The stack a CLONE_VM child runs on until its exec: child_main's frames
+ * and snprintf's, with room for a sanitizer's redzones. */
+#define CHILD_STACK_SIZE (256 * 1024)
 
 extern char **environ;
 
@@ -44,6 +64,8 @@ struct child {
 
 static struct child children[MAX_CHILDREN];
 static bool isolated; /* false: the benchmark's unsandboxed mode, no user switch */
+static int user_namespace = -1; /* the user's namespace (isolated only) */
+static _Alignas(64) char child_stack[CHILD_STACK_SIZE];
 
 static void reply(int channel, uint32_t type, int32_t value, const char *text)
 {
@@ -65,12 +87,12 @@ static bool write_string(const char *path, const char *text)
 	return close(fd) == 0 && ok;
 }
 
-/* In the child: a nested user namespace where the sandbox's root (uid 0
- * here) appears as SANDBOX_USER_ID, then become that user. Binaries owned
- * by the host's root make their processes non-dumpable, which would leave
+/* In a child of the init, once: the nested user namespace where the
+ * sandbox's root (uid 0 here) appears as SANDBOX_USER_ID. Binaries owned by
+ * the host's root make their processes non-dumpable, which would leave
  * /proc/self owned by a root that is not mapped here: dumpable again, the
  * maps can be written. */
-static const char *become_user(void)
+static const char *make_user_namespace(void)
 {
 	char map[32];
 	snprintf(map, sizeof(map), "%d 0 1\n", SANDBOX_USER_ID);
@@ -84,6 +106,15 @@ static const char *become_user(void)
 		return "cannot write /proc/self/setgroups";
 	if (!write_string("/proc/self/gid_map", map))
 		return "cannot write /proc/self/gid_map";
+	return NULL;
+}
+
+/* In the child: join the user's namespace and become the user. The init
+ * owns that namespace, so joining needs no more than the init's root. */
+static const char *become_user(void)
+{
+	if (setns(user_namespace, CLONE_NEWUSER) != 0)
+		return "cannot enter the user's namespace (setns)";
 	if (setresgid(SANDBOX_USER_ID, SANDBOX_USER_ID, SANDBOX_USER_ID) != 0 ||
 	    setresuid(SANDBOX_USER_ID, SANDBOX_USER_ID, SANDBOX_USER_ID) != 0)
 		return "cannot switch to the sandbox user";
@@ -100,9 +131,26 @@ static _Noreturn void child_fail(int status_fd, const char *stage)
 	_exit(127);
 }
 
-static _Noreturn void child_main(uint32_t flags, int *fds, int fd_count, int status_fd,
-				 const char *cwd, char **argv, char **envp)
+/* What a child needs from the request until its exec. */
+struct child_setup {
+	uint32_t flags;
+	int *fds;
+	int fd_count;
+	int status_fd;
+	const char *cwd;
+	char **argv;
+	char **envp;
+};
+
+static _Noreturn void child_main(const struct child_setup *c)
 {
+	int status_fd = c->status_fd;
+	/* First, while the namespace's descriptor is still where it was. */
+	if (isolated && !(c->flags & SANDBOX_REQUEST_AS_ROOT)) {
+		const char *failed = become_user();
+		if (failed)
+			child_fail(status_fd, failed);
+	}
 	/* The init blocks SIGCHLD and ignores SIGPIPE; nothing else of its
 	 * signal setup survives exec. */
 	sigset_t none;
@@ -118,34 +166,56 @@ static _Noreturn void child_main(uint32_t flags, int *fds, int fd_count, int sta
 		child_fail(status_fd, "cannot set up the status pipe");
 	status_fd = moved;
 	int high[SANDBOX_REQUEST_FDS];
-	for (int i = 1; i < fd_count; i++)
-		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
+	for (int i = 1; i < c->fd_count; i++)
+		if ((high[i] = fcntl(c->fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
 			child_fail(status_fd, "cannot set up the standard streams");
-	for (int i = 1; i < fd_count; i++)
+	for (int i = 1; i < c->fd_count; i++)
 		if (dup2(high[i], i - 1) < 0)
 			child_fail(status_fd, "cannot set up the standard streams");
 	/* Right after them; exec closes it, which tells the init it worked. */
-	int keep_from = fd_count - 1;
+	int keep_from = c->fd_count - 1;
 	if (dup2(status_fd, keep_from) < 0)
 		child_fail(status_fd, "cannot set up the status pipe");
 	status_fd = keep_from;
 	fcntl(status_fd, F_SETFD, FD_CLOEXEC);
 	close_range((unsigned)keep_from + 1, ~0U, 0);
 
-	if (isolated && !(flags & SANDBOX_REQUEST_AS_ROOT)) {
-		const char *failed = become_user();
-		if (failed)
-			child_fail(status_fd, failed);
-	}
-	if (cwd[0] && chdir(cwd) != 0)
+	if (c->cwd[0] && chdir(c->cwd) != 0)
 		child_fail(status_fd, "cannot enter the working directory");
-	environ = envp;
-	if (flags & SANDBOX_REQUEST_BUILTIN) {
+	/* With CLONE_VM this is the init's environ too: the init puts its own
+	 * back once the exec is done. */
+	environ = c->envp;
+	if (c->flags & SANDBOX_REQUEST_BUILTIN) {
 		close(status_fd);
-		_exit(sandbox_files_inside_run(argv));
+		_exit(sandbox_files_inside_run(c->argv));
 	}
-	execvp(argv[0], argv);
+	execvp(c->argv[0], c->argv);
 	child_fail(status_fd, "cannot run the program");
+}
+
+static int child_entry(void *setup)
+{
+	child_main(setup);
+}
+
+/* Starts the child: a fork for built-ins, which run to their end here;
+ * clone(CLONE_VM) for programs, which exec at once. In a PID namespace of
+ * its own when asked (and isolated), where the child is PID 1. */
+static pid_t start_child(const struct child_setup *setup)
+{
+	int namespace = isolated && (setup->flags & SANDBOX_REQUEST_OWN_PID_NS) ? CLONE_NEWPID : 0;
+	if (setup->flags & SANDBOX_REQUEST_BUILTIN) {
+		pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD | namespace, NULL, NULL, NULL, NULL);
+		if (pid == 0)
+			child_main(setup);
+		return pid;
+	}
+#ifdef __SANITIZE_ADDRESS__
+	/* The last child's frames were never unwound: clear their poison. */
+	__asan_unpoison_memory_region(child_stack, sizeof(child_stack));
+#endif
+	return clone(child_entry, child_stack + sizeof(child_stack), CLONE_VM | SIGCHLD | namespace,
+		     (void *)setup);
 }
 
 /* The request's strings, checked to lie inside the message. Pointers go
@@ -278,24 +348,30 @@ static void handle_request(int control)
 		reply(fds[0], SANDBOX_REPLY_FAILED, errno, "cannot create a pipe");
 		goto done;
 	}
-	pid_t pid;
-	if (isolated && (request.flags & SANDBOX_REQUEST_OWN_PID_NS))
-		/* Like fork, in a new PID namespace whose PID 1 is the child. */
-		pid = (pid_t)syscall(SYS_clone, SIGCHLD | CLONE_NEWPID, NULL, NULL, NULL, NULL);
-	else
-		pid = fork();
-	if (pid == 0)
-		child_main(request.flags, fds, fd_count, status_pipe[1], cwd, argv, envp);
-	int fork_errno = errno;
+	struct child_setup setup = { .flags = request.flags, .fds = fds, .fd_count = fd_count,
+				     .status_fd = status_pipe[1], .cwd = cwd, .argv = argv,
+				     .envp = envp };
+	char **init_environ = environ;
+	pid_t pid = start_child(&setup);
+	int start_errno = pid < 0 ? errno : 0; /* no child: errno is the init's own */
 	close(status_pipe[1]);
 	if (pid < 0) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, fork_errno, "cannot fork");
+		reply(fds[0], SANDBOX_REPLY_FAILED, start_errno, "cannot fork");
 		goto done;
 	}
 	char why[200];
 	int error = 0;
-	if (!child_started(status_pipe[0], pid, why, sizeof(why), &error)) {
-		/* Reaped by the SIGCHLD loop; nobody is told twice. */
+	bool started = child_started(status_pipe[0], pid, why, sizeof(why), &error);
+	if (!started) {
+		/* A CLONE_VM child still runs on the init's memory until it is
+		 * gone; it is on its way out (or killed), so this is short. Left
+		 * a zombie for the SIGCHLD loop; nobody is told twice. */
+		siginfo_t info;
+		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+			;
+	}
+	environ = init_environ;
+	if (!started) {
 		reply(fds[0], SANDBOX_REPLY_FAILED, error, why);
 		goto done;
 	}
@@ -352,6 +428,72 @@ static void handle_channel(struct child *c)
 	c->channel = -1;
 }
 
+/* The user's namespace, made by a short-lived child (the init itself must
+ * stay the sandbox's root) and kept open by the init: -1 with a message on
+ * stderr, which the daemon shows, when the kernel refuses. */
+static int open_user_namespace(void)
+{
+	int ready[2], hold[2];
+	if (pipe2(ready, O_CLOEXEC) != 0)
+		goto fail;
+	if (pipe2(hold, O_CLOEXEC) != 0) {
+		close(ready[0]), close(ready[1]);
+		goto fail;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("sandbox-init: cannot fork");
+		close(ready[0]), close(ready[1]), close(hold[0]), close(hold[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(ready[0]), close(hold[1]);
+		const char *failed = make_user_namespace();
+		if (failed)
+			child_fail(ready[1], failed);
+		(void)!write(ready[1], "", 1);
+		/* Alive, and so the namespace, until the init has it open. */
+		char byte;
+		(void)!read(hold[0], &byte, 1);
+		_exit(0);
+	}
+	close(ready[1]), close(hold[0]);
+	int fd = -1;
+	char message[256] = "";
+	struct pollfd pfd = { .fd = ready[0], .events = POLLIN };
+	int n;
+	while ((n = poll(&pfd, 1, CHILD_SETUP_TIMEOUT_MS)) < 0 && errno == EINTR)
+		;
+	ssize_t got = n > 0 ? read(ready[0], message, sizeof(message) - 1) : -1;
+	if (got == 1 && message[0] == '\0') {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			snprintf(message, sizeof(message), "%d cannot open %s", errno, path);
+	} else if (got > 0) {
+		message[got] = '\0';
+	} else {
+		snprintf(message, sizeof(message), "%d the user's namespace was not made within %d ms",
+			 ETIMEDOUT, CHILD_SETUP_TIMEOUT_MS);
+	}
+	if (fd < 0)
+		kill(pid, SIGKILL);
+	close(hold[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (fd >= 0)
+		return fd;
+	char *stage = strchr(message, ' ');
+	fprintf(stderr, "sandbox-init: %s: %s\n", stage ? stage + 1 : message,
+		strerror(atoi(message)));
+	return -1;
+fail:
+	perror("sandbox-init: cannot create a pipe");
+	return -1;
+}
+
 int sandbox_init_main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -360,6 +502,8 @@ int sandbox_init_main(int argc, char **argv)
 	}
 	int control = atoi(argv[0]);
 	isolated = strcmp(argv[1], "isolated") == 0;
+	if (isolated && (user_namespace = open_user_namespace()) < 0)
+		return 1;
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		children[i].channel = -1;
 

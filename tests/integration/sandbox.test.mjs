@@ -58,10 +58,26 @@ test('exec returns stdout, stderr and the exit code exactly', async () => {
   assert.equal(piped.exit_code, 0);
 });
 
+test('exec of a missing program or working directory says so, and the next exec runs', async () => {
+  for (const user of ['user', 'root']) {
+    const missing = await bridge.call('exec', { argv: ['no-such-program-here'], user });
+    assert.equal(missing.isError, true);
+    assert.match(textOf(missing), /cannot run the program: No such file or directory/);
+    const nowhere = await bridge.call('exec', { argv: ['true'], workdir: '/no/such/dir', user });
+    assert.equal(nowhere.isError, true);
+    assert.match(textOf(nowhere), /cannot enter the working directory: No such file or directory/);
+  }
+  const next = await exec({ command: 'echo still here; id -u' });
+  assert.equal(next.stdout, 'still here\n1000\n');
+});
+
 test('programs run as an unprivileged user; user root is root inside only', async () => {
   assert.equal(process.getuid(), 0, 'this test runs as root, like the suite');
   assert.equal((await exec({ command: 'id -u' })).stdout, '1000\n');
   assert.equal((await exec({ command: 'id -u', user: 'root' })).stdout, '0\n');
+  // The user holds no capabilities at all, not even in its own namespace.
+  const caps = await exec({ command: 'grep -E "^Cap(Prm|Eff|Amb)" /proc/self/status' });
+  assert.deepEqual(caps.stdout.trim().split('\n').map((l) => l.split(/\s+/)[1]), ['0000000000000000', '0000000000000000', '0000000000000000']);
   // Root inside is nobody on the host: the host's root-only files stay closed.
   const shadow = await exec({ command: 'cat /etc/shadow', user: 'root' });
   assert.notEqual(shadow.exit_code, 0, shadow.stdout);
