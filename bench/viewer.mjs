@@ -11,7 +11,8 @@
 // The bridge's CPU includes its own VNC connection; websockify decodes
 // nothing, so it is the floor any re-encoding server pays above.
 //
-// Usage: node bench/viewer.mjs [seconds per run]   (scripts/bench.sh runs it)
+// Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
+// (scripts/bench.sh runs all scenarios)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -25,6 +26,7 @@ import { median } from './lib.mjs';
 const WebSocket = (await import('../tests/node_modules/ws/wrapper.mjs')).default;
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] || 10);
+const only = process.argv.slice(3);
 const LATENCY_SAMPLES = 5;
 const PROBE = { x: 1200, y: 20 }; // root window, never covered below
 const COLOURS = ['#ff0000', '#0000ff'];
@@ -241,6 +243,7 @@ try {
     },
   };
   for (const [scenario, start] of Object.entries(scenarios)) {
+    if (only.length && !only.includes(scenario)) continue;
     for (const stop of motion.splice(0)) await stop.stop();
     await run('sh', ['-c', 'xdotool search --name mover windowkill 2>/dev/null; true'], { env });
     await start();

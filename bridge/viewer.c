@@ -1,4 +1,5 @@
 #include "viewer.h"
+
 #include "viewer_region.h"
 
 #include "../util/log.h"
@@ -76,6 +77,7 @@ struct job {
 	struct copy copies[MAX_COPIES];
 	int copy_count;
 	struct bridge_region damage;
+	struct vnc_rect cursor; /* where the pointer is drawn into the images */
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
 	bool lossy[BRIDGE_REGION_MAX];
 	struct bridge_viewer_message *made;
@@ -154,7 +156,7 @@ static void repaint_all(struct bridge_viewer *w, int width, int height)
 
 /* A copy the canvas will make: what it shows wrong in the source (damage
  * not yet painted, lossy pixels, the pointer drawn in) is then wrong at
- * the destination too. */
+ * the destination too, and a copy over the pointer paints it out. */
 static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c,
 			int width, int height)
 {
@@ -162,7 +164,9 @@ static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_ch
 		bridge_region_add(&w->damage, &c->rect, width, height);
 		return;
 	}
-	bridge_region_add(&w->damage, &w->cursor, width, height);
+	struct vnc_rect source = { c->src_x, c->src_y, c->rect.width, c->rect.height };
+	if (bridge_rects_overlap(&w->cursor, &source) || bridge_rects_overlap(&w->cursor, &c->rect))
+		bridge_region_add(&w->damage, &w->cursor, width, height);
 	bridge_region_copied(&w->damage, &c->rect, c->src_x, c->src_y, width, height);
 	bridge_region_copied(&w->lossy, &c->rect, c->src_x, c->src_y, width, height);
 	w->copies[w->copy_count++] = (struct copy){ c->rect, c->src_x, c->src_y };
@@ -267,53 +271,131 @@ static void put16(unsigned char **p, int value)
 /* An update is a binary message of operations, applied in order:
  *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
  *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
+ *   4, x, y, width, height, red, green, blue (8 bits each): fill
  * all big endian. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3 };
+enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4 };
+
+/* An operation's kind and rectangle. */
+static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
+{
+	unsigned char head[9], *p = head;
+	*p++ = (unsigned char)kind;
+	put16(&p, r->x);
+	put16(&p, r->y);
+	put16(&p, r->width);
+	put16(&p, r->height);
+	return vnc_bytes_append(ops, head, sizeof(head));
+}
+
+static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
+{
+	unsigned char dest[4], *p = dest;
+	put16(&p, c->dest.x);
+	put16(&p, c->dest.y);
+	return put_op(ops, OP_COPY, &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width,
+						      c->dest.height }) &&
+	       vnc_bytes_append(ops, dest, sizeof(dest));
+}
+
+/* The pixels of area (within image, which shows screen rectangle at). */
+static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
+		      const struct vnc_rect *at, const struct vnc_rect *area, bool lossy)
+{
+	struct vnc_image part = { area->width, area->height, image->pixels };
+	uint8_t *copied = NULL;
+	if (area->width != image->width || area->height != image->height) {
+		copied = part.pixels = malloc((size_t)area->width * area->height * 4);
+		if (!copied)
+			return false;
+		for (int y = 0; y < area->height; y++)
+			memcpy(copied + (size_t)y * area->width * 4,
+			       image->pixels + ((size_t)(area->y - at->y + y) * image->width +
+						(size_t)(area->x - at->x)) * 4,
+			       (size_t)area->width * 4);
+	}
+	struct vnc_bytes encoded;
+	bool ok = lossy ? vnc_jpeg_encode(&part, JPEG_QUALITY, &encoded)
+			: vnc_png_encode(&part, &encoded);
+	free(copied);
+	if (!ok)
+		return false;
+	unsigned char length[4], *p = length;
+	put16(&p, (int)(encoded.len >> 16));
+	put16(&p, (int)(encoded.len & 0xffff));
+	ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, area) &&
+	     vnc_bytes_append(ops, length, sizeof(length)) &&
+	     vnc_bytes_append(ops, encoded.data, encoded.len);
+	vnc_bytes_finish(&encoded);
+	return ok;
+}
+
+/* One colour throughout (a window uncovered, a cleared background), but
+ * for the pointer drawn in over part of it (hole, in the image's
+ * coordinates; may be empty): a fill of twelve bytes, then the pointer's
+ * pixels, instead of an image of the whole. */
+static bool solid_around(const struct vnc_image *image, const struct vnc_rect *hole)
+{
+	const uint8_t *colour = NULL;
+	for (int y = 0; y < image->height; y++) {
+		bool in_rows = y >= hole->y && y < hole->y + hole->height;
+		const uint8_t *row = image->pixels + (size_t)y * image->width * 4;
+		for (int x = 0; x < image->width; x++) {
+			if (in_rows && x >= hole->x && x < hole->x + hole->width) {
+				x = hole->x + hole->width - 1;
+				continue;
+			}
+			const uint8_t *p = row + (size_t)x * 4;
+			if (!colour)
+				colour = p;
+			else if (p[0] != colour[0] || p[1] != colour[1] || p[2] != colour[2])
+				return false;
+		}
+	}
+	return colour != NULL;
+}
+
+static const uint8_t *first_outside(const struct vnc_image *image, const struct vnc_rect *hole)
+{
+	for (int y = 0; y < image->height; y++)
+		for (int x = 0; x < image->width; x++)
+			if (y < hole->y || y >= hole->y + hole->height || x < hole->x ||
+			    x >= hole->x + hole->width)
+				return image->pixels + ((size_t)y * image->width + x) * 4;
+	return image->pixels;
+}
+
+/* Damage rectangle i as operations: a fill (and the pointer) when it is
+ * one colour, else an image, JPEG when lossy pays. */
+static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
+{
+	const struct vnc_rect *r = &job->damage.rects[i];
+	const struct vnc_image *image = &job->images[i];
+	struct vnc_rect pointer = { 0, 0, 0, 0 };
+	if (!bridge_rects_intersection(r, &job->cursor, &pointer))
+		pointer = (struct vnc_rect){ 0, 0, 0, 0 };
+	struct vnc_rect hole = { pointer.x - r->x, pointer.y - r->y, pointer.width, pointer.height };
+	job->lossy[i] = false;
+	if (solid_around(image, &hole)) {
+		if (!put_op(ops, OP_FILL, r) || !vnc_bytes_append(ops, first_outside(image, &hole), 3))
+			return false;
+		return pointer.width == 0 || put_image(ops, image, r, &pointer, false);
+	}
+	job->lossy[i] = job->fast && photographic(image);
+	return put_image(ops, image, r, r, job->lossy[i]);
+}
 
 static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
 {
-	struct vnc_bytes encoded[BRIDGE_REGION_MAX];
-	size_t len = (size_t)job->copy_count * 13;
+	struct vnc_bytes ops = { 0 };
 	bool ok = true;
-	for (int i = 0; i < job->damage.count; i++) {
-		job->lossy[i] = job->fast && photographic(&job->images[i]);
-		ok = ok && (job->lossy[i] ? vnc_jpeg_encode(&job->images[i], JPEG_QUALITY, &encoded[i])
-					  : vnc_png_encode(&job->images[i], &encoded[i]));
-		if (!ok) {
-			for (int k = 0; k < i; k++)
-				vnc_bytes_finish(&encoded[k]);
-			return NULL;
-		}
-		len += 13 + encoded[i].len;
-	}
-	struct bridge_viewer_message *m = new_message(v, false, len);
-	if (m) {
-		unsigned char *p = m->data + v->headroom;
-		for (int i = 0; i < job->copy_count; i++) {
-			const struct copy *c = &job->copies[i];
-			*p++ = OP_COPY;
-			put16(&p, c->src_x);
-			put16(&p, c->src_y);
-			put16(&p, c->dest.width);
-			put16(&p, c->dest.height);
-			put16(&p, c->dest.x);
-			put16(&p, c->dest.y);
-		}
-		for (int i = 0; i < job->damage.count; i++) {
-			const struct vnc_rect *r = &job->damage.rects[i];
-			*p++ = job->lossy[i] ? OP_JPEG : OP_PNG;
-			put16(&p, r->x);
-			put16(&p, r->y);
-			put16(&p, r->width);
-			put16(&p, r->height);
-			put16(&p, (int)(encoded[i].len >> 16));
-			put16(&p, (int)(encoded[i].len & 0xffff));
-			memcpy(p, encoded[i].data, encoded[i].len);
-			p += encoded[i].len;
-		}
-	}
-	for (int i = 0; i < job->damage.count; i++)
-		vnc_bytes_finish(&encoded[i]);
+	for (int i = 0; ok && i < job->copy_count; i++)
+		ok = put_copy(&ops, &job->copies[i]);
+	for (int i = 0; ok && i < job->damage.count; i++)
+		ok = put_damage(&ops, job, i);
+	struct bridge_viewer_message *m = ok ? new_message(v, false, ops.len) : NULL;
+	if (m)
+		memcpy(m->data + v->headroom, ops.data, ops.len);
+	vnc_bytes_finish(&ops);
 	return m;
 }
 
@@ -354,7 +436,7 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 		struct job *job = &v->jobs[count];
 		*job = (struct job){ .viewer = w->id, .fast = w->fast && !exact_refresh,
 				     .same_as = -1, .copy_count = w->copy_count,
-				     .damage = w->damage };
+				     .damage = w->damage, .cursor = view->cursor };
 		memcpy(job->copies, w->copies, sizeof(w->copies[0]) * (size_t)w->copy_count);
 		for (int k = 0; k < count && job->same_as < 0; k++)
 			if (v->jobs[k].same_as < 0 && same_work(&v->jobs[k], job))

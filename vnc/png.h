@@ -13,8 +13,9 @@ struct vnc_bytes {
 	size_t len, capacity;
 };
 
-/* Encodes an RGBX image as an 8-bit RGB PNG into out (which the caller
- * frees with vnc_bytes_finish). */
+/* Encodes an RGBX image as a lossless PNG into out (which the caller frees
+ * with vnc_bytes_finish): with a palette when it has at most 256 colours,
+ * as 8-bit RGB otherwise. */
 bool vnc_png_encode(const struct vnc_image *image, struct vnc_bytes *out);
 void vnc_bytes_finish(struct vnc_bytes *bytes);
 /* Appends, growing as needed; false when memory runs out. */

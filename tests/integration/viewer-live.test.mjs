@@ -189,3 +189,19 @@ test('"fast" sends a photograph as JPEG, and the canvas is exact once it is stil
   await page.evaluate(() => localStorage.removeItem('lizard-quality'));
   await page.close();
 });
+
+test('a solid area arrives as a fill of a few bytes, and the canvas equals a screenshot', async () => {
+  const page = await openViewer(links.view_only_url);
+  await assertExact([page], 'before the fill');
+  const before = await page.evaluate(() => ({ ...window.lizardViewer }));
+  // The whole background turns one colour: a PNG would be hundreds of
+  // bytes even with a palette, a fill op is twelve.
+  await inDesktop('fill', 'xsetroot -solid "#2a6b9c"');
+  await assertExact([page], 'after the background changed');
+  const after = await page.evaluate(() => ({ ...window.lizardViewer }));
+  assert.ok(after.fills > before.fills, `fills ${before.fills} -> ${after.fills}`);
+  const bytes = after.bytes - before.bytes;
+  assert.ok(bytes < 600 * (after.frames - before.frames), `the change cost ${bytes} bytes in ${after.frames - before.frames} updates`);
+  await inDesktop('fill-back', 'xsetroot -solid "#303030"');
+  await page.close();
+});
