@@ -2,6 +2,7 @@
 
 #include "viewer_region.h"
 
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"
@@ -15,9 +16,10 @@
 #include <sys/random.h>
 #include <time.h>
 
-/* How long the hub sleeps with nothing to do; a viewer that finished its
- * last update waits at most this long for the next. */
-#define IDLE_WAIT_MS 10
+/* The hub wakes when the framebuffer changes or a viewer becomes ready
+ * (acknowledged, sent, joined); with neither it looks again after this
+ * long, for lossy regions due their exact refresh. */
+#define IDLE_WAIT_MS 50
 /* Flow control: a viewer gets another update while fewer than this many
  * are unpainted (the page acknowledges each once painted), and the bytes
  * of those stay under MAX_IN_FLIGHT_BYTES (one update may be larger). */
@@ -96,6 +98,7 @@ struct bridge_viewers {
 	int count;
 	uint64_t next_id;
 	bool ended, stopping, running;
+	bool news;              /* something changed since the hub last looked */
 	bool paused;            /* the session's processes are frozen */
 	uint64_t state_version; /* bumped by every pause and resume */
 	pthread_t thread;
@@ -517,28 +520,41 @@ static bool produce(struct bridge_viewers *v)
 	return true;
 }
 
+/* Under the hub lock: the hub has something new to look at. */
+static void nudge_locked(struct bridge_viewers *v)
+{
+	v->news = true;
+	pthread_cond_broadcast(&v->changed);
+}
+
+/* The framebuffer's listener: a frame was committed (or the pointer
+ * moved), so the hub plans at once, from a complete update, instead of
+ * finding half of one on a timer. */
+static void framebuffer_changed(void *context)
+{
+	struct bridge_viewers *v = context;
+	pthread_mutex_lock(&v->lock);
+	nudge_locked(v);
+	pthread_mutex_unlock(&v->lock);
+}
+
 static void *hub_main(void *arg)
 {
 	struct bridge_viewers *v = arg;
-	uint64_t seen = 0;
 	pthread_mutex_lock(&v->lock);
 	while (!v->stopping) {
 		if (v->count == 0) {
 			pthread_cond_wait(&v->changed, &v->lock);
 			continue;
 		}
+		v->news = false;
 		pthread_mutex_unlock(&v->lock);
 		bool made = produce(v);
-		if (!made) {
-			/* Nothing to do until the screen changes or a viewer is
-			 * ready again; both wake us soon enough. */
-			if (vnc_framebuffer_wait_frame_after(v->fb, seen, IDLE_WAIT_MS) == VNC_WAIT_CLOSED) {
-				struct timespec pause = { 0, IDLE_WAIT_MS * 1000000L };
-				nanosleep(&pause, NULL);
-			}
-		}
-		seen = vnc_framebuffer_sequence(v->fb);
 		pthread_mutex_lock(&v->lock);
+		if (!made && !v->news && !v->stopping) {
+			struct timespec deadline = clock_deadline_ms(IDLE_WAIT_MS);
+			pthread_cond_timedwait(&v->changed, &v->lock, &deadline);
+		}
 	}
 	pthread_mutex_unlock(&v->lock);
 	return NULL;
@@ -555,8 +571,10 @@ struct bridge_viewers *bridge_viewers_create(struct vnc_framebuffer *fb, size_t 
 	v->wake = wake;
 	v->wake_context = wake_context;
 	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->changed, NULL);
+	clock_cond_init(&v->changed);
+	vnc_framebuffer_set_listener(fb, framebuffer_changed, v);
 	if (pthread_create(&v->thread, NULL, hub_main, v) != 0) {
+		vnc_framebuffer_set_listener(fb, NULL, NULL);
 		pthread_cond_destroy(&v->changed);
 		pthread_mutex_destroy(&v->lock);
 		free(v);
@@ -581,6 +599,7 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	kick_all_locked(v);
 	pthread_cond_broadcast(&v->changed);
 	pthread_mutex_unlock(&v->lock);
+	vnc_framebuffer_set_listener(v->fb, NULL, NULL);
 	pthread_join(v->thread, NULL);
 	/* Viewers still attached are detached by their connections later;
 	 * they hold the session (and so this) until then. */
@@ -661,7 +680,7 @@ struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *v, enum bridg
 	w->next_viewer = v->viewers;
 	v->viewers = w;
 	v->count++;
-	pthread_cond_broadcast(&v->changed);
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 	return w;
 }
@@ -740,7 +759,7 @@ void bridge_viewer_sent(struct bridge_viewer *w, struct bridge_viewer_message *m
 		w->pending = NULL;
 	}
 	release_locked(m);
-	pthread_cond_broadcast(&v->changed);
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -752,6 +771,7 @@ void bridge_viewer_painted(struct bridge_viewer *w)
 		w->in_flight_count--;
 		memmove(w->in_flight, w->in_flight + 1, sizeof(w->in_flight[0]) * (size_t)w->in_flight_count);
 	}
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -760,6 +780,7 @@ void bridge_viewer_set_fast(struct bridge_viewer *w, bool fast)
 	struct bridge_viewers *v = w->hub;
 	pthread_mutex_lock(&v->lock);
 	w->fast = fast;
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 

@@ -46,6 +46,9 @@ struct vnc_framebuffer {
 	bool cursor_position_known; /* false until we move it or the server says */
 	int cursor_width, cursor_height, cursor_hot_x, cursor_hot_y;
 	int cursor_x, cursor_y;
+
+	void (*listener)(void *context);
+	void *listener_context;
 };
 
 int64_t vnc_monotonic_ms(void)
@@ -230,6 +233,17 @@ static void note_change_locked(struct vnc_framebuffer *fb)
 	fb->sequence++;
 	fb->last_change_ms = vnc_monotonic_ms();
 	pthread_cond_broadcast(&fb->changed);
+	if (fb->listener)
+		fb->listener(fb->listener_context);
+}
+
+void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(void *context),
+				  void *context)
+{
+	pthread_mutex_lock(&fb->lock);
+	fb->listener = listener;
+	fb->listener_context = context;
+	pthread_mutex_unlock(&fb->lock);
 }
 
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
@@ -288,6 +302,8 @@ void vnc_framebuffer_close(struct vnc_framebuffer *fb)
 	pthread_mutex_lock(&fb->lock);
 	fb->closed = true;
 	pthread_cond_broadcast(&fb->changed);
+	if (fb->listener)
+		fb->listener(fb->listener_context);
 	pthread_mutex_unlock(&fb->lock);
 }
 

@@ -106,6 +106,15 @@ bool vnc_framebuffer_view_change(const struct vnc_framebuffer_view *view, uint64
 void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
 				      int dst_stride, const struct vnc_rect *area);
 
+/* Calls listener(context) whenever the picture or the pointer changed
+ * (a frame, as counted by the sequence) and when the picture is closed,
+ * so a consumer wakes at once instead of polling. It runs on the writer's
+ * thread with the framebuffer's lock held: it must be quick and take no
+ * lock that is ever held while calling into the framebuffer. One listener;
+ * NULL removes it (after which it is no longer called). */
+void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(void *context),
+				  void *context);
+
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);
 /* Waits until the picture is complete: the server's first update since

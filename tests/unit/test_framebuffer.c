@@ -93,9 +93,38 @@ static void test_drawn_wait_wakes_on_paint_and_close(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+static void count_call(void *context)
+{
+	(*(int *)context)++;
+}
+
+/* The viewer hub sleeps until told: every committed frame, pointer move
+ * and close tells it, and nothing does once the listener is removed. */
+static void test_listener_hears_frames_pointer_and_close(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	int calls = 0;
+	vnc_framebuffer_set_listener(fb, count_call, &calls);
+	paint_square(fb, 200, true);
+	ASSERT_EQ(calls, 1);
+	vnc_framebuffer_commit(fb); /* nothing new: no frame, no call */
+	ASSERT_EQ(calls, 1);
+	vnc_framebuffer_set_cursor_position(fb, 5, 6);
+	ASSERT_EQ(calls, 2);
+	vnc_framebuffer_close(fb);
+	ASSERT_EQ(calls, 3);
+	vnc_framebuffer_set_listener(fb, NULL, NULL);
+	vnc_framebuffer_reopen(fb);
+	paint_square(fb, 10, true);
+	ASSERT_EQ(calls, 3);
+	vnc_framebuffer_destroy(fb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
 	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
+	RUN_TEST(test_listener_hears_frames_pointer_and_close);
 	TEST_EXIT();
 }
