@@ -57,8 +57,11 @@ struct bridge_viewer {
 	struct bridge_region lossy;            /* painted from JPEG, to refresh */
 	int64_t lossy_ms;                      /* when lossy last grew */
 	bool fast;                             /* the page prefers JPEG where it pays */
-	uint64_t cursor_version;
-	struct vnc_rect cursor;                /* where it shows the pointer */
+	/* The pointer, which the page draws over its canvas itself: the
+	 * shape it was sent and where. */
+	bool pointer_known;
+	uint64_t pointer_shape_version;
+	struct vnc_rect pointer;
 	size_t in_flight[MAX_IN_FLIGHT];       /* sizes of updates not yet painted */
 	int in_flight_count;
 	/* What it holds down on the desktop, released when it goes. Only the
@@ -79,7 +82,12 @@ struct job {
 	struct copy copies[MAX_COPIES];
 	int copy_count;
 	struct bridge_region damage;
-	struct vnc_rect cursor; /* where the pointer is drawn into the images */
+	/* The pointer's new shape (RGBA, pointer.width x pointer.height) or
+	 * only its new place, when it changed. */
+	bool pointer_shape, pointer_moved;
+	uint64_t pointer_shape_version;
+	struct vnc_rect pointer;
+	uint8_t *pointer_rgba;
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
 	bool lossy[BRIDGE_REGION_MAX];
 	struct bridge_viewer_message *made;
@@ -158,8 +166,7 @@ static void repaint_all(struct bridge_viewer *w, int width, int height)
 }
 
 /* A copy the canvas will make: what it shows wrong in the source (damage
- * not yet painted, lossy pixels, the pointer drawn in) is then wrong at
- * the destination too, and a copy over the pointer paints it out. */
+ * not yet painted, lossy pixels) is then wrong at the destination too. */
 static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c,
 			int width, int height)
 {
@@ -167,9 +174,6 @@ static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_ch
 		bridge_region_add(&w->damage, &c->rect, width, height);
 		return;
 	}
-	struct vnc_rect source = { c->src_x, c->src_y, c->rect.width, c->rect.height };
-	if (bridge_rects_overlap(&w->cursor, &source) || bridge_rects_overlap(&w->cursor, &c->rect))
-		bridge_region_add(&w->damage, &w->cursor, width, height);
 	bridge_region_copied(&w->damage, &c->rect, c->src_x, c->src_y, width, height);
 	bridge_region_copied(&w->lossy, &c->rect, c->src_x, c->src_y, width, height);
 	w->copies[w->copy_count++] = (struct copy){ c->rect, c->src_x, c->src_y };
@@ -190,12 +194,6 @@ static void replay(struct bridge_viewer *w, const struct vnc_framebuffer_view *v
 			bridge_region_add(&w->damage, &c.rect, view->width, view->height);
 	}
 	w->change_serial = view->change_serial;
-	if (w->cursor_version != view->cursor_version) {
-		bridge_region_add(&w->damage, &w->cursor, view->width, view->height);
-		bridge_region_add(&w->damage, &view->cursor, view->width, view->height);
-		w->cursor_version = view->cursor_version;
-		w->cursor = view->cursor;
-	}
 }
 
 static bool ready(const struct bridge_viewer *w)
@@ -211,16 +209,25 @@ static bool ready(const struct bridge_viewer *w)
 static bool same_work(const struct job *a, const struct job *b)
 {
 	return !a->resized && !b->resized && a->fast == b->fast && a->copy_count == b->copy_count &&
+	       a->pointer_shape == b->pointer_shape && a->pointer_moved == b->pointer_moved &&
+	       a->pointer_shape_version == b->pointer_shape_version &&
+	       memcmp(&a->pointer, &b->pointer, sizeof(a->pointer)) == 0 &&
 	       a->damage.count == b->damage.count &&
 	       memcmp(a->copies, b->copies, sizeof(a->copies[0]) * (size_t)a->copy_count) == 0 &&
 	       memcmp(a->damage.rects, b->damage.rects,
 		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
 }
 
-/* The damage's pixels with the pointer drawn in, copied while the
+/* The damage's pixels (and the pointer's shape), copied while the
  * framebuffer is held so they match the changes replayed. */
 static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 {
+	if (job->pointer_shape && job->pointer.width > 0) {
+		job->pointer_rgba = malloc((size_t)job->pointer.width * job->pointer.height * 4);
+		if (!job->pointer_rgba)
+			return false;
+		vnc_framebuffer_view_cursor_image(view, job->pointer_rgba);
+	}
 	for (int i = 0; i < job->damage.count; i++) {
 		const struct vnc_rect *r = &job->damage.rects[i];
 		struct vnc_image *image = &job->images[i];
@@ -233,7 +240,6 @@ static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 			memcpy(image->pixels + (size_t)y * r->width * 4,
 			       view->pixels + ((size_t)(r->y + y) * view->width + r->x) * 4,
 			       (size_t)r->width * 4);
-		vnc_framebuffer_view_draw_cursor(view, image->pixels, r->width * 4, r);
 	}
 	return true;
 }
@@ -275,8 +281,14 @@ static void put16(unsigned char **p, int value)
  *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
  *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
  *   4, x, y, width, height, red, green, blue (8 bits each): fill
- * all big endian. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4 };
+ *   5, x, y, width, height, then width * height RGBA pixels (alpha 0 or
+ *      255): the pointer's shape, its top left at (x, y) (signed: the
+ *      pointer may stick out of the screen); width 0 for none
+ *   6, x, y (signed): the pointer's top left moved there
+ * all big endian. The pointer is never in the pixels sent: the page draws
+ * it over its canvas after each update, as the screen shows it, so it
+ * moving costs five bytes and a copy never carries it along. */
+enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6 };
 
 /* An operation's kind and rectangle. */
 static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
@@ -332,59 +344,44 @@ static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
 	return ok;
 }
 
-/* One colour throughout (a window uncovered, a cleared background), but
- * for the pointer drawn in over part of it (hole, in the image's
- * coordinates; may be empty): a fill of twelve bytes, then the pointer's
- * pixels, instead of an image of the whole. */
-static bool solid_around(const struct vnc_image *image, const struct vnc_rect *hole)
+/* One colour throughout: a window uncovered, a cleared background. */
+static bool solid(const struct vnc_image *image)
 {
-	const uint8_t *colour = NULL;
-	for (int y = 0; y < image->height; y++) {
-		bool in_rows = y >= hole->y && y < hole->y + hole->height;
-		const uint8_t *row = image->pixels + (size_t)y * image->width * 4;
-		for (int x = 0; x < image->width; x++) {
-			if (in_rows && x >= hole->x && x < hole->x + hole->width) {
-				x = hole->x + hole->width - 1;
-				continue;
-			}
-			const uint8_t *p = row + (size_t)x * 4;
-			if (!colour)
-				colour = p;
-			else if (p[0] != colour[0] || p[1] != colour[1] || p[2] != colour[2])
-				return false;
-		}
+	const uint8_t *first = image->pixels;
+	size_t pixels = (size_t)image->width * image->height;
+	for (size_t i = 1; i < pixels; i++) {
+		const uint8_t *p = image->pixels + i * 4;
+		if (p[0] != first[0] || p[1] != first[1] || p[2] != first[2])
+			return false;
 	}
-	return colour != NULL;
+	return true;
 }
 
-static const uint8_t *first_outside(const struct vnc_image *image, const struct vnc_rect *hole)
-{
-	for (int y = 0; y < image->height; y++)
-		for (int x = 0; x < image->width; x++)
-			if (y < hole->y || y >= hole->y + hole->height || x < hole->x ||
-			    x >= hole->x + hole->width)
-				return image->pixels + ((size_t)y * image->width + x) * 4;
-	return image->pixels;
-}
-
-/* Damage rectangle i as operations: a fill (and the pointer) when it is
+/* Damage rectangle i as an operation: a fill of twelve bytes when it is
  * one colour, else an image, JPEG when lossy pays. */
 static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
 {
 	const struct vnc_rect *r = &job->damage.rects[i];
 	const struct vnc_image *image = &job->images[i];
-	struct vnc_rect pointer = { 0, 0, 0, 0 };
-	if (!bridge_rects_intersection(r, &job->cursor, &pointer))
-		pointer = (struct vnc_rect){ 0, 0, 0, 0 };
-	struct vnc_rect hole = { pointer.x - r->x, pointer.y - r->y, pointer.width, pointer.height };
 	job->lossy[i] = false;
-	if (solid_around(image, &hole)) {
-		if (!put_op(ops, OP_FILL, r) || !vnc_bytes_append(ops, first_outside(image, &hole), 3))
-			return false;
-		return pointer.width == 0 || put_image(ops, image, r, &pointer, false);
-	}
+	if (solid(image))
+		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, image->pixels, 3);
 	job->lossy[i] = job->fast && photographic(image);
 	return put_image(ops, image, r, r, job->lossy[i]);
+}
+
+/* The pointer's shape and place, or only its place. */
+static bool put_pointer(struct vnc_bytes *ops, const struct job *job)
+{
+	if (job->pointer_shape)
+		return put_op(ops, OP_POINTER, &job->pointer) &&
+		       vnc_bytes_append(ops, job->pointer_rgba,
+					(size_t)job->pointer.width * job->pointer.height * 4);
+	unsigned char op[5], *p = op;
+	*p++ = OP_POINTER_MOVED;
+	put16(&p, job->pointer.x);
+	put16(&p, job->pointer.y);
+	return vnc_bytes_append(ops, op, sizeof(op));
 }
 
 static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
@@ -395,11 +392,23 @@ static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job
 		ok = put_copy(&ops, &job->copies[i]);
 	for (int i = 0; ok && i < job->damage.count; i++)
 		ok = put_damage(&ops, job, i);
+	if (ok && (job->pointer_shape || job->pointer_moved))
+		ok = put_pointer(&ops, job);
 	struct bridge_viewer_message *m = ok ? new_message(v, false, ops.len) : NULL;
 	if (m)
 		memcpy(m->data + v->headroom, ops.data, ops.len);
 	vnc_bytes_finish(&ops);
 	return m;
+}
+
+static void free_pixels(struct job *job)
+{
+	for (int i = 0; i < job->damage.count; i++) {
+		free(job->images[i].pixels);
+		job->images[i].pixels = NULL;
+	}
+	free(job->pointer_rgba);
+	job->pointer_rgba = NULL;
 }
 
 /* Decides, under the framebuffer and hub locks, what every viewer ready
@@ -418,8 +427,7 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			w->width = width;
 			w->height = height;
 			w->change_serial = view->change_serial;
-			w->cursor_version = view->cursor_version;
-			w->cursor = view->cursor;
+			w->pointer_known = false;
 			w->in_flight_count = 0; /* the page starts over on hello */
 			repaint_all(w, width, height);
 			v->jobs[count++] = (struct job){ .viewer = w->id, .resized = true, .same_as = -1 };
@@ -434,23 +442,34 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			bridge_region_add(&w->damage, &w->lossy.rects[i], width, height);
 		if (exact_refresh)
 			w->lossy.count = 0;
-		if (w->damage.count == 0 && w->copy_count == 0)
+		bool pointer_shape = !w->pointer_known ||
+				     w->pointer_shape_version != view->cursor_shape_version ||
+				     w->pointer.width != view->cursor.width ||
+				     w->pointer.height != view->cursor.height;
+		bool pointer_moved = !pointer_shape && (w->pointer.x != view->cursor.x ||
+							w->pointer.y != view->cursor.y);
+		if (w->damage.count == 0 && w->copy_count == 0 && !pointer_shape && !pointer_moved)
 			continue;
 		struct job *job = &v->jobs[count];
 		*job = (struct job){ .viewer = w->id, .fast = w->fast && !exact_refresh,
 				     .same_as = -1, .copy_count = w->copy_count,
-				     .damage = w->damage, .cursor = view->cursor };
+				     .damage = w->damage, .pointer_shape = pointer_shape,
+				     .pointer_moved = pointer_moved,
+				     .pointer_shape_version = view->cursor_shape_version,
+				     .pointer = view->cursor };
 		memcpy(job->copies, w->copies, sizeof(w->copies[0]) * (size_t)w->copy_count);
 		for (int k = 0; k < count && job->same_as < 0; k++)
 			if (v->jobs[k].same_as < 0 && same_work(&v->jobs[k], job))
 				job->same_as = k;
 		if (job->same_as < 0 && !snapshot(job, view)) {
-			for (int i = 0; i < job->damage.count; i++)
-				free(job->images[i].pixels);
+			free_pixels(job);
 			continue; /* out of memory: it stays owed, try next round */
 		}
 		w->copy_count = 0;
 		w->damage.count = 0;
+		w->pointer_known = true;
+		w->pointer_shape_version = view->cursor_shape_version;
+		w->pointer = view->cursor;
 		count++;
 	}
 	return count;
@@ -476,10 +495,7 @@ static bool produce(struct bridge_viewers *v)
 		if (job->resized || job->same_as >= 0)
 			continue;
 		job->made = encode(v, job);
-		for (int k = 0; k < job->damage.count; k++) {
-			free(job->images[k].pixels);
-			job->images[k].pixels = NULL;
-		}
+		free_pixels(job);
 	}
 
 	int64_t now = vnc_monotonic_ms();

@@ -100,15 +100,3 @@ long long bridge_region_area(const struct bridge_region *region)
 		total += area(&region->rects[i]);
 	return total;
 }
-
-bool bridge_rects_overlap(const struct vnc_rect *a, const struct vnc_rect *b)
-{
-	struct vnc_rect ignored;
-	return intersect(a, b, &ignored);
-}
-
-bool bridge_rects_intersection(const struct vnc_rect *a, const struct vnc_rect *b,
-			       struct vnc_rect *out)
-{
-	return intersect(a, b, out);
-}

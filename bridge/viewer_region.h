@@ -24,10 +24,6 @@ void bridge_region_add(struct bridge_region *region, const struct vnc_rect *rect
  * region marks inside the source is then wrong at the destination too. */
 void bridge_region_copied(struct bridge_region *region, const struct vnc_rect *dest, int src_x,
 			  int src_y, int width, int height);
-/* Whether the two share a pixel; and which they share. */
-bool bridge_rects_overlap(const struct vnc_rect *a, const struct vnc_rect *b);
-bool bridge_rects_intersection(const struct vnc_rect *a, const struct vnc_rect *b,
-			       struct vnc_rect *out);
 /* Total pixels, counting overlaps twice. */
 long long bridge_region_area(const struct bridge_region *region);
 

@@ -19,6 +19,7 @@ struct vnc_framebuffer {
 	uint64_t *row_version;
 	uint64_t write_version;
 	uint64_t cursor_version;
+	uint64_t cursor_shape_version;
 
 	uint64_t sequence;
 	/* Pixels drawn so far: changed rows of rectangles holding more than
@@ -280,6 +281,7 @@ void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t 
 	fb->cursor_hot_y = hot_y;
 	fb->cursor_shape_known = true;
 	fb->cursor_version++;
+	fb->cursor_shape_version++;
 	note_change_locked(fb);
 	pthread_mutex_unlock(&fb->lock);
 }
@@ -359,6 +361,7 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->row_version = fb->row_version;
 	view->sequence = fb->sequence;
 	view->cursor_version = fb->cursor_version;
+	view->cursor_shape_version = fb->cursor_shape_version;
 	view->change_serial = fb->change_serial;
 	fb->change_sealed = true;
 	view->fb = fb;
@@ -389,18 +392,21 @@ void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view)
 	pthread_mutex_unlock(&view->fb->lock);
 }
 
+/* opaque: the fourth byte is alpha, set where the pointer is drawn. */
 static void put_pixel(uint8_t *dst, int stride, const struct vnc_rect *area, int x, int y,
-		      const uint8_t rgb[3])
+		      const uint8_t rgb[3], bool opaque)
 {
 	x -= area->x;
 	y -= area->y;
 	if (x < 0 || y < 0 || x >= area->width || y >= area->height)
 		return;
 	memcpy(dst + (size_t)y * stride + (size_t)x * 4, rgb, 3);
+	if (opaque)
+		dst[(size_t)y * stride + (size_t)x * 4 + 3] = 255;
 }
 
-void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
-				      int dst_stride, const struct vnc_rect *area)
+static void draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst, int dst_stride,
+			const struct vnc_rect *area, bool opaque)
 {
 	const struct vnc_framebuffer *fb = view->fb;
 	if (!fb->cursor_position_known)
@@ -412,7 +418,7 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 				if (default_arrow[cy][cx] != ' ')
 					put_pixel(dst, dst_stride, area, view->cursor.x + cx,
 						  view->cursor.y + cy,
-						  default_arrow[cy][cx] == '#' ? black : white);
+						  default_arrow[cy][cx] == '#' ? black : white, opaque);
 		return;
 	}
 	for (int cy = 0; cy < fb->cursor_height; cy++) {
@@ -420,9 +426,21 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 			const uint8_t *src = fb->cursor_rgba + ((size_t)cy * fb->cursor_width + cx) * 4;
 			if (src[3] != 0)
 				put_pixel(dst, dst_stride, area, view->cursor.x + cx, view->cursor.y + cy,
-					  src);
+					  src, opaque);
 		}
 	}
+}
+
+void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
+				      int dst_stride, const struct vnc_rect *area)
+{
+	draw_cursor(view, dst, dst_stride, area, false);
+}
+
+void vnc_framebuffer_view_cursor_image(const struct vnc_framebuffer_view *view, uint8_t *rgba)
+{
+	memset(rgba, 0, (size_t)view->cursor.width * view->cursor.height * 4);
+	draw_cursor(view, rgba, view->cursor.width * 4, &view->cursor, true);
 }
 
 bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect *region,

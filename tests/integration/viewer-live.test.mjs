@@ -205,3 +205,18 @@ test('a solid area arrives as a fill of a few bytes, and the canvas equals a scr
   await inDesktop('fill-back', 'xsetroot -solid "#303030"');
   await page.close();
 });
+
+test('the pointer moving costs a few bytes, and the page draws it where the screenshot shows it', async () => {
+  const page = await openViewer(links.view_only_url);
+  await client.call('move_mouse', { session, x: 300, y: 300 });
+  await assertExact([page], 'with the pointer at 300,300');
+  const before = await page.evaluate(() => ({ ...window.lizardViewer }));
+  for (let i = 1; i <= 10; i++) await client.call('move_mouse', { session, x: 300 + i * 20, y: 300 + i * 7 });
+  await assertExact([page], 'after the pointer moved');
+  const after = await page.evaluate(() => ({ ...window.lizardViewer }));
+  // Pixels would be two images per move (where it was, where it is).
+  assert.equal(after.png + after.jpeg, before.png + before.jpeg, 'no image was sent for the pointer');
+  assert.ok(after.bytes - before.bytes < 40 * (after.frames - before.frames) + 1,
+    `the moves cost ${after.bytes - before.bytes} bytes in ${after.frames - before.frames} updates`);
+  await page.close();
+});
