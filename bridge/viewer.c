@@ -285,10 +285,15 @@ static void put16(unsigned char **p, int value)
  *      255): the pointer's shape, its top left at (x, y) (signed: the
  *      pointer may stick out of the screen); width 0 for none
  *   6, x, y (signed): the pointer's top left moved there
+ *   7, x, y, width, height, depth (8 bits: 1, 2, 4 or 8), colours - 1 (8
+ *      bits), the palette (R, G, B each), length (32 bits), then zlib data
+ *      of the indices, rows packed as a PNG packs them: an image of at
+ *      most 256 colours (text, most of a desktop)
  * all big endian. The pointer is never in the pixels sent: the page draws
  * it over its canvas after each update, as the screen shows it, so it
  * moving costs five bytes and a copy never carries it along. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6 };
+enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6,
+       OP_INDEXED = 7 };
 
 /* An operation's kind and rectangle. */
 static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
@@ -312,34 +317,43 @@ static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
 	       vnc_bytes_append(ops, dest, sizeof(dest));
 }
 
-/* The pixels of area (within image, which shows screen rectangle at). */
-static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
-		      const struct vnc_rect *at, const struct vnc_rect *area, bool lossy)
+static bool put_length(struct vnc_bytes *ops, size_t len)
 {
-	struct vnc_image part = { area->width, area->height, image->pixels };
-	uint8_t *copied = NULL;
-	if (area->width != image->width || area->height != image->height) {
-		copied = part.pixels = malloc((size_t)area->width * area->height * 4);
-		if (!copied)
-			return false;
-		for (int y = 0; y < area->height; y++)
-			memcpy(copied + (size_t)y * area->width * 4,
-			       image->pixels + ((size_t)(area->y - at->y + y) * image->width +
-						(size_t)(area->x - at->x)) * 4,
-			       (size_t)area->width * 4);
+	unsigned char length[4], *p = length;
+	put16(&p, (int)(len >> 16));
+	put16(&p, (int)(len & 0xffff));
+	return vnc_bytes_append(ops, length, sizeof(length));
+}
+
+/* Few colours as a palette and packed indices, without a PNG's container. */
+static bool put_indexed(struct vnc_bytes *ops, const struct vnc_indexed *indexed,
+			const struct vnc_rect *r)
+{
+	unsigned char format[2] = { (unsigned char)indexed->depth,
+				    (unsigned char)(indexed->colours - 1) };
+	return put_op(ops, OP_INDEXED, r) && vnc_bytes_append(ops, format, sizeof(format)) &&
+	       vnc_bytes_append(ops, indexed->palette, (size_t)indexed->colours * 3) &&
+	       put_length(ops, indexed->packed.len) &&
+	       vnc_bytes_append(ops, indexed->packed.data, indexed->packed.len);
+}
+
+/* The pixels of screen rectangle r: few colours indexed, else PNG or
+ * (lossy) JPEG. */
+static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
+		      const struct vnc_rect *r, bool lossy)
+{
+	struct vnc_indexed indexed;
+	if (!lossy && vnc_indexed_encode(image, &indexed)) {
+		bool ok = put_indexed(ops, &indexed, r);
+		vnc_bytes_finish(&indexed.packed);
+		return ok;
 	}
 	struct vnc_bytes encoded;
-	bool ok = lossy ? vnc_jpeg_encode(&part, JPEG_QUALITY, &encoded)
-			: vnc_png_encode(&part, &encoded);
-	free(copied);
-	if (!ok)
+	if (!(lossy ? vnc_jpeg_encode(image, JPEG_QUALITY, &encoded)
+		    : vnc_png_encode(image, &encoded)))
 		return false;
-	unsigned char length[4], *p = length;
-	put16(&p, (int)(encoded.len >> 16));
-	put16(&p, (int)(encoded.len & 0xffff));
-	ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, area) &&
-	     vnc_bytes_append(ops, length, sizeof(length)) &&
-	     vnc_bytes_append(ops, encoded.data, encoded.len);
+	bool ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, r) && put_length(ops, encoded.len) &&
+		  vnc_bytes_append(ops, encoded.data, encoded.len);
 	vnc_bytes_finish(&encoded);
 	return ok;
 }
@@ -367,7 +381,7 @@ static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
 	if (solid(image))
 		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, image->pixels, 3);
 	job->lossy[i] = job->fast && photographic(image);
-	return put_image(ops, image, r, r, job->lossy[i]);
+	return put_image(ops, image, r, job->lossy[i]);
 }
 
 /* The pointer's shape and place, or only its place. */

@@ -171,6 +171,54 @@ bool vnc_png_encode(const struct vnc_image *image, struct vnc_bytes *out)
 	return ok;
 }
 
+bool vnc_indexed_encode(const struct vnc_image *image, struct vnc_indexed *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint32_t palette[256];
+	size_t pixels = (size_t)image->width * image->height;
+	uint8_t *indices = malloc(pixels + 1);
+	int colours = indices ? palette_of(image, palette, indices) : 0;
+	if (colours == 0) {
+		free(indices);
+		return false;
+	}
+	int depth = colours <= 2 ? 1 : colours <= 4 ? 2 : colours <= 16 ? 4 : 8;
+	size_t row_bytes = ((size_t)image->width * depth + 7) / 8;
+	uint8_t *packed = calloc(row_bytes * image->height + 1, 1);
+	uLongf len = compressBound((uLong)(row_bytes * image->height));
+	out->packed.data = packed ? malloc(len) : NULL;
+	if (!out->packed.data) {
+		free(indices);
+		free(packed);
+		return false;
+	}
+	/* Like a PNG's rows: the first pixel in the high bits of a byte. */
+	for (int y = 0; y < image->height; y++) {
+		uint8_t *row = packed + (size_t)y * row_bytes;
+		const uint8_t *from = indices + (size_t)y * image->width;
+		for (int x = 0; x < image->width; x++) {
+			int bit = x * depth;
+			row[bit / 8] |= (uint8_t)(from[x] << (8 - depth - bit % 8));
+		}
+	}
+	int rc = compress2(out->packed.data, &len, packed, (uLong)(row_bytes * image->height), 6);
+	free(indices);
+	free(packed);
+	if (rc != Z_OK) {
+		vnc_bytes_finish(&out->packed);
+		return false;
+	}
+	out->packed.len = out->packed.capacity = len;
+	out->colours = colours;
+	out->depth = depth;
+	for (int i = 0; i < colours; i++) {
+		out->palette[i * 3] = (uint8_t)(palette[i] >> 16);
+		out->palette[i * 3 + 1] = (uint8_t)(palette[i] >> 8);
+		out->palette[i * 3 + 2] = (uint8_t)palette[i];
+	}
+	return true;
+}
+
 /* Rows come from rgbx (4 bytes a pixel, as is) or from row() (RGB). */
 static bool jpeg_encode(int width, int height, int quality, const struct vnc_image *rgbx,
 			void (*row)(void *, int, uint8_t *), void *context, struct vnc_bytes *out)

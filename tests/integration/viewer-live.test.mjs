@@ -220,3 +220,15 @@ test('the pointer moving costs a few bytes, and the page draws it where the scre
     `the moves cost ${after.bytes - before.bytes} bytes in ${after.frames - before.frames} updates`);
   await page.close();
 });
+
+test('text arrives as palette indices without a PNG container, and the canvas is exact', async () => {
+  const page = await openViewer(links.view_only_url);
+  const before = await page.evaluate(() => window.lizardViewer.indexed);
+  const title = 'indexed';
+  await client.call('launch', { session, command: `xterm -geometry 40x8+30+30 -title ${title} -e sh -c "ls /usr/share; sleep 600"` });
+  assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.indexed)) > before, { timeout: 15000 }),
+    'an indexed image arrived');
+  await assertExact([page], 'with the terminal open');
+  await inDesktop('indexed-close', `xdotool search --name ${title} windowkill`);
+  await page.close();
+});

@@ -5,6 +5,8 @@
 
 #include "png_decode.h"
 
+#include <zlib.h>
+
 /* Pixels that differ between image and what png decodes to; -1 when it
  * does not decode to an image of that size. */
 static int differing_pixels(const struct vnc_image *image, const struct vnc_bytes *png)
@@ -65,6 +67,44 @@ static void few_colours_round_trip_through_a_palette(void)
 	}
 }
 
+/* The viewer's op 7: palette and packed indices, inflated and looked up
+ * again, give every pixel back. */
+static void indexed_images_round_trip(void)
+{
+	struct vnc_image image = { .width = 53, .height = 9 };
+	image.pixels = malloc((size_t)image.width * image.height * 4);
+	for (int i = 0; i < image.width * image.height; i++) {
+		int colour = (i * 5 / 7) % 5; /* five colours: 4 bits a pixel */
+		memset(image.pixels + i * 4, 40 * colour, 4);
+		image.pixels[i * 4 + 1] = (unsigned char)colour;
+	}
+	struct vnc_indexed indexed;
+	ASSERT(vnc_indexed_encode(&image, &indexed));
+	ASSERT_EQ(indexed.colours, 5);
+	ASSERT_EQ(indexed.depth, 4);
+	size_t row_bytes = (53 * 4 + 7) / 8;
+	unsigned char packed[27 * 9];
+	uLongf len = sizeof(packed);
+	ASSERT_EQ(uncompress(packed, &len, indexed.packed.data, indexed.packed.len), Z_OK);
+	ASSERT_EQ(len, row_bytes * 9);
+	int wrong = 0;
+	for (int y = 0; y < 9; y++) {
+		for (int x = 0; x < 53; x++) {
+			int index = (packed[y * row_bytes + x / 2] >> (x % 2 ? 0 : 4)) & 15;
+			wrong += memcmp(indexed.palette + index * 3, image.pixels + (y * 53 + x) * 4, 3) != 0;
+		}
+	}
+	ASSERT_EQ(wrong, 0);
+	vnc_bytes_finish(&indexed.packed);
+	/* More than 256 colours: not indexed. */
+	for (int i = 0; i < image.width * image.height; i++) {
+		image.pixels[i * 4] = (unsigned char)i;
+		image.pixels[i * 4 + 2] = (unsigned char)(i >> 8);
+	}
+	ASSERT(!vnc_indexed_encode(&image, &indexed));
+	vnc_image_finish(&image);
+}
+
 static void flat_screens_compress_well(void)
 {
 	struct vnc_image image = { .width = 1280, .height = 800 };
@@ -116,6 +156,7 @@ int main(void)
 {
 	RUN_TEST(round_trips_every_pixel);
 	RUN_TEST(few_colours_round_trip_through_a_palette);
+	RUN_TEST(indexed_images_round_trip);
 	RUN_TEST(flat_screens_compress_well);
 	RUN_TEST(snapshot_crops_and_refuses_outside_regions);
 	RUN_TEST(waits_end_on_frames_timeouts_and_close);
