@@ -159,6 +159,28 @@ static bool one_colour(const uint8_t *src, int src_stride, int x, int y, int wid
 	return true;
 }
 
+#define RUN_GAP_ROWS 16
+
+/* The first and last of width pixels that differ between a and b; width
+ * when none does. */
+static int first_difference(const uint8_t *a, const uint8_t *b, int width)
+{
+	if (memcmp(a, b, (size_t)width * 4) == 0)
+		return width;
+	int x = 0;
+	while (memcmp(a + (size_t)x * 4, b + (size_t)x * 4, 4) == 0)
+		x++;
+	return x;
+}
+
+static int last_difference(const uint8_t *a, const uint8_t *b, int width)
+{
+	int x = width - 1;
+	while (x > 0 && memcmp(a + (size_t)x * 4, b + (size_t)x * 4, 4) == 0)
+		x--;
+	return x;
+}
+
 void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 				int src_stride, int x, int y, int width, int height)
 {
@@ -182,21 +204,43 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	/* Servers resend pixels that did not change (a window mapped with the
 	 * colour already there, a repaint of the same text): only rows that
 	 * really differ count as damage, for settling and for encoders. */
-	bool changed = false;
-	for (int row = 0; row < height; row++) {
-		uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
-		const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
-		if (memcmp(dst, from, (size_t)width * 4) == 0)
+	/* The log gets the box around what differs, per run of changed rows:
+	 * a server's rectangles are blocks (64x64 for TigerVNC) of which a
+	 * clock or a counter changes a few pixels. Runs closer than
+	 * RUN_GAP_ROWS join, which bounds the entries a write makes. */
+	struct vnc_rect run = { 0, 0, 0, 0 };
+	int unchanged = 0; /* rows since the run's last changed one */
+	for (int row = 0; row <= height; row++) {
+		int first = width, last = 0; /* past the last row: the run ends */
+		if (row < height) {
+			uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
+			const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
+			first = first_difference(dst, from, width);
+			if (first < width) {
+				last = last_difference(dst, from, width);
+				memcpy(dst, from, (size_t)width * 4);
+				fb->row_version[y + row] = fb->write_version;
+				fb->pending_damage = true;
+				if (drawing)
+					fb->pending_drawn += (uint64_t)width;
+			}
+		}
+		if (first == width) {
+			if (run.height > 0 && (++unchanged >= RUN_GAP_ROWS || row == height)) {
+				log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = run });
+				run.height = 0;
+			}
 			continue;
-		memcpy(dst, from, (size_t)width * 4);
-		fb->row_version[y + row] = fb->write_version;
-		fb->pending_damage = true;
-		changed = true;
-		if (drawing)
-			fb->pending_drawn += (uint64_t)width;
+		}
+		unchanged = 0;
+		if (run.height == 0) {
+			run = (struct vnc_rect){ x + first, y + row, last - first + 1, 1 };
+			continue;
+		}
+		int left = run.x < x + first ? run.x : x + first;
+		int right = run.x + run.width > x + last + 1 ? run.x + run.width : x + last + 1;
+		run = (struct vnc_rect){ left, run.y, right - left, y + row - run.y + 1 };
 	}
-	if (changed)
-		log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = { x, y, width, height } });
 	pthread_mutex_unlock(&fb->lock);
 }
 

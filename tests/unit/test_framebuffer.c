@@ -121,10 +121,46 @@ static void test_listener_hears_frames_pointer_and_close(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* A server resends a block of which three pixels changed: viewers are
+ * told the box around each run of changed rows, not the block. */
+static void test_change_log_holds_what_differs(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	uint8_t block[64 * 64 * 4] = { 0 };
+	vnc_framebuffer_write_rect(fb, block, 64 * 4, 0, 0, 64, 64); /* the same: no change */
+	vnc_framebuffer_commit(fb);
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	uint64_t serial = view.change_serial;
+	vnc_framebuffer_unlock_view(&view);
+	block[(10 * 64 + 20) * 4] = 9;
+	block[(11 * 64 + 7) * 4 + 2] = 9;
+	block[(40 * 64 + 30) * 4 + 1] = 9;
+	vnc_framebuffer_write_rect(fb, block, 64 * 4, 0, 0, 64, 64);
+	vnc_framebuffer_commit(fb);
+	vnc_framebuffer_lock_view(fb, &view);
+	struct vnc_framebuffer_change first, second;
+	ASSERT_EQ(view.change_serial, serial + 2);
+	ASSERT(vnc_framebuffer_view_change(&view, serial, &first));
+	ASSERT(vnc_framebuffer_view_change(&view, serial + 1, &second));
+	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(first.rect.x, 7);
+	ASSERT_EQ(first.rect.y, 10);
+	ASSERT_EQ(first.rect.width, 14);
+	ASSERT_EQ(first.rect.height, 2);
+	ASSERT_EQ(second.rect.x, 30);
+	ASSERT_EQ(second.rect.y, 40);
+	ASSERT_EQ(second.rect.width, 1);
+	ASSERT_EQ(second.rect.height, 1);
+	vnc_framebuffer_destroy(fb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
 	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
 	RUN_TEST(test_listener_hears_frames_pointer_and_close);
+	RUN_TEST(test_change_log_holds_what_differs);
 	TEST_EXIT();
 }
