@@ -11,6 +11,8 @@
 
 bool vnc_bytes_append(struct vnc_bytes *b, const void *data, size_t len)
 {
+	if (len == 0)
+		return true; /* data may be NULL then, which memcpy must not get */
 	if (len > SIZE_MAX - b->len)
 		return false;
 	if (b->len + len > b->capacity) {
