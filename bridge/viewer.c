@@ -33,6 +33,11 @@
 #define LOSSY_REFRESH_MS 300
 #define JPEG_QUALITY 60
 #define JPEG_MIN_AREA (128 * 128)
+/* Larger images of few colours go as palette PNGs: the browser decodes
+ * those natively off the page's thread, where the page's own lookup of
+ * indices would hold up painting (a scrolling page fell from 28 to 9
+ * updates a second); a PNG's container only matters for small ones. */
+#define INDEXED_MAX_AREA (128 * 128)
 
 /* A copy within the canvas, as the page applies it. */
 struct copy {
@@ -337,13 +342,14 @@ static bool put_indexed(struct vnc_bytes *ops, const struct vnc_indexed *indexed
 	       vnc_bytes_append(ops, indexed->packed.data, indexed->packed.len);
 }
 
-/* The pixels of screen rectangle r: few colours indexed, else PNG or
- * (lossy) JPEG. */
+/* The pixels of screen rectangle r: small ones of few colours indexed,
+ * else PNG (with a palette when it fits) or (lossy) JPEG. */
 static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
 		      const struct vnc_rect *r, bool lossy)
 {
 	struct vnc_indexed indexed;
-	if (!lossy && vnc_indexed_encode(image, &indexed)) {
+	if (!lossy && (long long)r->width * r->height <= INDEXED_MAX_AREA &&
+	    vnc_indexed_encode(image, &indexed)) {
 		bool ok = put_indexed(ops, &indexed, r);
 		vnc_bytes_finish(&indexed.packed);
 		return ok;
