@@ -251,21 +251,29 @@ try {
     for (const stop of motion.splice(0)) await stop.stop();
     await run('sh', ['-c', 'xdotool search --name mover windowkill 2>/dev/null; true'], { env });
     await start();
-    // Both pages are open throughout; bytes and CPU are measured one
-    // after the other, latency on the same changes for both.
-    const open = [];
-    for (const [name, viewer] of Object.entries(viewers)) {
+    // Bytes, frames and CPU with one page open at a time (two pages
+    // decoding at once would slow each other); then latency with both
+    // open, timed on the same changes.
+    const openPage = async (name, viewer) => {
       const context = await browser.newContext({ viewport: { width: 1300, height: 850 } });
       const page = await context.newPage();
       const stats = instrument(page);
       await page.goto(viewer.url);
       if (!await waitFor(async () => stats.bytes > 0 && (await page.$('canvas')), { timeout: 20000 })) throw new Error(`${name} shows nothing`);
-      open.push({ name, viewer, context, page, stats });
+      await sleep(1500);
+      return { name, viewer, context, page, stats };
+    };
+    const measured = [];
+    for (const [name, viewer] of Object.entries(viewers)) {
+      const o = await openPage(name, viewer);
+      measured.push(await measure(() => ({ ...o.stats }), viewer.pid));
+      await o.context.close();
     }
-    await sleep(1500);
-    for (const o of open) o.m = await measure(() => ({ ...o.stats }), o.viewer.pid);
+    const open = [];
+    for (const [name, viewer] of Object.entries(viewers)) open.push(await openPage(name, viewer));
     const latencies = await pageLatencies(open.map((o) => o.page), env);
-    open.forEach(({ name, m, context }, k) => {
+    open.forEach(({ name }, k) => {
+      const m = measured[k];
       rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latencies[k]} ms | ${(m.cpu * 100).toFixed(1)}% |`);
     });
     for (const o of open) await o.context.close();
