@@ -11,7 +11,8 @@
 // The bridge's CPU includes its own VNC connection; websockify decodes
 // nothing, so it is the floor any re-encoding server pays above.
 //
-// Usage: node bench/viewer.mjs [seconds per run]   (scripts/bench.sh runs it)
+// Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
+// (scripts/bench.sh runs all scenarios)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -25,6 +26,7 @@ import { median } from './lib.mjs';
 const WebSocket = (await import('../tests/node_modules/ws/wrapper.mjs')).default;
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] || 10);
+const only = process.argv.slice(3);
 const LATENCY_SAMPLES = 5;
 const PROBE = { x: 1200, y: 20 }; // root window, never covered below
 const COLOURS = ['#ff0000', '#0000ff'];
@@ -87,15 +89,19 @@ async function changeColour(env) {
   return { colour, start };
 }
 
-async function pageLatency(page, env) {
-  const samples = [];
+// Every page times the same changes, so a busy moment of the machine
+// counts against all of them alike. Returns each page's median.
+async function pageLatencies(pages, env) {
+  const samples = pages.map(() => []);
   for (let i = 0; i < LATENCY_SAMPLES; i++) {
-    const { colour, start } = await changeColour(env);
-    const at = await Promise.race([seen(page, colour), sleep(5000).then(() => null)]);
-    samples.push(at ? at - start : 5000);
+    const colour = COLOURS[colourIndex % 2];
+    const watching = pages.map((page) => Promise.race([seen(page, colour), sleep(5000).then(() => null)]));
+    const { start } = await changeColour(env);
+    const at = await Promise.all(watching);
+    at.forEach((t, k) => samples[k].push(t ? Math.max(0, t - start) : 5000));
     await sleep(200);
   }
-  return median(samples);
+  return samples.map(median);
 }
 
 // A viewer of the bridge that decodes nothing: joins, acknowledges each
@@ -241,21 +247,36 @@ try {
     },
   };
   for (const [scenario, start] of Object.entries(scenarios)) {
+    if (only.length && !only.includes(scenario)) continue;
     for (const stop of motion.splice(0)) await stop.stop();
     await run('sh', ['-c', 'xdotool search --name mover windowkill 2>/dev/null; true'], { env });
     await start();
-    for (const [name, viewer] of Object.entries(viewers)) {
+    // Bytes, frames and CPU with one page open at a time (two pages
+    // decoding at once would slow each other); then latency with both
+    // open, timed on the same changes.
+    const openPage = async (name, viewer) => {
       const context = await browser.newContext({ viewport: { width: 1300, height: 850 } });
       const page = await context.newPage();
       const stats = instrument(page);
       await page.goto(viewer.url);
       if (!await waitFor(async () => stats.bytes > 0 && (await page.$('canvas')), { timeout: 20000 })) throw new Error(`${name} shows nothing`);
       await sleep(1500);
-      const m = await measure(() => ({ ...stats }), viewer.pid);
-      const latency = await pageLatency(page, env);
-      rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latency} ms | ${(m.cpu * 100).toFixed(1)}% |`);
-      await context.close();
+      return { name, viewer, context, page, stats };
+    };
+    const measured = [];
+    for (const [name, viewer] of Object.entries(viewers)) {
+      const o = await openPage(name, viewer);
+      measured.push(await measure(() => ({ ...o.stats }), viewer.pid));
+      await o.context.close();
     }
+    const open = [];
+    for (const [name, viewer] of Object.entries(viewers)) open.push(await openPage(name, viewer));
+    const latencies = await pageLatencies(open.map((o) => o.page), env);
+    open.forEach(({ name }, k) => {
+      const m = measured[k];
+      rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latencies[k]} ms | ${(m.cpu * 100).toFixed(1)}% |`);
+    });
+    for (const o of open) await o.context.close();
     if (scenario !== 'window moving') continue;
     for (const [name, viewer] of Object.entries(viewers)) {
       const cpu = {};

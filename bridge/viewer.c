@@ -1,6 +1,8 @@
 #include "viewer.h"
+
 #include "viewer_region.h"
 
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../vnc/capture.h"
 #include "../vnc/conn.h"
@@ -15,9 +17,10 @@
 #include <sys/random.h>
 #include <time.h>
 
-/* How long the hub sleeps with nothing to do; a viewer that finished its
- * last update waits at most this long for the next. */
-#define IDLE_WAIT_MS 10
+/* The hub wakes when the framebuffer changes or a viewer becomes ready
+ * (acknowledged, sent, joined); with neither it looks again after this
+ * long, for lossy regions due their exact refresh. */
+#define IDLE_WAIT_MS 50
 /* Flow control: a viewer gets another update while fewer than this many
  * are unpainted (the page acknowledges each once painted), and the bytes
  * of those stay under MAX_IN_FLIGHT_BYTES (one update may be larger). */
@@ -31,6 +34,11 @@
 #define LOSSY_REFRESH_MS 300
 #define JPEG_QUALITY 60
 #define JPEG_MIN_AREA (128 * 128)
+/* Larger images of few colours go as palette PNGs: the browser decodes
+ * those natively off the page's thread, where the page's own lookup of
+ * indices would hold up painting (a scrolling page fell from 28 to 9
+ * updates a second); a PNG's container only matters for small ones. */
+#define INDEXED_MAX_AREA (128 * 128)
 
 /* A copy within the canvas, as the page applies it. */
 struct copy {
@@ -55,8 +63,11 @@ struct bridge_viewer {
 	struct bridge_region lossy;            /* painted from JPEG, to refresh */
 	int64_t lossy_ms;                      /* when lossy last grew */
 	bool fast;                             /* the page prefers JPEG where it pays */
-	uint64_t cursor_version;
-	struct vnc_rect cursor;                /* where it shows the pointer */
+	/* The pointer, which the page draws over its canvas itself: the
+	 * shape it was sent and where. */
+	bool pointer_known;
+	uint64_t pointer_shape_version;
+	struct vnc_rect pointer;
 	size_t in_flight[MAX_IN_FLIGHT];       /* sizes of updates not yet painted */
 	int in_flight_count;
 	/* What it holds down on the desktop, released when it goes. Only the
@@ -78,6 +89,12 @@ struct job {
 	struct copy copies[MAX_COPIES];
 	int copy_count;
 	struct bridge_region damage;
+	/* The pointer's new shape (RGBA, pointer.width x pointer.height) or
+	 * only its new place, when it changed. */
+	bool pointer_shape, pointer_moved;
+	uint64_t pointer_shape_version;
+	struct vnc_rect pointer;
+	uint8_t *pointer_rgba;
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
 	bool lossy[BRIDGE_REGION_MAX];
 	struct bridge_viewer_message *made;
@@ -96,6 +113,7 @@ struct bridge_viewers {
 	int count;
 	uint64_t next_id;
 	bool ended, stopping, running;
+	bool news;              /* something changed since the hub last looked */
 	bool paused;            /* the session's processes are frozen */
 	uint64_t state_version; /* bumped by every pause and resume */
 	/* The desktop's newest clipboard text, for control viewers: only the
@@ -159,8 +177,7 @@ static void repaint_all(struct bridge_viewer *w, int width, int height)
 }
 
 /* A copy the canvas will make: what it shows wrong in the source (damage
- * not yet painted, lossy pixels, the pointer drawn in) is then wrong at
- * the destination too. */
+ * not yet painted, lossy pixels) is then wrong at the destination too. */
 static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c,
 			int width, int height)
 {
@@ -168,7 +185,6 @@ static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_ch
 		bridge_region_add(&w->damage, &c->rect, width, height);
 		return;
 	}
-	bridge_region_add(&w->damage, &w->cursor, width, height);
 	bridge_region_copied(&w->damage, &c->rect, c->src_x, c->src_y, width, height);
 	bridge_region_copied(&w->lossy, &c->rect, c->src_x, c->src_y, width, height);
 	w->copies[w->copy_count++] = (struct copy){ c->rect, c->src_x, c->src_y };
@@ -189,12 +205,6 @@ static void replay(struct bridge_viewer *w, const struct vnc_framebuffer_view *v
 			bridge_region_add(&w->damage, &c.rect, view->width, view->height);
 	}
 	w->change_serial = view->change_serial;
-	if (w->cursor_version != view->cursor_version) {
-		bridge_region_add(&w->damage, &w->cursor, view->width, view->height);
-		bridge_region_add(&w->damage, &view->cursor, view->width, view->height);
-		w->cursor_version = view->cursor_version;
-		w->cursor = view->cursor;
-	}
 }
 
 static bool ready(const struct bridge_viewer *w)
@@ -210,16 +220,25 @@ static bool ready(const struct bridge_viewer *w)
 static bool same_work(const struct job *a, const struct job *b)
 {
 	return !a->resized && !b->resized && a->fast == b->fast && a->copy_count == b->copy_count &&
+	       a->pointer_shape == b->pointer_shape && a->pointer_moved == b->pointer_moved &&
+	       a->pointer_shape_version == b->pointer_shape_version &&
+	       memcmp(&a->pointer, &b->pointer, sizeof(a->pointer)) == 0 &&
 	       a->damage.count == b->damage.count &&
 	       memcmp(a->copies, b->copies, sizeof(a->copies[0]) * (size_t)a->copy_count) == 0 &&
 	       memcmp(a->damage.rects, b->damage.rects,
 		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
 }
 
-/* The damage's pixels with the pointer drawn in, copied while the
+/* The damage's pixels (and the pointer's shape), copied while the
  * framebuffer is held so they match the changes replayed. */
 static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 {
+	if (job->pointer_shape && job->pointer.width > 0) {
+		job->pointer_rgba = malloc((size_t)job->pointer.width * job->pointer.height * 4);
+		if (!job->pointer_rgba)
+			return false;
+		vnc_framebuffer_view_cursor_image(view, job->pointer_rgba);
+	}
 	for (int i = 0; i < job->damage.count; i++) {
 		const struct vnc_rect *r = &job->damage.rects[i];
 		struct vnc_image *image = &job->images[i];
@@ -232,7 +251,6 @@ static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 			memcpy(image->pixels + (size_t)y * r->width * 4,
 			       view->pixels + ((size_t)(r->y + y) * view->width + r->x) * 4,
 			       (size_t)r->width * 4);
-		vnc_framebuffer_view_draw_cursor(view, image->pixels, r->width * 4, r);
 	}
 	return true;
 }
@@ -273,54 +291,150 @@ static void put16(unsigned char **p, int value)
 /* An update is a binary message of operations, applied in order:
  *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
  *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
- * all big endian. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3 };
+ *   4, x, y, width, height, red, green, blue (8 bits each): fill
+ *   5, x, y, width, height, then width * height RGBA pixels (alpha 0 or
+ *      255): the pointer's shape, its top left at (x, y) (signed: the
+ *      pointer may stick out of the screen); width 0 for none
+ *   6, x, y (signed): the pointer's top left moved there
+ *   7, x, y, width, height, depth (8 bits: 1, 2, 4 or 8), colours - 1 (8
+ *      bits), the palette (R, G, B each), length (32 bits), then zlib data
+ *      of the indices, rows packed as a PNG packs them: an image of at
+ *      most 256 colours (text, most of a desktop)
+ * all big endian. The pointer is never in the pixels sent: the page draws
+ * it over its canvas after each update, as the screen shows it, so it
+ * moving costs five bytes and a copy never carries it along. */
+enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6,
+       OP_INDEXED = 7 };
+
+/* An operation's kind and rectangle. */
+static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
+{
+	unsigned char head[9], *p = head;
+	*p++ = (unsigned char)kind;
+	put16(&p, r->x);
+	put16(&p, r->y);
+	put16(&p, r->width);
+	put16(&p, r->height);
+	return vnc_bytes_append(ops, head, sizeof(head));
+}
+
+static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
+{
+	unsigned char dest[4], *p = dest;
+	put16(&p, c->dest.x);
+	put16(&p, c->dest.y);
+	return put_op(ops, OP_COPY, &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width,
+						      c->dest.height }) &&
+	       vnc_bytes_append(ops, dest, sizeof(dest));
+}
+
+static bool put_length(struct vnc_bytes *ops, size_t len)
+{
+	unsigned char length[4], *p = length;
+	put16(&p, (int)(len >> 16));
+	put16(&p, (int)(len & 0xffff));
+	return vnc_bytes_append(ops, length, sizeof(length));
+}
+
+/* Few colours as a palette and packed indices, without a PNG's container. */
+static bool put_indexed(struct vnc_bytes *ops, const struct vnc_indexed *indexed,
+			const struct vnc_rect *r)
+{
+	unsigned char format[2] = { (unsigned char)indexed->depth,
+				    (unsigned char)(indexed->colours - 1) };
+	return put_op(ops, OP_INDEXED, r) && vnc_bytes_append(ops, format, sizeof(format)) &&
+	       vnc_bytes_append(ops, indexed->palette, (size_t)indexed->colours * 3) &&
+	       put_length(ops, indexed->packed.len) &&
+	       vnc_bytes_append(ops, indexed->packed.data, indexed->packed.len);
+}
+
+/* The pixels of screen rectangle r: small ones of few colours indexed,
+ * else PNG (with a palette when it fits) or (lossy) JPEG. */
+static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
+		      const struct vnc_rect *r, bool lossy)
+{
+	struct vnc_indexed indexed;
+	if (!lossy && (long long)r->width * r->height <= INDEXED_MAX_AREA &&
+	    vnc_indexed_encode(image, &indexed)) {
+		bool ok = put_indexed(ops, &indexed, r);
+		vnc_bytes_finish(&indexed.packed);
+		return ok;
+	}
+	struct vnc_bytes encoded;
+	if (!(lossy ? vnc_jpeg_encode(image, JPEG_QUALITY, &encoded)
+		    : vnc_png_encode(image, &encoded)))
+		return false;
+	bool ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, r) && put_length(ops, encoded.len) &&
+		  vnc_bytes_append(ops, encoded.data, encoded.len);
+	vnc_bytes_finish(&encoded);
+	return ok;
+}
+
+/* One colour throughout: a window uncovered, a cleared background. */
+static bool solid(const struct vnc_image *image)
+{
+	const uint8_t *first = image->pixels;
+	size_t pixels = (size_t)image->width * image->height;
+	for (size_t i = 1; i < pixels; i++) {
+		const uint8_t *p = image->pixels + i * 4;
+		if (p[0] != first[0] || p[1] != first[1] || p[2] != first[2])
+			return false;
+	}
+	return true;
+}
+
+/* Damage rectangle i as an operation: a fill of twelve bytes when it is
+ * one colour, else an image, JPEG when lossy pays. */
+static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
+{
+	const struct vnc_rect *r = &job->damage.rects[i];
+	const struct vnc_image *image = &job->images[i];
+	job->lossy[i] = false;
+	if (solid(image))
+		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, image->pixels, 3);
+	job->lossy[i] = job->fast && photographic(image);
+	return put_image(ops, image, r, job->lossy[i]);
+}
+
+/* The pointer's shape and place, or only its place. */
+static bool put_pointer(struct vnc_bytes *ops, const struct job *job)
+{
+	if (job->pointer_shape)
+		return put_op(ops, OP_POINTER, &job->pointer) &&
+		       vnc_bytes_append(ops, job->pointer_rgba,
+					(size_t)job->pointer.width * job->pointer.height * 4);
+	unsigned char op[5], *p = op;
+	*p++ = OP_POINTER_MOVED;
+	put16(&p, job->pointer.x);
+	put16(&p, job->pointer.y);
+	return vnc_bytes_append(ops, op, sizeof(op));
+}
 
 static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
 {
-	struct vnc_bytes encoded[BRIDGE_REGION_MAX];
-	size_t len = (size_t)job->copy_count * 13;
+	struct vnc_bytes ops = { 0 };
 	bool ok = true;
-	for (int i = 0; i < job->damage.count; i++) {
-		job->lossy[i] = job->fast && photographic(&job->images[i]);
-		ok = ok && (job->lossy[i] ? vnc_jpeg_encode(&job->images[i], JPEG_QUALITY, &encoded[i])
-					  : vnc_png_encode(&job->images[i], &encoded[i]));
-		if (!ok) {
-			for (int k = 0; k < i; k++)
-				vnc_bytes_finish(&encoded[k]);
-			return NULL;
-		}
-		len += 13 + encoded[i].len;
-	}
-	struct bridge_viewer_message *m = new_message(v, false, len);
-	if (m) {
-		unsigned char *p = m->data + v->headroom;
-		for (int i = 0; i < job->copy_count; i++) {
-			const struct copy *c = &job->copies[i];
-			*p++ = OP_COPY;
-			put16(&p, c->src_x);
-			put16(&p, c->src_y);
-			put16(&p, c->dest.width);
-			put16(&p, c->dest.height);
-			put16(&p, c->dest.x);
-			put16(&p, c->dest.y);
-		}
-		for (int i = 0; i < job->damage.count; i++) {
-			const struct vnc_rect *r = &job->damage.rects[i];
-			*p++ = job->lossy[i] ? OP_JPEG : OP_PNG;
-			put16(&p, r->x);
-			put16(&p, r->y);
-			put16(&p, r->width);
-			put16(&p, r->height);
-			put16(&p, (int)(encoded[i].len >> 16));
-			put16(&p, (int)(encoded[i].len & 0xffff));
-			memcpy(p, encoded[i].data, encoded[i].len);
-			p += encoded[i].len;
-		}
-	}
-	for (int i = 0; i < job->damage.count; i++)
-		vnc_bytes_finish(&encoded[i]);
+	for (int i = 0; ok && i < job->copy_count; i++)
+		ok = put_copy(&ops, &job->copies[i]);
+	for (int i = 0; ok && i < job->damage.count; i++)
+		ok = put_damage(&ops, job, i);
+	if (ok && (job->pointer_shape || job->pointer_moved))
+		ok = put_pointer(&ops, job);
+	struct bridge_viewer_message *m = ok ? new_message(v, false, ops.len) : NULL;
+	if (m)
+		memcpy(m->data + v->headroom, ops.data, ops.len);
+	vnc_bytes_finish(&ops);
 	return m;
+}
+
+static void free_pixels(struct job *job)
+{
+	for (int i = 0; i < job->damage.count; i++) {
+		free(job->images[i].pixels);
+		job->images[i].pixels = NULL;
+	}
+	free(job->pointer_rgba);
+	job->pointer_rgba = NULL;
 }
 
 /* Decides, under the framebuffer and hub locks, what every viewer ready
@@ -339,8 +453,7 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			w->width = width;
 			w->height = height;
 			w->change_serial = view->change_serial;
-			w->cursor_version = view->cursor_version;
-			w->cursor = view->cursor;
+			w->pointer_known = false;
 			w->in_flight_count = 0; /* the page starts over on hello */
 			repaint_all(w, width, height);
 			v->jobs[count++] = (struct job){ .viewer = w->id, .resized = true, .same_as = -1 };
@@ -355,23 +468,34 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			bridge_region_add(&w->damage, &w->lossy.rects[i], width, height);
 		if (exact_refresh)
 			w->lossy.count = 0;
-		if (w->damage.count == 0 && w->copy_count == 0)
+		bool pointer_shape = !w->pointer_known ||
+				     w->pointer_shape_version != view->cursor_shape_version ||
+				     w->pointer.width != view->cursor.width ||
+				     w->pointer.height != view->cursor.height;
+		bool pointer_moved = !pointer_shape && (w->pointer.x != view->cursor.x ||
+							w->pointer.y != view->cursor.y);
+		if (w->damage.count == 0 && w->copy_count == 0 && !pointer_shape && !pointer_moved)
 			continue;
 		struct job *job = &v->jobs[count];
 		*job = (struct job){ .viewer = w->id, .fast = w->fast && !exact_refresh,
 				     .same_as = -1, .copy_count = w->copy_count,
-				     .damage = w->damage };
+				     .damage = w->damage, .pointer_shape = pointer_shape,
+				     .pointer_moved = pointer_moved,
+				     .pointer_shape_version = view->cursor_shape_version,
+				     .pointer = view->cursor };
 		memcpy(job->copies, w->copies, sizeof(w->copies[0]) * (size_t)w->copy_count);
 		for (int k = 0; k < count && job->same_as < 0; k++)
 			if (v->jobs[k].same_as < 0 && same_work(&v->jobs[k], job))
 				job->same_as = k;
 		if (job->same_as < 0 && !snapshot(job, view)) {
-			for (int i = 0; i < job->damage.count; i++)
-				free(job->images[i].pixels);
+			free_pixels(job);
 			continue; /* out of memory: it stays owed, try next round */
 		}
 		w->copy_count = 0;
 		w->damage.count = 0;
+		w->pointer_known = true;
+		w->pointer_shape_version = view->cursor_shape_version;
+		w->pointer = view->cursor;
 		count++;
 	}
 	return count;
@@ -397,10 +521,7 @@ static bool produce(struct bridge_viewers *v)
 		if (job->resized || job->same_as >= 0)
 			continue;
 		job->made = encode(v, job);
-		for (int k = 0; k < job->damage.count; k++) {
-			free(job->images[k].pixels);
-			job->images[k].pixels = NULL;
-		}
+		free_pixels(job);
 	}
 
 	int64_t now = vnc_monotonic_ms();
@@ -441,28 +562,41 @@ static bool produce(struct bridge_viewers *v)
 	return true;
 }
 
+/* Under the hub lock: the hub has something new to look at. */
+static void nudge_locked(struct bridge_viewers *v)
+{
+	v->news = true;
+	pthread_cond_broadcast(&v->changed);
+}
+
+/* The framebuffer's listener: a frame was committed (or the pointer
+ * moved), so the hub plans at once, from a complete update, instead of
+ * finding half of one on a timer. */
+static void framebuffer_changed(void *context)
+{
+	struct bridge_viewers *v = context;
+	pthread_mutex_lock(&v->lock);
+	nudge_locked(v);
+	pthread_mutex_unlock(&v->lock);
+}
+
 static void *hub_main(void *arg)
 {
 	struct bridge_viewers *v = arg;
-	uint64_t seen = 0;
 	pthread_mutex_lock(&v->lock);
 	while (!v->stopping) {
 		if (v->count == 0) {
 			pthread_cond_wait(&v->changed, &v->lock);
 			continue;
 		}
+		v->news = false;
 		pthread_mutex_unlock(&v->lock);
 		bool made = produce(v);
-		if (!made) {
-			/* Nothing to do until the screen changes or a viewer is
-			 * ready again; both wake us soon enough. */
-			if (vnc_framebuffer_wait_frame_after(v->fb, seen, IDLE_WAIT_MS) == VNC_WAIT_CLOSED) {
-				struct timespec pause = { 0, IDLE_WAIT_MS * 1000000L };
-				nanosleep(&pause, NULL);
-			}
-		}
-		seen = vnc_framebuffer_sequence(v->fb);
 		pthread_mutex_lock(&v->lock);
+		if (!made && !v->news && !v->stopping) {
+			struct timespec deadline = clock_deadline_ms(IDLE_WAIT_MS);
+			pthread_cond_timedwait(&v->changed, &v->lock, &deadline);
+		}
 	}
 	pthread_mutex_unlock(&v->lock);
 	return NULL;
@@ -479,8 +613,10 @@ struct bridge_viewers *bridge_viewers_create(struct vnc_framebuffer *fb, size_t 
 	v->wake = wake;
 	v->wake_context = wake_context;
 	pthread_mutex_init(&v->lock, NULL);
-	pthread_cond_init(&v->changed, NULL);
+	clock_cond_init(&v->changed);
+	vnc_framebuffer_set_listener(fb, framebuffer_changed, v);
 	if (pthread_create(&v->thread, NULL, hub_main, v) != 0) {
+		vnc_framebuffer_set_listener(fb, NULL, NULL);
 		pthread_cond_destroy(&v->changed);
 		pthread_mutex_destroy(&v->lock);
 		free(v);
@@ -505,6 +641,7 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	kick_all_locked(v);
 	pthread_cond_broadcast(&v->changed);
 	pthread_mutex_unlock(&v->lock);
+	vnc_framebuffer_set_listener(v->fb, NULL, NULL);
 	pthread_join(v->thread, NULL);
 	release_locked(v->clipboard);
 	/* Viewers still attached are detached by their connections later;
@@ -587,7 +724,7 @@ struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *v, enum bridg
 	w->next_viewer = v->viewers;
 	v->viewers = w;
 	v->count++;
-	pthread_cond_broadcast(&v->changed);
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 	return w;
 }
@@ -697,7 +834,7 @@ void bridge_viewer_sent(struct bridge_viewer *w, struct bridge_viewer_message *m
 		w->pending = NULL;
 	}
 	release_locked(m);
-	pthread_cond_broadcast(&v->changed);
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -709,6 +846,7 @@ void bridge_viewer_painted(struct bridge_viewer *w)
 		w->in_flight_count--;
 		memmove(w->in_flight, w->in_flight + 1, sizeof(w->in_flight[0]) * (size_t)w->in_flight_count);
 	}
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -717,6 +855,7 @@ void bridge_viewer_set_fast(struct bridge_viewer *w, bool fast)
 	struct bridge_viewers *v = w->hub;
 	pthread_mutex_lock(&v->lock);
 	w->fast = fast;
+	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
 }
 

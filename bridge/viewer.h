@@ -2,8 +2,10 @@
  * links, and a hub thread that turns framebuffer changes into updates.
  * Each viewer has an account of what its canvas lacks: the server's copies
  * (CopyRect) to replay in order, then rectangles to paint from the
- * framebuffer (PNG; JPEG for large photographic ones when the page asked
- * for speed, sent again exactly once they are still). An update is encoded
+ * framebuffer (a fill when one colour, palette indices when few, else PNG;
+ * JPEG for large photographic ones when the page asked for speed, sent
+ * again exactly once they are still), and where the pointer is, which the
+ * page draws itself. An update is encoded
  * once and shared by every viewer in the same state. A viewer gets the next
  * one only when its page has painted all but one (it acknowledges each), so
  * a slow page gets fewer, larger updates that merge everything that changed

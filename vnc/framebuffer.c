@@ -19,6 +19,7 @@ struct vnc_framebuffer {
 	uint64_t *row_version;
 	uint64_t write_version;
 	uint64_t cursor_version;
+	uint64_t cursor_shape_version;
 
 	uint64_t sequence;
 	/* Pixels drawn so far: changed rows of rectangles holding more than
@@ -46,6 +47,9 @@ struct vnc_framebuffer {
 	bool cursor_position_known; /* false until we move it or the server says */
 	int cursor_width, cursor_height, cursor_hot_x, cursor_hot_y;
 	int cursor_x, cursor_y;
+
+	void (*listener)(void *context);
+	void *listener_context;
 };
 
 int64_t vnc_monotonic_ms(void)
@@ -155,6 +159,28 @@ static bool one_colour(const uint8_t *src, int src_stride, int x, int y, int wid
 	return true;
 }
 
+#define RUN_GAP_ROWS 16
+
+/* The first and last of width pixels that differ between a and b; width
+ * when none does. */
+static int first_difference(const uint8_t *a, const uint8_t *b, int width)
+{
+	if (memcmp(a, b, (size_t)width * 4) == 0)
+		return width;
+	int x = 0;
+	while (memcmp(a + (size_t)x * 4, b + (size_t)x * 4, 4) == 0)
+		x++;
+	return x;
+}
+
+static int last_difference(const uint8_t *a, const uint8_t *b, int width)
+{
+	int x = width - 1;
+	while (x > 0 && memcmp(a + (size_t)x * 4, b + (size_t)x * 4, 4) == 0)
+		x--;
+	return x;
+}
+
 void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 				int src_stride, int x, int y, int width, int height)
 {
@@ -178,21 +204,43 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	/* Servers resend pixels that did not change (a window mapped with the
 	 * colour already there, a repaint of the same text): only rows that
 	 * really differ count as damage, for settling and for encoders. */
-	bool changed = false;
-	for (int row = 0; row < height; row++) {
-		uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
-		const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
-		if (memcmp(dst, from, (size_t)width * 4) == 0)
+	/* The log gets the box around what differs, per run of changed rows:
+	 * a server's rectangles are blocks (64x64 for TigerVNC) of which a
+	 * clock or a counter changes a few pixels. Runs closer than
+	 * RUN_GAP_ROWS join, which bounds the entries a write makes. */
+	struct vnc_rect run = { 0, 0, 0, 0 };
+	int unchanged = 0; /* rows since the run's last changed one */
+	for (int row = 0; row <= height; row++) {
+		int first = width, last = 0; /* past the last row: the run ends */
+		if (row < height) {
+			uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
+			const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
+			first = first_difference(dst, from, width);
+			if (first < width) {
+				last = last_difference(dst, from, width);
+				memcpy(dst, from, (size_t)width * 4);
+				fb->row_version[y + row] = fb->write_version;
+				fb->pending_damage = true;
+				if (drawing)
+					fb->pending_drawn += (uint64_t)width;
+			}
+		}
+		if (first == width) {
+			if (run.height > 0 && (++unchanged >= RUN_GAP_ROWS || row == height)) {
+				log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = run });
+				run.height = 0;
+			}
 			continue;
-		memcpy(dst, from, (size_t)width * 4);
-		fb->row_version[y + row] = fb->write_version;
-		fb->pending_damage = true;
-		changed = true;
-		if (drawing)
-			fb->pending_drawn += (uint64_t)width;
+		}
+		unchanged = 0;
+		if (run.height == 0) {
+			run = (struct vnc_rect){ x + first, y + row, last - first + 1, 1 };
+			continue;
+		}
+		int left = run.x < x + first ? run.x : x + first;
+		int right = run.x + run.width > x + last + 1 ? run.x + run.width : x + last + 1;
+		run = (struct vnc_rect){ left, run.y, right - left, y + row - run.y + 1 };
 	}
-	if (changed)
-		log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = { x, y, width, height } });
 	pthread_mutex_unlock(&fb->lock);
 }
 
@@ -230,6 +278,17 @@ static void note_change_locked(struct vnc_framebuffer *fb)
 	fb->sequence++;
 	fb->last_change_ms = vnc_monotonic_ms();
 	pthread_cond_broadcast(&fb->changed);
+	if (fb->listener)
+		fb->listener(fb->listener_context);
+}
+
+void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(void *context),
+				  void *context)
+{
+	pthread_mutex_lock(&fb->lock);
+	fb->listener = listener;
+	fb->listener_context = context;
+	pthread_mutex_unlock(&fb->lock);
 }
 
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
@@ -266,6 +325,7 @@ void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t 
 	fb->cursor_hot_y = hot_y;
 	fb->cursor_shape_known = true;
 	fb->cursor_version++;
+	fb->cursor_shape_version++;
 	note_change_locked(fb);
 	pthread_mutex_unlock(&fb->lock);
 }
@@ -288,6 +348,8 @@ void vnc_framebuffer_close(struct vnc_framebuffer *fb)
 	pthread_mutex_lock(&fb->lock);
 	fb->closed = true;
 	pthread_cond_broadcast(&fb->changed);
+	if (fb->listener)
+		fb->listener(fb->listener_context);
 	pthread_mutex_unlock(&fb->lock);
 }
 
@@ -343,6 +405,7 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->row_version = fb->row_version;
 	view->sequence = fb->sequence;
 	view->cursor_version = fb->cursor_version;
+	view->cursor_shape_version = fb->cursor_shape_version;
 	view->change_serial = fb->change_serial;
 	fb->change_sealed = true;
 	view->fb = fb;
@@ -373,18 +436,21 @@ void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view)
 	pthread_mutex_unlock(&view->fb->lock);
 }
 
+/* opaque: the fourth byte is alpha, set where the pointer is drawn. */
 static void put_pixel(uint8_t *dst, int stride, const struct vnc_rect *area, int x, int y,
-		      const uint8_t rgb[3])
+		      const uint8_t rgb[3], bool opaque)
 {
 	x -= area->x;
 	y -= area->y;
 	if (x < 0 || y < 0 || x >= area->width || y >= area->height)
 		return;
 	memcpy(dst + (size_t)y * stride + (size_t)x * 4, rgb, 3);
+	if (opaque)
+		dst[(size_t)y * stride + (size_t)x * 4 + 3] = 255;
 }
 
-void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
-				      int dst_stride, const struct vnc_rect *area)
+static void draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst, int dst_stride,
+			const struct vnc_rect *area, bool opaque)
 {
 	const struct vnc_framebuffer *fb = view->fb;
 	if (!fb->cursor_position_known)
@@ -396,7 +462,7 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 				if (default_arrow[cy][cx] != ' ')
 					put_pixel(dst, dst_stride, area, view->cursor.x + cx,
 						  view->cursor.y + cy,
-						  default_arrow[cy][cx] == '#' ? black : white);
+						  default_arrow[cy][cx] == '#' ? black : white, opaque);
 		return;
 	}
 	for (int cy = 0; cy < fb->cursor_height; cy++) {
@@ -404,9 +470,21 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 			const uint8_t *src = fb->cursor_rgba + ((size_t)cy * fb->cursor_width + cx) * 4;
 			if (src[3] != 0)
 				put_pixel(dst, dst_stride, area, view->cursor.x + cx, view->cursor.y + cy,
-					  src);
+					  src, opaque);
 		}
 	}
+}
+
+void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
+				      int dst_stride, const struct vnc_rect *area)
+{
+	draw_cursor(view, dst, dst_stride, area, false);
+}
+
+void vnc_framebuffer_view_cursor_image(const struct vnc_framebuffer_view *view, uint8_t *rgba)
+{
+	memset(rgba, 0, (size_t)view->cursor.width * view->cursor.height * 4);
+	draw_cursor(view, rgba, view->cursor.width * 4, &view->cursor, true);
 }
 
 bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect *region,

@@ -90,6 +90,7 @@ struct vnc_framebuffer_view {
 	const uint64_t *row_version; /* per row: grows whenever the row changes */
 	uint64_t sequence;
 	uint64_t cursor_version;     /* grows when the pointer moves or changes shape */
+	uint64_t cursor_shape_version; /* grows when its shape changes */
 	struct vnc_rect cursor;      /* where the pointer covers the screen */
 	uint64_t change_serial;      /* serial the next change will get */
 	struct vnc_framebuffer *fb;
@@ -102,9 +103,21 @@ void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view);
  * later writes never grow a change a reader may have seen. */
 bool vnc_framebuffer_view_change(const struct vnc_framebuffer_view *view, uint64_t serial,
 				 struct vnc_framebuffer_change *out);
+/* The pointer as an RGBA image of cursor.width x cursor.height (alpha 255
+ * where it is drawn, 0 elsewhere), for viewers that draw it themselves. */
+void vnc_framebuffer_view_cursor_image(const struct vnc_framebuffer_view *view, uint8_t *rgba);
 /* Draws the pointer into dst, an RGBX buffer showing area of the screen. */
 void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst,
 				      int dst_stride, const struct vnc_rect *area);
+
+/* Calls listener(context) whenever the picture or the pointer changed
+ * (a frame, as counted by the sequence) and when the picture is closed,
+ * so a consumer wakes at once instead of polling. It runs on the writer's
+ * thread with the framebuffer's lock held: it must be quick and take no
+ * lock that is ever held while calling into the framebuffer. One listener;
+ * NULL removes it (after which it is no longer called). */
+void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(void *context),
+				  void *context);
 
 enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
 						      uint64_t sequence, int timeout_ms);

@@ -189,3 +189,46 @@ test('"fast" sends a photograph as JPEG, and the canvas is exact once it is stil
   await page.evaluate(() => localStorage.removeItem('lizard-quality'));
   await page.close();
 });
+
+test('a solid area arrives as a fill of a few bytes, and the canvas equals a screenshot', async () => {
+  const page = await openViewer(links.view_only_url);
+  await assertExact([page], 'before the fill');
+  const before = await page.evaluate(() => ({ ...window.lizardViewer }));
+  // The whole background turns one colour: a PNG would be hundreds of
+  // bytes even with a palette, a fill op is twelve.
+  await inDesktop('fill', 'xsetroot -solid "#2a6b9c"');
+  await assertExact([page], 'after the background changed');
+  const after = await page.evaluate(() => ({ ...window.lizardViewer }));
+  assert.ok(after.fills > before.fills, `fills ${before.fills} -> ${after.fills}`);
+  const bytes = after.bytes - before.bytes;
+  assert.ok(bytes < 600 * (after.frames - before.frames), `the change cost ${bytes} bytes in ${after.frames - before.frames} updates`);
+  await inDesktop('fill-back', 'xsetroot -solid "#303030"');
+  await page.close();
+});
+
+test('the pointer moving costs a few bytes, and the page draws it where the screenshot shows it', async () => {
+  const page = await openViewer(links.view_only_url);
+  await client.call('move_mouse', { session, x: 300, y: 300 });
+  await assertExact([page], 'with the pointer at 300,300');
+  const before = await page.evaluate(() => ({ ...window.lizardViewer }));
+  for (let i = 1; i <= 10; i++) await client.call('move_mouse', { session, x: 300 + i * 20, y: 300 + i * 7 });
+  await assertExact([page], 'after the pointer moved');
+  const after = await page.evaluate(() => ({ ...window.lizardViewer }));
+  // Pixels would be two images per move (where it was, where it is).
+  assert.equal(after.png + after.jpeg, before.png + before.jpeg, 'no image was sent for the pointer');
+  assert.ok(after.bytes - before.bytes < 40 * (after.frames - before.frames) + 1,
+    `the moves cost ${after.bytes - before.bytes} bytes in ${after.frames - before.frames} updates`);
+  await page.close();
+});
+
+test('text arrives as palette indices without a PNG container, and the canvas is exact', async () => {
+  const page = await openViewer(links.view_only_url);
+  const before = await page.evaluate(() => window.lizardViewer.indexed);
+  const title = 'indexed';
+  await client.call('launch', { session, command: `xterm -geometry 40x8+30+30 -title ${title} -e sh -c "ls /usr/share; sleep 600"` });
+  assert.ok(await waitFor(async () => (await page.evaluate(() => window.lizardViewer.indexed)) > before, { timeout: 15000 }),
+    'an indexed image arrived');
+  await assertExact([page], 'with the terminal open');
+  await inDesktop('indexed-close', `xdotool search --name ${title} windowkill`);
+  await page.close();
+});

@@ -93,9 +93,74 @@ static void test_drawn_wait_wakes_on_paint_and_close(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+static void count_call(void *context)
+{
+	(*(int *)context)++;
+}
+
+/* The viewer hub sleeps until told: every committed frame, pointer move
+ * and close tells it, and nothing does once the listener is removed. */
+static void test_listener_hears_frames_pointer_and_close(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	int calls = 0;
+	vnc_framebuffer_set_listener(fb, count_call, &calls);
+	paint_square(fb, 200, true);
+	ASSERT_EQ(calls, 1);
+	vnc_framebuffer_commit(fb); /* nothing new: no frame, no call */
+	ASSERT_EQ(calls, 1);
+	vnc_framebuffer_set_cursor_position(fb, 5, 6);
+	ASSERT_EQ(calls, 2);
+	vnc_framebuffer_close(fb);
+	ASSERT_EQ(calls, 3);
+	vnc_framebuffer_set_listener(fb, NULL, NULL);
+	vnc_framebuffer_reopen(fb);
+	paint_square(fb, 10, true);
+	ASSERT_EQ(calls, 3);
+	vnc_framebuffer_destroy(fb);
+}
+
+/* A server resends a block of which three pixels changed: viewers are
+ * told the box around each run of changed rows, not the block. */
+static void test_change_log_holds_what_differs(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	uint8_t block[64 * 64 * 4] = { 0 };
+	vnc_framebuffer_write_rect(fb, block, 64 * 4, 0, 0, 64, 64); /* the same: no change */
+	vnc_framebuffer_commit(fb);
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	uint64_t serial = view.change_serial;
+	vnc_framebuffer_unlock_view(&view);
+	block[(10 * 64 + 20) * 4] = 9;
+	block[(11 * 64 + 7) * 4 + 2] = 9;
+	block[(40 * 64 + 30) * 4 + 1] = 9;
+	vnc_framebuffer_write_rect(fb, block, 64 * 4, 0, 0, 64, 64);
+	vnc_framebuffer_commit(fb);
+	vnc_framebuffer_lock_view(fb, &view);
+	struct vnc_framebuffer_change first, second;
+	ASSERT_EQ(view.change_serial, serial + 2);
+	ASSERT(vnc_framebuffer_view_change(&view, serial, &first));
+	ASSERT(vnc_framebuffer_view_change(&view, serial + 1, &second));
+	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(first.rect.x, 7);
+	ASSERT_EQ(first.rect.y, 10);
+	ASSERT_EQ(first.rect.width, 14);
+	ASSERT_EQ(first.rect.height, 2);
+	ASSERT_EQ(second.rect.x, 30);
+	ASSERT_EQ(second.rect.y, 40);
+	ASSERT_EQ(second.rect.width, 1);
+	ASSERT_EQ(second.rect.height, 1);
+	vnc_framebuffer_destroy(fb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
 	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
+	RUN_TEST(test_listener_hears_frames_pointer_and_close);
+	RUN_TEST(test_change_log_holds_what_differs);
 	TEST_EXIT();
 }
