@@ -45,11 +45,22 @@ function paintedRects(buffer) {
   for (let at = 0; at < buffer.length;) {
     const kind = buffer[at];
     const f = (i) => buffer.readUInt16BE(at + 1 + i * 2);
-    if (kind === 1) {
+    if (kind === 1) { // a copy: what it moved is old content
       at += 13;
-    } else if (kind === 2 || kind === 3) {
+    } else if (kind === 2 || kind === 3) { // PNG or JPEG
       rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
       at += 13 + buffer.readUInt32BE(at + 9);
+    } else if (kind === 4) { // a fill
+      rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
+      at += 12;
+    } else if (kind === 5) { // the pointer's shape
+      at += 9 + f(2) * f(3) * 4;
+    } else if (kind === 6) { // the pointer moved
+      at += 5;
+    } else if (kind === 7) { // palette indices
+      rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
+      const colours = buffer[at + 10] + 1;
+      at += 15 + colours * 3 + buffer.readUInt32BE(at + 11 + colours * 3);
     } else {
       break;
     }
