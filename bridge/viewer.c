@@ -11,11 +11,13 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The hub wakes when the framebuffer changes or a viewer becomes ready
  * (acknowledged, sent, joined); with neither it looks again after this
@@ -39,6 +41,11 @@
  * indices would hold up painting (a scrolling page fell from 28 to 9
  * updates a second); a PNG's container only matters for small ones. */
 #define INDEXED_MAX_AREA (128 * 128)
+/* A round's images are encoded on up to this many threads (the cores, at
+ * most), when they hold at least PARALLEL_MIN_PIXELS: below that a thread
+ * costs more than it saves. */
+#define MAX_ENCODERS 8
+#define PARALLEL_MIN_PIXELS (256 * 256)
 
 /* A copy within the canvas, as the page applies it. */
 struct copy {
@@ -97,7 +104,18 @@ struct job {
 	uint8_t *pointer_rgba;
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
 	bool lossy[BRIDGE_REGION_MAX];
+	/* Each damage rectangle's operation, encoded on any thread. */
+	struct vnc_bytes parts[BRIDGE_REGION_MAX];
+	bool part_ok[BRIDGE_REGION_MAX];
 	struct bridge_viewer_message *made;
+};
+
+/* The images of one round, shared out among encoder threads. */
+struct encoding {
+	struct job *jobs;
+	int items[MAX_JOBS * BRIDGE_REGION_MAX]; /* job * BRIDGE_REGION_MAX + rect */
+	int item_count;
+	atomic_int next;
 };
 
 struct bridge_viewers {
@@ -410,6 +428,52 @@ static bool put_pointer(struct vnc_bytes *ops, const struct job *job)
 	return vnc_bytes_append(ops, op, sizeof(op));
 }
 
+static void *encoder_main(void *arg)
+{
+	struct encoding *e = arg;
+	for (int n; (n = atomic_fetch_add(&e->next, 1)) < e->item_count;) {
+		struct job *job = &e->jobs[e->items[n] / BRIDGE_REGION_MAX];
+		int i = e->items[n] % BRIDGE_REGION_MAX;
+		job->parts[i] = (struct vnc_bytes){ 0 };
+		job->part_ok[i] = put_damage(&job->parts[i], job, i);
+	}
+	return NULL;
+}
+
+/* Every damage rectangle of the jobs that encode their own, spread over
+ * the cores when there is enough: one viewer's large update (a page
+ * scrolled) and several viewers in different states alike. */
+static void encode_images(struct job *jobs, int count)
+{
+	struct encoding e = { .jobs = jobs }; /* 6 KiB */
+	long long pixels = 0;
+	for (int j = 0; j < count; j++) {
+		if (jobs[j].resized || jobs[j].same_as >= 0)
+			continue;
+		for (int i = 0; i < jobs[j].damage.count; i++) {
+			e.items[e.item_count++] = j * BRIDGE_REGION_MAX + i;
+			pixels += (long long)jobs[j].damage.rects[i].width *
+				  jobs[j].damage.rects[i].height;
+		}
+	}
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = pixels < PARALLEL_MIN_PIXELS || cores < 2 ? 1
+		      : cores > MAX_ENCODERS ? MAX_ENCODERS
+					     : (int)cores;
+	if (threads > e.item_count)
+		threads = e.item_count;
+	pthread_t helpers[MAX_ENCODERS];
+	int started = 0;
+	for (int i = 1; i < threads; i++)
+		if (pthread_create(&helpers[started], NULL, encoder_main, &e) == 0)
+			started++;
+	encoder_main(&e);
+	for (int i = 0; i < started; i++)
+		pthread_join(helpers[i], NULL);
+}
+
+/* The job's message, from its encoded parts, in the order the page
+ * applies them: copies, then pixels, then the pointer. */
 static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
 {
 	struct vnc_bytes ops = { 0 };
@@ -417,7 +481,8 @@ static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job
 	for (int i = 0; ok && i < job->copy_count; i++)
 		ok = put_copy(&ops, &job->copies[i]);
 	for (int i = 0; ok && i < job->damage.count; i++)
-		ok = put_damage(&ops, job, i);
+		ok = job->part_ok[i] &&
+		     vnc_bytes_append(&ops, job->parts[i].data, job->parts[i].len);
 	if (ok && (job->pointer_shape || job->pointer_moved))
 		ok = put_pointer(&ops, job);
 	struct bridge_viewer_message *m = ok ? new_message(v, false, ops.len) : NULL;
@@ -432,6 +497,7 @@ static void free_pixels(struct job *job)
 	for (int i = 0; i < job->damage.count; i++) {
 		free(job->images[i].pixels);
 		job->images[i].pixels = NULL;
+		vnc_bytes_finish(&job->parts[i]);
 	}
 	free(job->pointer_rgba);
 	job->pointer_rgba = NULL;
@@ -516,6 +582,7 @@ static bool produce(struct bridge_viewers *v)
 		return false;
 
 	/* Encode with no lock held: the connection and the pages go on. */
+	encode_images(v->jobs, count);
 	for (int i = 0; i < count; i++) {
 		struct job *job = &v->jobs[i];
 		if (job->resized || job->same_as >= 0)
