@@ -87,6 +87,20 @@ test('the page lets go of its keys when it loses focus', async () => {
   await page.close();
 });
 
+test('full screen: the page fills the screen, keys still reach the desktop, and it leaves again', async () => {
+  const file = await terminal('full');
+  const page = await openViewer();
+  await focusTerminal(file);
+  await page.click('#full');
+  assert.ok(await waitFor(() => page.evaluate(() => document.fullscreenElement === document.documentElement)),
+    'the page is full screen');
+  await page.keyboard.type('f');
+  assert.equal(await waitFor(() => read(file) === '.f' && read(file)), '.f', 'a key after the button reaches the desktop');
+  await page.click('#full');
+  assert.ok(await waitFor(() => page.evaluate(() => document.fullscreenElement === null)), 'the page left full screen');
+  await page.close();
+});
+
 // Differing pixels between the page's canvas and a PNG (base64), counted
 // in the page so that a whole screen need not cross the wire.
 function canvasDiff(page, png) {
