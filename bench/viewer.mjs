@@ -5,8 +5,7 @@
 // scrolling itself. For each: one headless Chromium viewer per system
 // (bytes/s on the wire, counted at a TCP relay in front of each server,
 // and the payload after permessage-deflate; animation frames that received
-// data per
-// second, change latency: a colour change on the desktop until that pixel
+// data per second, change latency: a colour change on the desktop until that pixel
 // shows on the page's canvas, and the server's CPU), then 1 and 10
 // WebSocket viewers that decode nothing (bytes/s each, latency until the
 // first bytes after a change, the server's CPU per added viewer; bytes
