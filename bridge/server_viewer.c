@@ -226,6 +226,10 @@ static int write_notice(struct connection *c)
 
 static int writeable(struct connection *c)
 {
+	if (c->written) {
+		bridge_viewer_sent(c->viewer, c->written);
+		c->written = NULL;
+	}
 	if (c->kicked)
 		return -1;
 	if (c->notice)
@@ -258,7 +262,7 @@ static int writeable(struct connection *c)
 		return -1;
 	c->sending_offset += chunk;
 	if (last) {
-		bridge_viewer_sent(c->viewer, m);
+		c->written = m;
 		c->sending = NULL;
 	}
 	lws_callback_on_writable(c->wsi);
@@ -310,6 +314,8 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 			return 0;
 		if (c->sending)
 			bridge_viewer_sent(c->viewer, c->sending);
+		if (c->written)
+			bridge_viewer_sent(c->viewer, c->written);
 		if (c->viewer) {
 			release_held(c);
 			bridge_viewer_detach(c->viewer);
