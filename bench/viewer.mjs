@@ -3,11 +3,13 @@
 //
 // Scenarios: a still screen, a window moved continuously, a Chromium page
 // scrolling itself. For each: one headless Chromium viewer per system
-// (bytes/s on its WebSocket, animation frames that received data per
-// second, change latency: a colour change on the desktop until that pixel
+// (bytes/s on the wire, counted at a TCP relay in front of each server,
+// and the payload after permessage-deflate; animation frames that received
+// data per second, change latency: a colour change on the desktop until that pixel
 // shows on the page's canvas, and the server's CPU), then 1 and 10
 // WebSocket viewers that decode nothing (bytes/s each, latency until the
-// first bytes after a change, the server's CPU per added viewer).
+// first bytes after a change, the server's CPU per added viewer; bytes
+// read from the socket, compressed or not).
 // The bridge's CPU includes its own VNC connection; websockify decodes
 // nothing, so it is the floor any re-encoding server pays above.
 //
@@ -52,14 +54,32 @@ function cpuSeconds(pid) {
   return total;
 }
 
-// Counts what a page's WebSockets receive (seen by the browser's protocol
-// monitor, the same for both pages), and the 60 Hz display frames in which
-// anything arrived: updates the viewer could show.
-function instrument(page) {
-  const stats = { bytes: 0, frames: 0 };
+// A TCP relay in front of a server that counts the bytes it sends: what
+// crosses the wire, compressed or not (the browser's protocol monitor shows
+// payloads after permessage-deflate has inflated them).
+async function countingProxy(targetPort) {
+  const counter = { bytes: 0 };
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(targetPort, '127.0.0.1');
+    outbound.on('data', (data) => { counter.bytes += data.length; });
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on('error', () => outbound.destroy());
+    outbound.on('error', () => inbound.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  counter.port = server.address().port;
+  counter.close = () => new Promise((resolve) => server.close(resolve));
+  return counter;
+}
+
+// Counts the 60 Hz display frames in which anything arrived on a page's
+// WebSockets: updates the viewer could show. (Bytes: at the proxy.)
+function instrument(page, proxy) {
+  const stats = { bytes: 0, frames: 0, inflated: 0 };
+  Object.defineProperty(stats, 'bytes', { get: () => proxy.bytes, enumerable: true });
   let lastTick = -1;
   page.on('websocket', (ws) => ws.on('framereceived', (frame) => {
-    stats.bytes += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length;
+    stats.inflated += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length;
     const tick = Math.floor(Date.now() / (1000 / 60));
     if (tick !== lastTick) stats.frames++;
     lastTick = tick;
@@ -112,7 +132,7 @@ function lizardSocket(daemon, session, token) {
   ws.on('error', () => {}); // closing at the end; a dropped one shows as no bytes
   ws.on('open', () => ws.send(JSON.stringify({ session, token })));
   ws.on('message', (data, binary) => {
-    stats.bytes += data.length;
+    stats.bytes = ws._socket?.bytesRead ?? stats.bytes; // on the wire, compressed or not
     stats.last = Date.now();
     if (binary) ws.send('{"type":"ack"}');
   });
@@ -128,7 +148,7 @@ function rfbSocket(port) {
   let buffer = Buffer.alloc(0), state = 'version', width = 0, height = 0;
   const request = (incremental) => ws.send(Buffer.from([3, incremental, 0, 0, 0, 0, width >> 8, width & 255, height >> 8, height & 255]));
   ws.on('message', (data) => {
-    stats.bytes += data.length;
+    stats.bytes = ws._socket?.bytesRead ?? stats.bytes; // on the wire
     stats.last = Date.now();
     buffer = Buffer.concat([buffer, data]);
     for (;;) {
@@ -215,7 +235,7 @@ const port = await freePort();
 const websockify = startProcess('websockify', ['--web', '/usr/share/novnc', `127.0.0.1:${port}`, `--unix-target=${xvnc.socket}`]);
 const browser = await launchChromium();
 const motion = [];
-const rows = [], fanRows = [];
+const rows = [], fanRows = [], proxies = [];
 try {
   await run('xsetroot', ['-solid', '#303030'], { env });
   const session = JSON.parse(textOf(await client.call('create_session', { vnc: `unix://${xvnc.socket}` }))).session;
@@ -225,9 +245,14 @@ try {
     const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
     s.on('error', () => resolve(false));
   }));
+  const bridgeProxy = await countingProxy(Number(new URL(daemon.url).port));
+  const novncProxy = await countingProxy(port);
+  proxies.push(bridgeProxy, novncProxy);
+  const viewURL = new URL(links.view_only_url);
+  viewURL.port = bridgeProxy.port;
   const viewers = {
-    'lizard-bridge': { url: links.view_only_url, pid: daemon.child.pid },
-    'noVNC + websockify': { url: `http://127.0.0.1:${port}/vnc_lite.html?port=${port}&path=websockify&view_only=true`, pid: websockify.pid },
+    'lizard-bridge': { url: viewURL.href, pid: daemon.child.pid, proxy: bridgeProxy },
+    'noVNC + websockify': { url: `http://127.0.0.1:${novncProxy.port}/vnc_lite.html?port=${novncProxy.port}&path=websockify&view_only=true`, pid: websockify.pid, proxy: novncProxy },
   };
   // The page that scrolls itself, for the last scenario.
   const long = path.join(work, 'long.html');
@@ -257,7 +282,7 @@ try {
     const openPage = async (name, viewer) => {
       const context = await browser.newContext({ viewport: { width: 1300, height: 850 } });
       const page = await context.newPage();
-      const stats = instrument(page);
+      const stats = instrument(page, viewer.proxy);
       await page.goto(viewer.url);
       if (!await waitFor(async () => stats.bytes > 0 && (await page.$('canvas')), { timeout: 20000 })) throw new Error(`${name} shows nothing`);
       await sleep(1500);
@@ -274,7 +299,7 @@ try {
     const latencies = await pageLatencies(open.map((o) => o.page), env);
     open.forEach(({ name }, k) => {
       const m = measured[k];
-      rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latencies[k]} ms | ${(m.cpu * 100).toFixed(1)}% |`);
+      rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${latencies[k]} ms | ${(m.cpu * 100).toFixed(1)}% | ${Math.round((m.after.inflated - m.before.inflated) / m.elapsed).toLocaleString('en')} |`);
     });
     for (const o of open) await o.context.close();
     if (scenario !== 'window moving') continue;
@@ -298,6 +323,7 @@ try {
 } finally {
   for (const stop of motion) await stop.stop();
   await browser.close();
+  for (const proxy of proxies) await proxy.close();
   await client.close();
   await daemon.stop();
   await websockify.stop();
@@ -306,8 +332,8 @@ try {
 }
 
 console.log(`\nRemote viewing, one browser viewer each (headless Chromium), 1280x800 Xvnc, ${seconds} s per run\n`);
-console.log('| scenario | viewer | bytes/s | frames with new data/s | change latency (median) | server CPU (of a core) |');
-console.log('|---|---|---:|---:|---:|---:|');
+console.log('| scenario | viewer | bytes/s | frames with new data/s | change latency (median) | server CPU (of a core) | payload bytes/s (inflated) |');
+console.log('|---|---|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 console.log(`\nFan-out while a window moves: WebSocket viewers that decode nothing, ${seconds} s per run\n`);
 console.log('| server | viewers | bytes/s per viewer (median) | first bytes after a change (median / max) | server CPU | CPU per added viewer |');

@@ -65,6 +65,10 @@ struct connection {
 	struct bridge_viewer *viewer;
 	struct bridge_viewer_message *sending;
 	size_t sending_offset;
+	/* Written, but permessage-deflate may still be reading it: libwebsockets
+	 * drains the compressor from the caller's buffer before the next
+	 * writeable callback, so it is released there. */
+	struct bridge_viewer_message *written;
 	char *notice;    /* a JSON text frame to send, then maybe close */
 	bool close_after_notice;
 	bool leaving;    /* revoked or ended: told why, closed within 1 s */

@@ -215,6 +215,8 @@ static int write_notice(struct connection *c)
 {
 	size_t len = strlen(c->notice + LWS_PRE);
 	int n = lws_write(c->wsi, (unsigned char *)c->notice + LWS_PRE, len, LWS_WRITE_TEXT);
+	/* Notices are short literals, well under permessage-deflate's 1 KiB
+	 * output buffer: compressed whole within the write, so freed here. */
 	free(c->notice);
 	c->notice = NULL;
 	if (n < (int)len || c->close_after_notice) {
@@ -226,6 +228,10 @@ static int write_notice(struct connection *c)
 
 static int writeable(struct connection *c)
 {
+	if (c->written) {
+		bridge_viewer_sent(c->viewer, c->written);
+		c->written = NULL;
+	}
 	if (c->kicked)
 		return -1;
 	if (c->notice)
@@ -258,7 +264,7 @@ static int writeable(struct connection *c)
 		return -1;
 	c->sending_offset += chunk;
 	if (last) {
-		bridge_viewer_sent(c->viewer, m);
+		c->written = m;
 		c->sending = NULL;
 	}
 	lws_callback_on_writable(c->wsi);
@@ -286,6 +292,12 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 	case LWS_CALLBACK_ESTABLISHED:
 		bridge_server_track(server, c, wsi, true);
 		c->viewer_socket = true;
+		/* When the page negotiated permessage-deflate: a smaller hash
+		 * (zlib's memLevel 6, not 8) makes the compressor 160 KiB, not
+		 * 256. The window stays 32 KiB: libwebsockets sizes the inflater
+		 * for the page's messages from the same setting, and the page
+		 * compresses with 32 KiB. Fails only when not negotiated. */
+		(void)lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "6");
 		/* Anyone may open the socket; only a valid link keeps it. */
 		lws_set_timer_usecs(wsi, (lws_usec_t)BRIDGE_SERVER_VIEWER_JOIN_MS * 1000);
 		return 0;
@@ -304,6 +316,8 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 			return 0;
 		if (c->sending)
 			bridge_viewer_sent(c->viewer, c->sending);
+		if (c->written)
+			bridge_viewer_sent(c->viewer, c->written);
 		if (c->viewer) {
 			release_held(c);
 			bridge_viewer_detach(c->viewer);
