@@ -1,7 +1,5 @@
 #include "framebuffer.h"
 
-#include "shift.h"
-
 #include "../util/clock.h"
 
 #include <errno.h>
@@ -43,7 +41,6 @@ struct vnc_framebuffer {
 	struct vnc_framebuffer_change *changes;
 	uint64_t change_serial;
 	bool change_sealed;
-	uint64_t seen_serial; /* change_serial when last read: older entries are fixed */
 
 	uint8_t *cursor_rgba;
 	bool cursor_shape_known; /* false until the server sends a shape */
@@ -98,60 +95,8 @@ static bool contains(const struct vnc_rect *outer, const struct vnc_rect *inner)
 	       inner->y + inner->height <= outer->y + outer->height;
 }
 
-static bool overlap(const struct vnc_rect *a, const struct vnc_rect *b)
-{
-	return a->x < b->x + b->width && b->x < a->x + a->width && a->y < b->y + b->height &&
-	       b->y < a->y + a->height;
-}
-
-/* Whether copy c may join the earlier copy last: the same columns and
- * shift, c just below, and c reading nothing last wrote (one copy reads
- * every source row before it writes any). */
-static bool continues_copy(const struct vnc_framebuffer_change *last,
-			   const struct vnc_framebuffer_change *c)
-{
-	const struct vnc_rect source = { c->src_x, c->src_y, c->rect.width, c->rect.height };
-	return last->copy && last->rect.x == c->rect.x && last->rect.width == c->rect.width &&
-	       last->src_x == c->src_x && last->src_y - last->rect.y == c->src_y - c->rect.y &&
-	       last->rect.y + last->rect.height == c->rect.y && !overlap(&source, &last->rect);
-}
-
-/* Whether copy c may move before change e: neither touches what the
- * other reads or writes. */
-static bool commutes(const struct vnc_framebuffer_change *e, const struct vnc_framebuffer_change *c)
-{
-	const struct vnc_rect source = { c->src_x, c->src_y, c->rect.width, c->rect.height };
-	const struct vnc_rect e_source = { e->src_x, e->src_y, e->rect.width, e->rect.height };
-	return !overlap(&e->rect, &c->rect) && !overlap(&e->rect, &source) &&
-	       (!e->copy || !overlap(&e_source, &c->rect));
-}
-
-/* A scroll found band by band, between the small writes of the same
- * update, grows one copy: viewers keep a bounded number of copies. Only
- * entries no reader has seen may change. */
-static bool join_copy_locked(struct vnc_framebuffer *fb, const struct vnc_framebuffer_change *c)
-{
-	uint64_t oldest = fb->seen_serial;
-	if (fb->change_serial > VNC_FRAMEBUFFER_CHANGES &&
-	    oldest < fb->change_serial - VNC_FRAMEBUFFER_CHANGES)
-		oldest = fb->change_serial - VNC_FRAMEBUFFER_CHANGES;
-	for (uint64_t serial = fb->change_serial; serial > oldest && fb->change_serial - serial < 64;
-	     serial--) {
-		struct vnc_framebuffer_change *e = &fb->changes[(serial - 1) % VNC_FRAMEBUFFER_CHANGES];
-		if (continues_copy(e, c)) {
-			e->rect.height += c->rect.height;
-			return true;
-		}
-		if (!commutes(e, c))
-			return false;
-	}
-	return false;
-}
-
 static void log_change_locked(struct vnc_framebuffer *fb, const struct vnc_framebuffer_change *c)
 {
-	if (c->copy && join_copy_locked(fb, c))
-		return;
 	if (fb->change_serial > 0 && !fb->change_sealed && !c->copy) {
 		/* Bands of one write (same columns, one below the other) or a
 		 * part of the last write grow the newest entry instead. */
@@ -214,50 +159,6 @@ static bool one_colour(const uint8_t *src, int src_stride, int x, int y, int wid
 	return true;
 }
 
-static void copy_locked(struct vnc_framebuffer *fb, int src_x, int src_y,
-			const struct vnc_rect *dest);
-
-/* Columns beside dest that already equal their source (the margins and
- * background around a scrolled page) join the copy, which there changes
- * nothing: the copies of one scroll's bands then line up and join. */
-static void widen(const struct vnc_framebuffer *fb, struct vnc_rect *dest, int dy)
-{
-	size_t stride = (size_t)fb->width * 4;
-	int left = dest->x, right = dest->x + dest->width;
-	int min_left = 0, max_right = fb->width;
-	for (int row = dest->y; row < dest->y + dest->height; row++) {
-		const uint8_t *to = fb->pixels + (size_t)row * stride;
-		const uint8_t *from = fb->pixels + (size_t)(row + dy) * stride;
-		int l = left, r = right;
-		while (l > min_left && memcmp(to + (size_t)(l - 1) * 4, from + (size_t)(l - 1) * 4, 4) == 0)
-			l--;
-		while (r < max_right && memcmp(to + (size_t)r * 4, from + (size_t)r * 4, 4) == 0)
-			r++;
-		min_left = l;
-		max_right = r;
-	}
-	dest->x = min_left;
-	dest->width = max_right - min_left;
-}
-
-/* Scrolled content (rows of src found in the picture shifted) becomes a
- * copy first, so that only what is new counts as damage below. */
-static void copy_shifted_locked(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride,
-				const struct vnc_rect *rect, bool drawing)
-{
-	struct vnc_shift shift;
-	size_t stride = (size_t)fb->width * 4;
-	if (!vnc_find_shift(fb->pixels, stride, fb->height, src, (size_t)src_stride, rect, &shift))
-		return;
-	struct vnc_rect dest = { rect->x, rect->y + shift.first_row, rect->width, shift.rows };
-	widen(fb, &dest, shift.dy);
-	for (int row = dest.y; drawing && row < dest.y + dest.height; row++)
-		if (memcmp(fb->pixels + (size_t)row * stride + (size_t)dest.x * 4,
-			   src + (size_t)row * src_stride + (size_t)dest.x * 4, (size_t)dest.width * 4))
-			fb->pending_drawn += (uint64_t)dest.width; /* as if written */
-	copy_locked(fb, dest.x, dest.y + shift.dy, &dest);
-}
-
 #define RUN_GAP_ROWS 16
 
 /* The first and last of width pixels that differ between a and b; width
@@ -298,7 +199,6 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	if (height > fb->height - y)
 		height = fb->height - y;
 	size_t stride = (size_t)fb->width * 4;
-	copy_shifted_locked(fb, src, src_stride, &(struct vnc_rect){ x, y, width, height }, drawing);
 	fb->write_version++;
 	fb->pixels_since_resize = true;
 	/* Servers resend pixels that did not change (a window mapped with the
@@ -344,11 +244,17 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 	pthread_mutex_unlock(&fb->lock);
 }
 
-/* Copies within the picture and logs it; dest and its source are on the
- * screen. */
-static void copy_locked(struct vnc_framebuffer *fb, int src_x, int src_y,
-			const struct vnc_rect *dest)
+bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
+			       const struct vnc_rect *dest)
 {
+	pthread_mutex_lock(&fb->lock);
+	const struct vnc_rect screen = { 0, 0, fb->width, fb->height };
+	const struct vnc_rect source = { src_x, src_y, dest->width, dest->height };
+	if (dest->width <= 0 || dest->height <= 0 || !contains(&screen, dest) ||
+	    !contains(&screen, &source)) {
+		pthread_mutex_unlock(&fb->lock);
+		return false;
+	}
 	size_t stride = (size_t)fb->width * 4, len = (size_t)dest->width * 4;
 	/* Rows in the order that never reads a row already overwritten;
 	 * memmove handles the overlap within a row. */
@@ -363,20 +269,6 @@ static void copy_locked(struct vnc_framebuffer *fb, int src_x, int src_y,
 	log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = *dest, .copy = true,
 								 .src_x = src_x, .src_y = src_y });
 	fb->pending_damage = true;
-}
-
-bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
-			       const struct vnc_rect *dest)
-{
-	pthread_mutex_lock(&fb->lock);
-	const struct vnc_rect screen = { 0, 0, fb->width, fb->height };
-	const struct vnc_rect source = { src_x, src_y, dest->width, dest->height };
-	if (dest->width <= 0 || dest->height <= 0 || !contains(&screen, dest) ||
-	    !contains(&screen, &source)) {
-		pthread_mutex_unlock(&fb->lock);
-		return false;
-	}
-	copy_locked(fb, src_x, src_y, dest);
 	pthread_mutex_unlock(&fb->lock);
 	return true;
 }
@@ -516,7 +408,6 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->cursor_shape_version = fb->cursor_shape_version;
 	view->change_serial = fb->change_serial;
 	fb->change_sealed = true;
-	fb->seen_serial = fb->change_serial;
 	view->fb = fb;
 	if (!fb->cursor_position_known) {
 		/* Nothing to draw: where it is is unknown, and servers show the

@@ -71,9 +71,7 @@ bool vnc_framebuffer_snapshot(struct vnc_framebuffer *fb, const struct vnc_rect 
 void vnc_image_finish(struct vnc_image *image);
 
 /* What changed, in order: pixels written to rect, or (copy) rect filled
- * from the same-sized rectangle at (src_x, src_y): a CopyRect of the
- * server, or rows of a write found shifted in the picture (scrolling). The
- * framebuffer keeps
+ * from the same-sized rectangle at (src_x, src_y). The framebuffer keeps
  * the last VNC_FRAMEBUFFER_CHANGES of them so that viewers can replay the
  * copies instead of sending the pixels again. A resize is a write of the
  * whole screen. */

@@ -1,7 +1,6 @@
 /* Frame counters and waits of vnc/framebuffer.c: drawn pixels are counted
  * apart from pointer changes, background fills and pixels resent
- * unchanged, and a wait wakes once enough have been drawn. The change log
- * holds what differs, and scrolled rows as a copy. */
+ * unchanged, and a wait wakes once enough have been drawn. */
 #include "test.h"
 
 #include "../../vnc/framebuffer.h"
@@ -157,131 +156,11 @@ static void test_change_log_holds_what_differs(void)
 	vnc_framebuffer_destroy(fb);
 }
 
-/* A page of text lines: row r holds a pattern of its line (r + offset),
- * blank between lines, so no two lines look alike. */
-#define PAGE_W 128
-#define PAGE_H 96
-static void draw_page(uint8_t *pixels, int offset)
-{
-	memset(pixels, 255, PAGE_W * PAGE_H * 4);
-	for (int r = 0; r < PAGE_H; r++) {
-		int line = r + offset;
-		if (line % 6 == 5)
-			continue;
-		for (int x = 4 + line % 7; x < PAGE_W - 4; x += 3 + (line * 7 + x) % 5)
-			memset(pixels + ((size_t)r * PAGE_W + x) * 4, line * 37 % 200, 3);
-	}
-}
-
-/* The changes logged since serial, at most max of them; returns how many. */
-static int changes_since(struct vnc_framebuffer *fb, uint64_t serial,
-			 struct vnc_framebuffer_change *out, int max)
-{
-	struct vnc_framebuffer_view view;
-	vnc_framebuffer_lock_view(fb, &view);
-	int n = 0;
-	while (n < max && vnc_framebuffer_view_change(&view, serial + n, &out[n]))
-		n++;
-	vnc_framebuffer_unlock_view(&view);
-	return n;
-}
-
-static uint64_t next_serial(struct vnc_framebuffer *fb)
-{
-	struct vnc_framebuffer_view view;
-	vnc_framebuffer_lock_view(fb, &view);
-	uint64_t serial = view.change_serial;
-	vnc_framebuffer_unlock_view(&view);
-	return serial;
-}
-
-/* A framebuffer showing the page at its first line (drawn into page), or
- * NULL when it could not be made. */
-static struct vnc_framebuffer *show_page(uint8_t *page)
-{
-	struct vnc_framebuffer *fb = vnc_framebuffer_create();
-	if (!fb || !vnc_framebuffer_resize(fb, PAGE_W, PAGE_H)) {
-		vnc_framebuffer_destroy(fb);
-		return NULL;
-	}
-	draw_page(page, 0);
-	vnc_framebuffer_write_rect(fb, page, PAGE_W * 4, 0, 0, PAGE_W, PAGE_H);
-	vnc_framebuffer_commit(fb);
-	return fb;
-}
-
-/* A page scrolled by 20 rows, sent as plain pixels in bands the way a
- * server sends a large area: logged as one copy from 20 rows below, then
- * damage for the 20 new rows only; the picture is the new page. */
-static void test_scrolled_rows_become_a_copy(void)
-{
-	static uint8_t page[PAGE_W * PAGE_H * 4], scrolled[PAGE_W * PAGE_H * 4];
-	struct vnc_framebuffer *fb = show_page(page);
-	ASSERT(fb);
-	uint64_t serial = next_serial(fb);
-
-	draw_page(scrolled, 20);
-	for (int band = 0; band < PAGE_H; band += 32)
-		vnc_framebuffer_write_rect(fb, scrolled, PAGE_W * 4, 0, band, PAGE_W, 32);
-	vnc_framebuffer_commit(fb);
-	struct vnc_framebuffer_change c[8];
-	int n = changes_since(fb, serial, c, 8);
-	ASSERT_EQ(n, 2);
-	ASSERT(c[0].copy);
-	ASSERT_EQ(c[0].rect.x, 0);
-	ASSERT_EQ(c[0].rect.y, 0);
-	ASSERT_EQ(c[0].rect.width, PAGE_W);
-	ASSERT_EQ(c[0].rect.height, PAGE_H - 20);
-	ASSERT_EQ(c[0].src_x, 0);
-	ASSERT_EQ(c[0].src_y, 20);
-	ASSERT(!c[1].copy);
-	ASSERT(c[1].rect.y >= PAGE_H - 20);
-	ASSERT(c[1].rect.y + c[1].rect.height == PAGE_H);
-
-	struct vnc_image image;
-	ASSERT(vnc_framebuffer_snapshot(fb, NULL, false, &image, NULL));
-	ASSERT(memcmp(image.pixels, scrolled, sizeof(scrolled)) == 0);
-	vnc_image_finish(&image);
-	vnc_framebuffer_destroy(fb);
-}
-
-/* New content that is no shift of the old is logged as damage only, and
- * so is a change too small to search. */
-static void test_unshifted_change_is_damage(void)
-{
-	static uint8_t page[PAGE_W * PAGE_H * 4], other[PAGE_W * PAGE_H * 4];
-	struct vnc_framebuffer *fb = show_page(page);
-	ASSERT(fb);
-	uint64_t serial = next_serial(fb);
-
-	draw_page(other, 1000);
-	vnc_framebuffer_write_rect(fb, other, PAGE_W * 4, 0, 0, PAGE_W, PAGE_H);
-	vnc_framebuffer_commit(fb);
-	struct vnc_framebuffer_change c[8];
-	int n = changes_since(fb, serial, c, 8);
-	ASSERT(n >= 1);
-	for (int i = 0; i < n; i++)
-		ASSERT(!c[i].copy);
-
-	/* A narrow column scrolled: below the width worth a search. */
-	serial = next_serial(fb);
-	draw_page(page, 1010);
-	vnc_framebuffer_write_rect(fb, page, PAGE_W * 4, 0, 0, 32, PAGE_H);
-	vnc_framebuffer_commit(fb);
-	n = changes_since(fb, serial, c, 8);
-	ASSERT(n >= 1);
-	for (int i = 0; i < n; i++)
-		ASSERT(!c[i].copy);
-	vnc_framebuffer_destroy(fb);
-}
-
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
 	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
 	RUN_TEST(test_listener_hears_frames_pointer_and_close);
 	RUN_TEST(test_change_log_holds_what_differs);
-	RUN_TEST(test_scrolled_rows_become_a_copy);
-	RUN_TEST(test_unshifted_change_is_damage);
 	TEST_EXIT();
 }
