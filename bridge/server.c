@@ -320,8 +320,6 @@ static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 	case LWS_CALLBACK_WSI_DESTROY:
 		bridge_server_wsi_destroyed(server, wsi);
 		return 0;
-	case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
-		return 1; /* compression is for the viewer socket only */
 	default:
 		return bridge_server_http_callback(wsi, reason, user, in, len);
 	}
@@ -463,17 +461,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 		{ "lizard-vnc-raw", bridge_server_vnc_raw_callback, 0, 65536, 0, NULL, 0 },
 		{ NULL, NULL, 0, 0, 0, NULL, 0 },
 	};
-	/* permessage-deflate (RFC 7692), accepted on the viewer socket only
-	 * (the others decline it): the browser inflates natively, and with the
-	 * context kept across messages, what repeats between updates (the same
-	 * glyphs, the same palettes) costs little the second time. */
-	static const struct lws_extension extensions[] = {
-		{ "permessage-deflate", lws_extension_callback_pm_deflate, "permessage-deflate" },
-		{ NULL, NULL, NULL },
-	};
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
-	info.extensions = extensions;
 	info.port = unix_socket ? 0 : port;
 	info.iface = iface;
 	info.protocols = protocols;

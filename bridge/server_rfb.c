@@ -289,8 +289,6 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 		pump(link);
 		return 0;
 	}
-	case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
-		return 1; /* RFB is compressed already */
 	case LWS_CALLBACK_RECEIVE:
 		if (!link || !link->relay)
 			return -1;

@@ -292,12 +292,6 @@ int bridge_server_viewer_callback(struct lws *wsi, enum lws_callback_reasons rea
 	case LWS_CALLBACK_ESTABLISHED:
 		bridge_server_track(server, c, wsi, true);
 		c->viewer_socket = true;
-		/* When the page negotiated permessage-deflate: a smaller hash
-		 * (zlib's memLevel 6, not 8) makes the compressor 160 KiB, not
-		 * 256. The window stays 32 KiB: libwebsockets sizes the inflater
-		 * for the page's messages from the same setting, and the page
-		 * compresses with 32 KiB. Fails only when not negotiated. */
-		(void)lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "6");
 		/* Anyone may open the socket; only a valid link keeps it. */
 		lws_set_timer_usecs(wsi, (lws_usec_t)BRIDGE_SERVER_VIEWER_JOIN_MS * 1000);
 		return 0;

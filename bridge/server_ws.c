@@ -92,8 +92,6 @@ int bridge_server_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			return -1;
 		bridge_metrics_connections(server->options->metrics, "websocket", 1);
 		return 0;
-	case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
-		return 1; /* MCP traffic stays as it was: no deflate state per client */
 	case LWS_CALLBACK_RECEIVE:
 		return receive(c, in, len);
 	case LWS_CALLBACK_SERVER_WRITEABLE:

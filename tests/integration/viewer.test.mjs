@@ -3,7 +3,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import WebSocket from 'ws';
 import {
   startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, tempDir, sleep, launchChromium,
 } from './lib.mjs';
@@ -191,30 +190,6 @@ test('ten viewers at once all stay current, and MCP calls are still answered', a
   const counted = await waitFor(async () => /^lizard_viewers 10$/m.test(await fetch(`${daemon.url}/metrics`).then((r) => r.text())));
   assert.ok(counted, 'the metrics count ten viewers');
   for (const page of pages) await page.close();
-});
-
-test('only the viewer socket is compressed: permessage-deflate there, not on MCP or noVNC', async () => {
-  const token = /#token=([0-9a-f]{32})$/.exec(links.view_only_url)[1];
-  // The ws client offers permessage-deflate, as browsers do.
-  const open = (where, protocols, headers = {}) => new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}${where}`, protocols, { headers });
-    ws.on('open', () => resolve(ws));
-    ws.on('error', reject);
-    ws.on('unexpected-response', (req, res) => reject(new Error(`${where}: HTTP ${res.statusCode}`)));
-  });
-  const viewer = await open('/viewer', 'lizard-viewer');
-  assert.equal(viewer.extensions, 'permessage-deflate');
-  const update = new Promise((resolve) => viewer.on('message', (data, binary) => binary && resolve(data)));
-  viewer.send(JSON.stringify({ session, token }));
-  const first = await Promise.race([update, sleep(10000).then(() => null)]);
-  assert.ok(first && first.length > 0 && first[0] >= 1 && first[0] <= 7, 'an update arrives and inflates to operations');
-  viewer.close();
-  const mcp = await open('/mcp', 'mcp', { Authorization: `Bearer ${daemon.key}` });
-  assert.equal(mcp.extensions, '');
-  mcp.close();
-  const rfb = await open(`/rfb/${session}`, ['lizard-rfb', token]);
-  assert.equal(rfb.extensions, '');
-  rfb.close();
 });
 
 test('a second start_stream revokes the old links and disconnects their viewers', async () => {
