@@ -215,8 +215,7 @@ static int write_notice(struct connection *c)
 {
 	size_t len = strlen(c->notice + LWS_PRE);
 	int n = lws_write(c->wsi, (unsigned char *)c->notice + LWS_PRE, len, LWS_WRITE_TEXT);
-	/* Notices are short literals, well under permessage-deflate's 1 KiB
-	 * output buffer: compressed whole within the write, so freed here. */
+	/* Notices are short literals: written whole, so freed here. */
 	free(c->notice);
 	c->notice = NULL;
 	if (n < (int)len || c->close_after_notice) {
