@@ -83,9 +83,11 @@ function readDisplayFd(child, what) {
 const children = new Set();
 process.on('exit', () => {
   for (const child of children) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {}
+    for (const target of [-child.pid, child.pid]) { // its group, or itself
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {}
+    }
   }
 });
 
@@ -476,7 +478,9 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
     listen = `127.0.0.1:${probe.address().port}`;
     await new Promise((resolve) => probe.close(resolve));
   }
-  const child = spawn(bridgeBin, ['serve', '--listen', listen, ...args], {
+  // A parent-death signal: a test runner killed outright (where no exit
+  // hook runs) takes its daemons along instead of leaving them serving.
+  const child = spawn('setpriv', ['--pdeathsig', 'TERM', '--', bridgeBin, 'serve', '--listen', listen, ...args], {
     env: bridgeEnv({ LIZARD_API_KEY: key, ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
