@@ -8,11 +8,14 @@
 # Usage: python3 x11-relay.py SOCKET_PATH READY_FILE
 # Writes the display number it took into READY_FILE; exits when its stdin
 # closes (the test process ended).
+import array
 import os
 import random
 import socket
 import sys
 import threading
+
+MAX_FDS = 16  # per message, as many as X sends at once
 
 target, ready_file = sys.argv[1:3]
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -29,12 +32,26 @@ with open(ready_file, 'w') as f:
 
 
 def pump(source, sink):
+    # File descriptors travel too: MIT-SHM hands a client its shared memory
+    # segment as one (scrot waits for it forever otherwise).
+    room = socket.CMSG_SPACE(MAX_FDS * array.array('i').itemsize)
     try:
         while True:
-            data = source.recv(65536)
-            if not data:
-                break
-            sink.sendall(data)
+            data, ancillary, _, _ = source.recvmsg(65536, room)
+            fds = array.array('i')
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+            try:
+                if not data:
+                    break
+                sent = 0
+                if fds:
+                    sent = sink.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+                sink.sendall(data[sent:])
+            finally:
+                for fd in fds:
+                    os.close(fd)
     except OSError:
         pass
     for s in (source, sink):
