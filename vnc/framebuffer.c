@@ -37,9 +37,12 @@ struct vnc_framebuffer {
 	bool pixels_since_resize;
 
 	/* The change log, a ring indexed by serial. The newest entry may
-	 * still grow (a server sends a write as many bands) until sealed. */
+	 * still grow (a server sends a write as many bands) until sealed.
+	 * Views see the changes of complete updates only (before
+	 * committed_serial): half an update, shown, is a torn picture and
+	 * its other half sent again. */
 	struct vnc_framebuffer_change *changes;
-	uint64_t change_serial;
+	uint64_t change_serial, committed_serial;
 	bool change_sealed;
 
 	uint8_t *cursor_rgba;
@@ -294,6 +297,8 @@ void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(v
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 {
 	pthread_mutex_lock(&fb->lock);
+	fb->committed_serial = fb->change_serial;
+	fb->change_sealed = true; /* what views may see never grows */
 	if (fb->pixels_since_resize && fb->awaiting_picture) {
 		fb->awaiting_picture = false;
 		pthread_cond_broadcast(&fb->changed);
@@ -406,8 +411,7 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 	view->sequence = fb->sequence;
 	view->cursor_version = fb->cursor_version;
 	view->cursor_shape_version = fb->cursor_shape_version;
-	view->change_serial = fb->change_serial;
-	fb->change_sealed = true;
+	view->change_serial = fb->committed_serial;
 	view->fb = fb;
 	if (!fb->cursor_position_known) {
 		/* Nothing to draw: where it is is unknown, and servers show the

@@ -92,15 +92,15 @@ struct vnc_framebuffer_view {
 	uint64_t cursor_version;     /* grows when the pointer moves or changes shape */
 	uint64_t cursor_shape_version; /* grows when its shape changes */
 	struct vnc_rect cursor;      /* where the pointer covers the screen */
-	uint64_t change_serial;      /* serial the next change will get */
+	uint64_t change_serial;      /* changes of complete updates end here */
 	struct vnc_framebuffer *fb;
 };
 
 void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffer_view *view);
 void vnc_framebuffer_unlock_view(struct vnc_framebuffer_view *view);
 /* Change number serial (< view->change_serial), or false when it is
- * older than what the framebuffer keeps. A view seals the newest change:
- * later writes never grow a change a reader may have seen. */
+ * older than what the framebuffer keeps. A commit seals the newest
+ * change: later writes never grow a change a reader may see. */
 bool vnc_framebuffer_view_change(const struct vnc_framebuffer_view *view, uint64_t serial,
 				 struct vnc_framebuffer_change *out);
 /* The pointer as an RGBA image of cursor.width x cursor.height (alpha 255

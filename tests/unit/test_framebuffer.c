@@ -1,6 +1,7 @@
 /* Frame counters and waits of vnc/framebuffer.c: drawn pixels are counted
  * apart from pointer changes, background fills and pixels resent
  * unchanged, and a wait wakes once enough have been drawn. */
+#include <string.h>
 #include "test.h"
 
 #include "../../vnc/framebuffer.h"
@@ -156,11 +157,49 @@ static void test_change_log_holds_what_differs(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* A view sees an update's changes once the update is complete, never
+ * half of them: a torn picture would go out and its rest after it. */
+static void test_views_see_complete_updates(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	vnc_framebuffer_commit(fb);
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	uint64_t serial = view.change_serial;
+	vnc_framebuffer_unlock_view(&view);
+	uint8_t block[8 * 8 * 4];
+	memset(block, 200, sizeof(block));
+	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 0, 8, 8);
+	vnc_framebuffer_lock_view(fb, &view);
+	ASSERT_EQ(view.change_serial, serial); /* mid-update: nothing yet */
+	vnc_framebuffer_unlock_view(&view);
+	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 8, 8, 8);
+	vnc_framebuffer_commit(fb);
+	struct vnc_framebuffer_change change;
+	vnc_framebuffer_lock_view(fb, &view);
+	ASSERT_EQ(view.change_serial, serial + 1); /* both bands, as one */
+	ASSERT(vnc_framebuffer_view_change(&view, serial, &change));
+	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(change.rect.height, 16);
+	/* The next update's band below starts a change of its own: the one a
+	 * view has seen never grows. */
+	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 16, 8, 8);
+	vnc_framebuffer_commit(fb);
+	vnc_framebuffer_lock_view(fb, &view);
+	ASSERT_EQ(view.change_serial, serial + 2);
+	ASSERT(vnc_framebuffer_view_change(&view, serial, &change));
+	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(change.rect.height, 16);
+	vnc_framebuffer_destroy(fb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
 	RUN_TEST(test_drawn_wait_wakes_on_paint_and_close);
 	RUN_TEST(test_listener_hears_frames_pointer_and_close);
 	RUN_TEST(test_change_log_holds_what_differs);
+	RUN_TEST(test_views_see_complete_updates);
 	TEST_EXIT();
 }
