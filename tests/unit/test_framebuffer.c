@@ -168,13 +168,14 @@ static void test_views_see_complete_updates(void)
 	vnc_framebuffer_lock_view(fb, &view);
 	uint64_t serial = view.change_serial;
 	vnc_framebuffer_unlock_view(&view);
-	uint8_t block[8 * 8 * 4];
-	memset(block, 200, sizeof(block));
-	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 0, 8, 8);
+	/* The source is a whole screen, as libvncclient's framebuffer is. */
+	static uint8_t screen[64 * 64 * 4];
+	memset(screen, 200, sizeof(screen));
+	vnc_framebuffer_write_rect(fb, screen, 64 * 4, 0, 0, 8, 8);
 	vnc_framebuffer_lock_view(fb, &view);
 	ASSERT_EQ(view.change_serial, serial); /* mid-update: nothing yet */
 	vnc_framebuffer_unlock_view(&view);
-	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 8, 8, 8);
+	vnc_framebuffer_write_rect(fb, screen, 64 * 4, 0, 8, 8, 8);
 	vnc_framebuffer_commit(fb);
 	struct vnc_framebuffer_change change;
 	vnc_framebuffer_lock_view(fb, &view);
@@ -184,7 +185,7 @@ static void test_views_see_complete_updates(void)
 	ASSERT_EQ(change.rect.height, 16);
 	/* The next update's band below starts a change of its own: the one a
 	 * view has seen never grows. */
-	vnc_framebuffer_write_rect(fb, block, 8 * 4, 0, 16, 8, 8);
+	vnc_framebuffer_write_rect(fb, screen, 64 * 4, 0, 16, 8, 8);
 	vnc_framebuffer_commit(fb);
 	vnc_framebuffer_lock_view(fb, &view);
 	ASSERT_EQ(view.change_serial, serial + 2);
