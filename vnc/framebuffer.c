@@ -14,6 +14,8 @@ struct vnc_framebuffer {
 
 	uint8_t *pixels;
 	int width, height;
+	/* A row of the writer's pixels in our order, when it sends another. */
+	uint8_t reordered[VNC_MAX_SCREEN_SIDE * 4];
 	/* Per row, the write that last touched it, so encoders can redo only
 	 * what changed. write_version only grows, also across resizes. */
 	uint64_t *row_version;
@@ -184,8 +186,20 @@ static int last_difference(const uint8_t *a, const uint8_t *b, int width)
 	return x;
 }
 
-void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
-				int src_stride, int x, int y, int width, int height)
+/* B, G, R, X to R, G, B, X. */
+static const uint8_t *reorder_row(uint8_t *out, const uint8_t *row, int width)
+{
+	for (int i = 0; i < width; i++, row += 4, out += 4) {
+		out[0] = row[2];
+		out[1] = row[1];
+		out[2] = row[0];
+		out[3] = row[3];
+	}
+	return out - (size_t)width * 4;
+}
+
+static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride, int x,
+		       int y, int width, int height, bool bgrx)
 {
 	/* src belongs to the calling (connection) thread: no lock needed. */
 	bool drawing = width > 0 && height > 0 && x >= 0 && y >= 0 &&
@@ -218,6 +232,8 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		if (row < height) {
 			uint8_t *dst = fb->pixels + (size_t)(y + row) * stride + (size_t)x * 4;
 			const uint8_t *from = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
+			if (bgrx)
+				from = reorder_row(fb->reordered, from, width);
 			first = first_difference(dst, from, width);
 			if (first < width) {
 				last = last_difference(dst, from, width);
@@ -245,6 +261,18 @@ void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 		run = (struct vnc_rect){ left, run.y, right - left, y + row - run.y + 1 };
 	}
 	pthread_mutex_unlock(&fb->lock);
+}
+
+void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
+				int src_stride, int x, int y, int width, int height)
+{
+	write_rect(fb, src, src_stride, x, y, width, height, false);
+}
+
+void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src,
+				     int src_stride, int x, int y, int width, int height)
+{
+	write_rect(fb, src, src_stride, x, y, width, height, true);
 }
 
 bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,

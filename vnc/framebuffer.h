@@ -39,8 +39,13 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb);
 
 /* Writer side (VNC thread). */
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height);
+/* Pixels of src as R, G, B, X in memory (the framebuffer's order). */
 void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
 				int src_stride, int x, int y, int width, int height);
+/* The same from pixels as B, G, R, X in memory: what Xvnc and most
+ * servers on little-endian machines hold, so they need not convert. */
+void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src,
+				     int src_stride, int x, int y, int width, int height);
 /* The server's CopyRect: the rectangle at (src_x, src_y) is copied to
  * dest, within this framebuffer. False (nothing done) when either lies
  * outside the screen. */

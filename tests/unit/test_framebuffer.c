@@ -195,6 +195,37 @@ static void test_views_see_complete_updates(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* A server's B, G, R, X pixels land in our R, G, B, X order, and only
+ * what differs counts as a change. */
+static void test_bgrx_source_is_reordered(void)
+{
+	struct vnc_framebuffer *fb = vnc_framebuffer_create();
+	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
+	vnc_framebuffer_commit(fb);
+	static uint8_t screen[64 * 64 * 4];
+	for (size_t i = 0; i < sizeof(screen); i += 4)
+		memcpy(screen + i, (uint8_t[4]){ 30, 20, 10, 0 }, 4); /* B, G, R, X */
+	vnc_framebuffer_write_rect_bgrx(fb, screen, 64 * 4, 4, 4, 8, 8);
+	vnc_framebuffer_commit(fb);
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	const uint8_t *inside = view.pixels + ((size_t)5 * 64 + 6) * 4;
+	const uint8_t *outside = view.pixels + ((size_t)3 * 64 + 6) * 4;
+	ASSERT_EQ(inside[0], 10);
+	ASSERT_EQ(inside[1], 20);
+	ASSERT_EQ(inside[2], 30);
+	ASSERT_EQ(outside[0], 0);
+	uint64_t serial = view.change_serial;
+	vnc_framebuffer_unlock_view(&view);
+	/* The same pixels again change nothing. */
+	vnc_framebuffer_write_rect_bgrx(fb, screen, 64 * 4, 4, 4, 8, 8);
+	vnc_framebuffer_commit(fb);
+	vnc_framebuffer_lock_view(fb, &view);
+	ASSERT_EQ(view.change_serial, serial);
+	vnc_framebuffer_unlock_view(&view);
+	vnc_framebuffer_destroy(fb);
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
@@ -202,5 +233,6 @@ int main(void)
 	RUN_TEST(test_listener_hears_frames_pointer_and_close);
 	RUN_TEST(test_change_log_holds_what_differs);
 	RUN_TEST(test_views_see_complete_updates);
+	RUN_TEST(test_bgrx_source_is_reordered);
 	TEST_EXIT();
 }
