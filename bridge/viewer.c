@@ -103,6 +103,9 @@ struct job {
 	struct vnc_rect pointer;
 	uint8_t *pointer_rgba;
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
+	/* Or, for a rectangle of one colour, only that colour (no pixels). */
+	bool solid[BRIDGE_REGION_MAX];
+	uint8_t colour[BRIDGE_REGION_MAX][3];
 	bool lossy[BRIDGE_REGION_MAX];
 	/* Each damage rectangle's operation, encoded on any thread. */
 	struct vnc_bytes parts[BRIDGE_REGION_MAX];
@@ -247,8 +250,33 @@ static bool same_work(const struct job *a, const struct job *b)
 		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
 }
 
+/* Whether the rectangle of the framebuffer has one colour throughout (the
+ * padding byte aside): a window uncovered, a cleared background. Compares
+ * whole pixels, so a full screen takes a fraction of a millisecond. */
+static bool one_colour(const struct vnc_framebuffer_view *view, const struct vnc_rect *r)
+{
+	uint32_t first, mask = 0, p;
+	memcpy(&mask, (const uint8_t[4]){ 255, 255, 255, 0 }, 4);
+	const uint8_t *origin = view->pixels + ((size_t)r->y * view->width + r->x) * 4;
+	memcpy(&first, origin, 4);
+	first &= mask;
+	for (int y = 0; y < r->height; y++) {
+		const uint8_t *row = origin + (size_t)y * view->width * 4;
+		uint32_t differs = 0;
+		for (int x = 0; x < r->width; x++) {
+			memcpy(&p, row + (size_t)x * 4, 4);
+			differs |= (p & mask) ^ first;
+		}
+		if (differs)
+			return false;
+	}
+	return true;
+}
+
 /* The damage's pixels (and the pointer's shape), copied while the
- * framebuffer is held so they match the changes replayed. */
+ * framebuffer is held so they match the changes replayed. A rectangle of
+ * one colour keeps only the colour: a full screen of it would otherwise
+ * cost a 4 MB copy before the twelve bytes that say it. */
 static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 {
 	if (job->pointer_shape && job->pointer.width > 0) {
@@ -262,6 +290,11 @@ static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 		struct vnc_image *image = &job->images[i];
 		image->width = r->width;
 		image->height = r->height;
+		job->solid[i] = one_colour(view, r);
+		if (job->solid[i]) {
+			memcpy(job->colour[i], view->pixels + ((size_t)r->y * view->width + r->x) * 4, 3);
+			continue;
+		}
 		image->pixels = malloc((size_t)r->width * r->height * 4);
 		if (!image->pixels)
 			return false;
@@ -388,19 +421,6 @@ static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
 	return ok;
 }
 
-/* One colour throughout: a window uncovered, a cleared background. */
-static bool solid(const struct vnc_image *image)
-{
-	const uint8_t *first = image->pixels;
-	size_t pixels = (size_t)image->width * image->height;
-	for (size_t i = 1; i < pixels; i++) {
-		const uint8_t *p = image->pixels + i * 4;
-		if (p[0] != first[0] || p[1] != first[1] || p[2] != first[2])
-			return false;
-	}
-	return true;
-}
-
 /* Damage rectangle i as an operation: a fill of twelve bytes when it is
  * one colour, else an image, JPEG when lossy pays. */
 static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
@@ -408,8 +428,8 @@ static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
 	const struct vnc_rect *r = &job->damage.rects[i];
 	const struct vnc_image *image = &job->images[i];
 	job->lossy[i] = false;
-	if (solid(image))
-		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, image->pixels, 3);
+	if (job->solid[i])
+		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, job->colour[i], 3);
 	job->lossy[i] = job->fast && photographic(image);
 	return put_image(ops, image, r, job->lossy[i]);
 }
