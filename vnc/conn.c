@@ -757,9 +757,14 @@ static rfbClient *make_client(struct vnc_conn *conn, const struct vnc_target *ta
 	client->appData.shareDesktop = TRUE;
 	client->appData.useRemoteCursor = TRUE;
 	client->appData.enableJPEG = FALSE; /* screenshots must be exact */
-	/* Over a local socket, raw pixels cost less than any compression. */
+	/* Over a local socket, nothing compressed by zlib: it costs both
+	 * sides more than the bytes it saves. But no raw either: an update
+	 * larger than the socket buffer leaves Xvnc's writes to its next turn
+	 * of the X dispatch loop, which stalled updates by 15 ms. Hextile keeps
+	 * updates small at little cost; RRE sends an area of one colour (a
+	 * cleared screen) as a single rectangle. */
 	client->appData.encodingsString =
-		is_local(target) ? "copyrect raw" : "copyrect tight zrle hextile zlib raw";
+		is_local(target) ? "copyrect hextile raw rre" : "copyrect tight zrle hextile zlib raw";
 	client->appData.compressLevel = 1;
 	return client;
 }
