@@ -250,29 +250,6 @@ static bool same_work(const struct job *a, const struct job *b)
 		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
 }
 
-/* Whether the rectangle of the framebuffer has one colour throughout (the
- * padding byte aside): a window uncovered, a cleared background. Compares
- * whole pixels, so a full screen takes a fraction of a millisecond. */
-static bool one_colour(const struct vnc_framebuffer_view *view, const struct vnc_rect *r)
-{
-	uint32_t first, mask = 0, p;
-	memcpy(&mask, (const uint8_t[4]){ 255, 255, 255, 0 }, 4);
-	const uint8_t *origin = view->pixels + ((size_t)r->y * view->width + r->x) * 4;
-	memcpy(&first, origin, 4);
-	first &= mask;
-	for (int y = 0; y < r->height; y++) {
-		const uint8_t *row = origin + (size_t)y * view->width * 4;
-		uint32_t differs = 0;
-		for (int x = 0; x < r->width; x++) {
-			memcpy(&p, row + (size_t)x * 4, 4);
-			differs |= (p & mask) ^ first;
-		}
-		if (differs)
-			return false;
-	}
-	return true;
-}
-
 /* The damage's pixels (and the pointer's shape), copied while the
  * framebuffer is held so they match the changes replayed. A rectangle of
  * one colour keeps only the colour: a full screen of it would otherwise
@@ -290,9 +267,10 @@ static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 		struct vnc_image *image = &job->images[i];
 		image->width = r->width;
 		image->height = r->height;
-		job->solid[i] = one_colour(view, r);
+		const uint8_t *origin = view->pixels + ((size_t)r->y * view->width + r->x) * 4;
+		job->solid[i] = vnc_one_colour(origin, (size_t)view->width * 4, r->width, r->height);
 		if (job->solid[i]) {
-			memcpy(job->colour[i], view->pixels + ((size_t)r->y * view->width + r->x) * 4, 3);
+			memcpy(job->colour[i], origin, 3);
 			continue;
 		}
 		image->pixels = malloc((size_t)r->width * r->height * 4);

@@ -150,16 +150,21 @@ bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 	return true;
 }
 
-/* Whether every pixel of the rectangle has the colour of its first one
- * (the padding byte aside). */
-static bool one_colour(const uint8_t *src, int src_stride, int x, int y, int width, int height)
+bool vnc_one_colour(const uint8_t *origin, size_t stride, int width, int height)
 {
-	const uint8_t *first = src + (size_t)y * src_stride + (size_t)x * 4;
+	uint32_t first, mask = 0, p;
+	memcpy(&mask, (const uint8_t[4]){ 255, 255, 255, 0 }, 4);
+	memcpy(&first, origin, 4);
+	first &= mask;
 	for (int row = 0; row < height; row++) {
-		const uint8_t *p = src + (size_t)(y + row) * src_stride + (size_t)x * 4;
-		for (int col = 0; col < width; col++, p += 4)
-			if (p[0] != first[0] || p[1] != first[1] || p[2] != first[2])
-				return false;
+		const uint8_t *line = origin + (size_t)row * stride;
+		uint32_t differs = 0;
+		for (int col = 0; col < width; col++) {
+			memcpy(&p, line + (size_t)col * 4, 4);
+			differs |= (p & mask) ^ first;
+		}
+		if (differs)
+			return false;
 	}
 	return true;
 }
@@ -203,7 +208,8 @@ static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_s
 {
 	/* src belongs to the calling (connection) thread: no lock needed. */
 	bool drawing = width > 0 && height > 0 && x >= 0 && y >= 0 &&
-		       !one_colour(src, src_stride, x, y, width, height);
+		       !vnc_one_colour(src + (size_t)y * src_stride + (size_t)x * 4,
+				       (size_t)src_stride, width, height);
 	pthread_mutex_lock(&fb->lock);
 	/* The server is outside our trust boundary: clip what it claims. */
 	if (x < 0 || y < 0 || width <= 0 || height <= 0 || x >= fb->width ||

@@ -34,6 +34,12 @@ enum vnc_wait_result {
 	VNC_WAIT_CLOSED,
 };
 
+/* Whether every pixel of a width x height block at origin (rows stride
+ * bytes apart) has the colour of the first, the padding byte aside. Whole
+ * pixels a row at a time: a full screen takes a fraction of a millisecond,
+ * and a block that is not one colour usually ends in its first row. */
+bool vnc_one_colour(const uint8_t *origin, size_t stride, int width, int height);
+
 struct vnc_framebuffer *vnc_framebuffer_create(void);
 void vnc_framebuffer_destroy(struct vnc_framebuffer *fb);
 

@@ -226,6 +226,18 @@ static void test_bgrx_source_is_reordered(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* One colour is decided on red, green and blue only, to the last pixel. */
+static void test_one_colour_reads_to_the_end(void)
+{
+	static uint8_t block[16 * 8 * 4];
+	for (size_t i = 0; i < sizeof(block); i += 4)
+		memcpy(block + i, (uint8_t[4]){ 1, 2, 3, (uint8_t)i }, 4);
+	ASSERT(vnc_one_colour(block, 16 * 4, 16, 8));
+	block[sizeof(block) - 2] = 4; /* the last pixel's blue */
+	ASSERT(!vnc_one_colour(block, 16 * 4, 16, 8));
+	ASSERT(vnc_one_colour(block, 16 * 4, 15, 8)); /* left of it: still one */
+}
+
 int main(void)
 {
 	RUN_TEST(test_only_drawing_counts);
@@ -234,5 +246,6 @@ int main(void)
 	RUN_TEST(test_change_log_holds_what_differs);
 	RUN_TEST(test_views_see_complete_updates);
 	RUN_TEST(test_bgrx_source_is_reordered);
+	RUN_TEST(test_one_colour_reads_to_the_end);
 	TEST_EXIT();
 }
