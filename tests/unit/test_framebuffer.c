@@ -157,6 +157,16 @@ static void test_change_log_holds_what_differs(void)
 	vnc_framebuffer_destroy(fb);
 }
 
+/* The serial a view would end at now: the changes of complete updates. */
+static uint64_t committed_changes(struct vnc_framebuffer *fb)
+{
+	struct vnc_framebuffer_view view;
+	vnc_framebuffer_lock_view(fb, &view);
+	uint64_t serial = view.change_serial;
+	vnc_framebuffer_unlock_view(&view);
+	return serial;
+}
+
 /* A view sees an update's changes once the update is complete, never
  * half of them: a torn picture would go out and its rest after it. */
 static void test_views_see_complete_updates(void)
@@ -164,20 +174,16 @@ static void test_views_see_complete_updates(void)
 	struct vnc_framebuffer *fb = vnc_framebuffer_create();
 	ASSERT(vnc_framebuffer_resize(fb, 64, 64));
 	vnc_framebuffer_commit(fb);
-	struct vnc_framebuffer_view view;
-	vnc_framebuffer_lock_view(fb, &view);
-	uint64_t serial = view.change_serial;
-	vnc_framebuffer_unlock_view(&view);
+	uint64_t serial = committed_changes(fb);
 	/* The source is a whole screen, as libvncclient's framebuffer is. */
 	static uint8_t screen[64 * 64 * 4];
 	memset(screen, 200, sizeof(screen));
 	vnc_framebuffer_write_rect(fb, screen, 64 * 4, 0, 0, 8, 8);
-	vnc_framebuffer_lock_view(fb, &view);
-	ASSERT_EQ(view.change_serial, serial); /* mid-update: nothing yet */
-	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(committed_changes(fb), serial); /* mid-update: nothing yet */
 	vnc_framebuffer_write_rect(fb, screen, 64 * 4, 0, 8, 8, 8);
 	vnc_framebuffer_commit(fb);
 	struct vnc_framebuffer_change change;
+	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(fb, &view);
 	ASSERT_EQ(view.change_serial, serial + 1); /* both bands, as one */
 	ASSERT(vnc_framebuffer_view_change(&view, serial, &change));
@@ -215,14 +221,12 @@ static void test_bgrx_source_is_reordered(void)
 	ASSERT_EQ(inside[1], 20);
 	ASSERT_EQ(inside[2], 30);
 	ASSERT_EQ(outside[0], 0);
-	uint64_t serial = view.change_serial;
 	vnc_framebuffer_unlock_view(&view);
 	/* The same pixels again change nothing. */
+	uint64_t serial = committed_changes(fb);
 	vnc_framebuffer_write_rect_bgrx(fb, screen, 64 * 4, 4, 4, 8, 8);
 	vnc_framebuffer_commit(fb);
-	vnc_framebuffer_lock_view(fb, &view);
-	ASSERT_EQ(view.change_serial, serial);
-	vnc_framebuffer_unlock_view(&view);
+	ASSERT_EQ(committed_changes(fb), serial);
 	vnc_framebuffer_destroy(fb);
 }
 
