@@ -26,6 +26,7 @@ def read(s, n):
 
 def measure(path, rgbx, encodings, runs=40):
     s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)  # an Xvnc that stops sending ends the run, not hangs it
     s.connect(path)
     read(s, 12)
     s.sendall(b'RFB 003.008\n')
@@ -67,7 +68,10 @@ def main():
                              '-SecurityTypes', 'None', '-rfbport', '-1', '-rfbunixpath', path],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        deadline = time.monotonic() + 10
         while not os.path.exists(path):
+            if xvnc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit('Xvnc did not start within 10 s')
             time.sleep(0.05)
         subprocess.run(['xsetroot', '-solid', '#336699'], env={**os.environ, 'DISPLAY': f':{display}'}, check=True)
         print('| encodings | Xvnc\'s order (B, G, R, X) | R, G, B, X | difference |')
@@ -77,7 +81,11 @@ def main():
             print(f'| {name} | {native:.2f} ms | {rgbx:.2f} ms | {rgbx - native:.2f} ms |')
     finally:
         xvnc.terminate()
-        xvnc.wait()
+        try:
+            xvnc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            xvnc.kill()
+            xvnc.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 
