@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,10 @@
 
 struct sandbox_desktop {
 	struct sandbox *sandbox;
-	char socket_path[300];   /* on the host */
+	/* Xvnc's socket, opened by inode once it made it (-1 before), and the
+	 * path that names that inode for connect(). */
+	int socket_fd;
+	char socket_path[32];
 	char inside_socket[300]; /* in the sandbox */
 	char inside_xauthority[300];
 	int display;
@@ -30,23 +34,14 @@ struct sandbox_desktop {
 	struct sandbox_process browser;
 };
 
-static bool write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return false;
-	bool ok = write(fd, data, len) == (ssize_t)len;
-	return close(fd) == 0 && ok;
-}
-
 /* An Xauthority entry with family FamilyWild and an empty display number
  * matches whichever display Xvnc ends up on, so the cookie can be written
  * before the display is known. */
-static bool write_xauthority(const char *path)
+static bool write_xauthority(struct sandbox *sandbox, struct sandbox_error *err)
 {
 	unsigned char cookie[16];
 	if (getrandom(cookie, sizeof(cookie), 0) != (ssize_t)sizeof(cookie))
-		return false;
+		return sandbox_error_set(err, errno, "cannot make an X cookie");
 	static const char protocol[] = "MIT-MAGIC-COOKIE-1";
 	unsigned char entry[2 + 2 + 2 + 2 + sizeof(protocol) - 1 + 2 + sizeof(cookie)];
 	unsigned char *p = entry;
@@ -59,7 +54,12 @@ static bool write_xauthority(const char *path)
 	memcpy(p, protocol, sizeof(protocol) - 1), p += sizeof(protocol) - 1;
 	memcpy(p, &data_len, 2), p += 2;
 	memcpy(p, cookie, sizeof(cookie));
-	bool ok = write_file(path, entry, sizeof(entry));
+	int fd = sandbox_run_create_file(sandbox, "Xauthority", err);
+	bool ok = fd >= 0 && write(fd, entry, sizeof(entry)) == (ssize_t)sizeof(entry);
+	if (fd >= 0 && !ok)
+		sandbox_error_set(err, errno, "cannot write the X cookie");
+	if (fd >= 0 && close(fd) != 0 && ok)
+		ok = sandbox_error_set(err, errno, "cannot write the X cookie");
 	memset(cookie, 0, sizeof(cookie));
 	memset(entry, 0, sizeof(entry));
 	return ok;
@@ -141,14 +141,19 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 			 tail[0] ? ": " : "", tail);
 		return false;
 	}
-	/* The display is up; the RFB socket comes with it. */
-	for (int i = 0; i < 100 && access(d->socket_path, F_OK) != 0; i++)
+	/* The display is up; the RFB socket comes with it. No other program
+	 * runs yet, so what is there now is Xvnc's: it is held by inode from
+	 * here on, whatever is put at its name later. */
+	for (int i = 0; i < 100 && !sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK); i++)
 		sleep_ms(20);
-	if (access(d->socket_path, F_OK) != 0) {
-		sandbox_error_set(err, 0, "Xvnc started on :%d but never opened %s", d->display,
-			 d->socket_path);
+	if (!sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK)) {
+		sandbox_error_set(err, 0, "Xvnc started on :%d but never opened %s/vnc.sock",
+				  d->display, sandbox_run_dir(d->sandbox));
 		return false;
 	}
+	if ((d->socket_fd = sandbox_run_open_socket(d->sandbox, "vnc.sock", err)) < 0)
+		return false;
+	snprintf(d->socket_path, sizeof(d->socket_path), "/proc/self/fd/%d", d->socket_fd);
 	return true;
 }
 
@@ -157,8 +162,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
  * runs its --startup command once it is up. */
 static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error *err)
 {
-	char ready[300], startup[320];
-	snprintf(ready, sizeof(ready), "%s/window-manager-ready", sandbox_run_dir(d->sandbox));
+	char startup[320];
 	snprintf(startup, sizeof(startup), "touch %s/window-manager-ready",
 		 sandbox_inside_run_dir(d->sandbox));
 	const char *argv[] = { "openbox", "--sm-disable", "--startup", startup, NULL };
@@ -166,7 +170,7 @@ static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error
 	if (!sandbox_spawn(d->sandbox, &command, &d->window_manager, err))
 		return false;
 	for (int waited = 0; waited < WM_START_TIMEOUT_MS; waited += 20) {
-		if (access(ready, F_OK) == 0)
+		if (sandbox_run_has(d->sandbox, "window-manager-ready", S_IFREG))
 			return true;
 		if (!sandbox_process_running(&d->window_manager))
 			break;
@@ -187,6 +191,7 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 		return NULL;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	d->socket_fd = -1;
 	struct sandbox_options options = { .network = o->network, .envs = o->envs,
 					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir };
 	d->sandbox = sandbox_create(&options, err);
@@ -194,15 +199,10 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 		goto fail;
 	const char *run = sandbox_run_dir(d->sandbox);
 	const char *inside = sandbox_inside_run_dir(d->sandbox);
-	snprintf(d->socket_path, sizeof(d->socket_path), "%s/vnc.sock", run);
 	snprintf(d->inside_socket, sizeof(d->inside_socket), "%s/vnc.sock", inside);
 	snprintf(d->inside_xauthority, sizeof(d->inside_xauthority), "%s/Xauthority", inside);
-	char xauthority[320];
-	snprintf(xauthority, sizeof(xauthority), "%s/Xauthority", run);
-	if (!write_xauthority(xauthority) || !sandbox_give_file(d->sandbox, xauthority)) {
-		sandbox_error_set(err, errno, "cannot write %s", xauthority);
+	if (!write_xauthority(d->sandbox, err))
 		goto fail;
-	}
 	if (!sandbox_set_env(d->sandbox, "XAUTHORITY", d->inside_xauthority) ||
 	    !start_xvnc(d, o, err))
 		goto fail;
@@ -232,6 +232,8 @@ void sandbox_desktop_destroy(struct sandbox_desktop *d)
 	sandbox_process_stop(&d->browser);
 	sandbox_process_stop(&d->window_manager);
 	sandbox_process_stop(&d->xvnc);
+	if (d->socket_fd >= 0)
+		close(d->socket_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -30,7 +30,9 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
  * is fine. */
 void sandbox_desktop_destroy(struct sandbox_desktop *desktop);
 
-/* The host path of Xvnc's RFB socket. */
+/* A path that names Xvnc's RFB socket by inode ("/proc/self/fd/N", see
+ * sandbox_run_open_socket), valid while the desktop lives: whoever
+ * connects through it holds the desktop. */
 const char *sandbox_desktop_vnc_socket(const struct sandbox_desktop *desktop);
 struct sandbox *sandbox_desktop_sandbox(struct sandbox_desktop *desktop);
 bool sandbox_desktop_running(struct sandbox_desktop *desktop);

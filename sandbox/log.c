@@ -97,7 +97,7 @@ struct sandbox_log *sandbox_log_create(const char *path, struct sandbox_error *e
 		sandbox_error_set(err, 0, "out of memory");
 		goto fail;
 	}
-	if ((log->file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+	if ((log->file = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		sandbox_error_set(err, errno, "cannot create %s", path);
 		goto fail;
 	}

@@ -116,6 +116,28 @@ static void unmount_volumes(const char *daemon_dir)
 	closedir(dir);
 }
 
+/* A directory made in parent and opened there without following a link,
+ * then given to uid: the open descriptor, or -1 with err set. */
+static int make_dir_at(int parent, const char *name, mode_t mode, uid_t uid, const char *under,
+		       struct sandbox_error *err)
+{
+	if (mkdirat(parent, name, mode) != 0) {
+		sandbox_error_set(err, errno, "cannot create %s/%s", under, name);
+		return -1;
+	}
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		sandbox_error_set(err, errno, "cannot open %s/%s", under, name);
+		return -1;
+	}
+	if (uid != geteuid() && fchown(fd, uid, uid) != 0) {
+		sandbox_error_set(err, errno, "cannot give %s/%s to uid %u", under, name, (unsigned)uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Ends the host's binding of the volume once bwrap has its own. */
 static void unmount_volume(struct sandbox *s)
 {
@@ -132,8 +154,10 @@ static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
 {
 	char mount_point[240];
 	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
-	if (mkdir(mount_point, 0700) != 0 || chown(mount_point, s->host_uid, s->host_uid) != 0)
-		return sandbox_error_set(err, errno, "cannot create %s", mount_point);
+	int fd = make_dir_at(s->dir_fd, "volume", 0700, s->host_uid, s->dir, err);
+	if (fd < 0)
+		return false;
+	close(fd);
 	if (mount(s->workspace, mount_point, NULL, MS_BIND, NULL) != 0)
 		return sandbox_error_set(err, errno, "cannot bind the volume %s", s->workspace);
 	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
@@ -165,6 +189,9 @@ void sandbox_remove_stale(void)
 	closedir(dir);
 }
 
+/* The private directory stays the daemon's (0711: the sandbox's uid may
+ * pass through to bind what is inside); only run, home and workspace are
+ * the sandbox's, and those the daemon holds by descriptor from here on. */
 static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 {
 	char base[128];
@@ -188,29 +215,29 @@ static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 		s->dir[0] = '\0';
 		return false;
 	}
+	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0 || fchmod(s->dir_fd, 0711) != 0)
+		return sandbox_error_set(err, errno, "cannot open %s", s->dir);
 	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", s->dir);
 	snprintf(s->home, sizeof(s->home), "%s/home", s->dir);
 	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", s->dir);
 	snprintf(s->log_path, sizeof(s->log_path), "%s/sandbox.log", s->dir);
 	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
-	if (mkdir(s->run_dir, 0700) != 0 || mkdir(s->home, 0700) != 0 ||
-	    mkdir(s->workspace, 0755) != 0 || mkdir(s->x11_dir, 0700) != 0) {
-		sandbox_error_set(err, errno, "cannot prepare %s", s->dir);
+	if ((s->run_fd = make_dir_at(s->dir_fd, "run", 0700, s->host_uid, s->dir, err)) < 0)
 		return false;
+	static const struct { const char *name; mode_t mode; bool in_run; } dirs[] = {
+		{ "home", 0700, false }, { "workspace", 0755, false }, { ".X11-unix", 0700, true },
+	};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : s->dir_fd, dirs[i].name, dirs[i].mode,
+				     s->host_uid, dirs[i].in_run ? s->run_dir : s->dir, err);
+		if (fd < 0)
+			return false;
+		close(fd);
 	}
 	if (!(s->log = sandbox_log_create(s->log_path, err)))
 		return false;
 	s->log_fd = sandbox_log_fd(s->log);
-	if (s->host_uid != geteuid()) {
-		const char *paths[] = { s->dir, s->run_dir, s->home, s->workspace, s->x11_dir };
-		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-			if (chown(paths[i], s->host_uid, s->host_uid) != 0) {
-				sandbox_error_set(err, errno, "cannot give %s to uid %u", paths[i],
-					 (unsigned)s->host_uid);
-				return false;
-			}
-		}
-	}
 	return true;
 }
 
@@ -567,6 +594,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->control = -1;
 	s->log_fd = -1;
+	s->dir_fd = s->run_fd = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
@@ -733,6 +761,10 @@ void sandbox_destroy(struct sandbox *s)
 		sandbox_reap(s->pid, INIT_EXIT_TIMEOUT_MS);
 	sandbox_network_stop(&s->net);
 	sandbox_log_destroy(s->log);
+	if (s->run_fd >= 0)
+		close(s->run_fd);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
 	if (s->dir[0]) {
 		sandbox_remove_tree(s->dir);
 		/* The daemon's directory goes with its last session. */
@@ -810,7 +842,45 @@ void sandbox_last_log_line(const struct sandbox *s, char *out, size_t size)
 	sandbox_log_last_line(s->log, out, size);
 }
 
-bool sandbox_give_file(const struct sandbox *s, const char *host_path)
+int sandbox_run_create_file(struct sandbox *s, const char *name, struct sandbox_error *err)
 {
-	return s->host_uid == geteuid() || chown(host_path, s->host_uid, s->host_uid) == 0;
+	int fd = openat(s->run_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sandbox_error_set(err, errno, "cannot create %s/%s", s->run_dir, name);
+		return -1;
+	}
+	if (s->host_uid != geteuid() && fchown(fd, s->host_uid, s->host_uid) != 0) {
+		sandbox_error_set(err, errno, "cannot give %s/%s to uid %u", s->run_dir, name,
+				  (unsigned)s->host_uid);
+		close(fd);
+		unlinkat(s->run_fd, name, 0);
+		return -1;
+	}
+	return fd;
+}
+
+bool sandbox_run_has(struct sandbox *s, const char *name, mode_t type)
+{
+	struct stat st;
+	return fstatat(s->run_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (st.st_mode & S_IFMT) == type;
+}
+
+int sandbox_run_open_socket(struct sandbox *s, const char *name, struct sandbox_error *err)
+{
+	int fd = openat(s->run_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		sandbox_error_set(err, errno, "cannot open %s/%s", s->run_dir, name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != s->host_uid) {
+		sandbox_error_set(err, 0, "%s/%s is not a socket of the sandbox's user (uid %u)",
+				  s->run_dir, name, (unsigned)s->host_uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -68,11 +69,22 @@ const char *sandbox_inside_run_dir(const struct sandbox *sandbox);
 bool sandbox_set_env(struct sandbox *sandbox, const char *name, const char *value);
 
 /* The host directory that appears inside as SANDBOX_RUN_DIR (sockets, the
- * X cookie): for the daemon to reach what programs inside put there. */
+ * X cookie), for messages and for people looking from the host. The
+ * sandbox's user owns it and may put links, FIFOs or other sockets there
+ * at any time, so the daemon never opens a path in it: the calls below
+ * work on the descriptor taken when it was made and follow no link. */
 const char *sandbox_run_dir(const struct sandbox *sandbox);
-/* Hands a file the daemon wrote into the run directory to the sandbox's
- * user, so programs inside can read it. */
-bool sandbox_give_file(const struct sandbox *sandbox, const char *host_path);
+/* Creates name there (0600, given to the sandbox's user) for the daemon to
+ * write; an existing name is an error. The descriptor, or -1 with err. */
+int sandbox_run_create_file(struct sandbox *sandbox, const char *name, struct sandbox_error *err);
+/* Whether name is there and of type (S_IFSOCK, S_IFREG, ...), itself and
+ * not through a link. */
+bool sandbox_run_has(struct sandbox *sandbox, const char *name, mode_t type);
+/* An O_PATH descriptor of the socket name, checked to be a socket owned by
+ * the sandbox's user (what a program of the sandbox made); -1 with err
+ * otherwise. Connect through "/proc/self/fd/N": it names this inode, so
+ * whatever is renamed or linked there later changes nothing. */
+int sandbox_run_open_socket(struct sandbox *sandbox, const char *name, struct sandbox_error *err);
 /* Whether programs are isolated (false only in the benchmark's
  * comparison mode, LIZARD_BENCH_UNSANDBOXED=1). */
 bool sandbox_isolated(const struct sandbox *sandbox);

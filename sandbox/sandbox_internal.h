@@ -10,7 +10,12 @@
 #include <sys/types.h>
 
 struct sandbox {
-	char dir[200];      /* private, on the host */
+	char dir[200];      /* private, on the host; the daemon's, 0711 */
+	/* Descriptors of dir and of run_dir, taken when they were made: the
+	 * sandbox's user owns run_dir and may put anything in it, so the
+	 * daemon reaches what is there only through run_fd, never following a
+	 * link (sandbox_run_*). -1 when not open. */
+	int dir_fd, run_fd;
 	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
 	char x11_dir[260];  /* run_dir/.X11-unix, /tmp/.X11-unix inside */
 	char home[240];     /* dir/home */

@@ -207,7 +207,8 @@ static bool empty_dir(struct removal *r, int fd, const char *path, unsigned dept
 			continue;
 		}
 		int child = open_dir_at(dirfd(dir), d->d_name);
-		if (child < 0 && errno == EACCES && fchmodat(dirfd(dir), d->d_name, 0700, 0) == 0)
+		if (child < 0 && errno == EACCES &&
+		    fchmodat(dirfd(dir), d->d_name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			child = open_dir_at(dirfd(dir), d->d_name);
 		if (child < 0) {
 			ok = sandbox_error_set(err, errno, "cannot open %s/%s", path, d->d_name);
