@@ -104,14 +104,76 @@ static bool make_parents(const char *path)
 	return true;
 }
 
+static const char *kind_of(mode_t mode)
+{
+	return S_ISDIR(mode)    ? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+				: "not a regular file";
+}
+
+/* Opens path to be written: a new file, or an existing regular one. A
+ * program in the sandbox may have put a FIFO or a device where an agent
+ * writes; opening either could block or act, so what is there is looked
+ * at first (O_PATH opens nothing), and the file opened to write, without
+ * blocking, must be that same file. */
+static int open_for_writing(const char *path, mode_t mode)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int probe = open(path, O_PATH | O_CLOEXEC);
+		if (probe < 0 && errno == ENOENT) {
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, mode);
+			if (fd >= 0)
+				return fd;
+			if (errno == EEXIST)
+				continue; /* made meanwhile: look again */
+			fail("cannot create", path);
+			return -1;
+		}
+		if (probe < 0) {
+			fail("cannot open for writing", path);
+			return -1;
+		}
+		struct stat first, opened;
+		bool regular = fstat(probe, &first) == 0 && S_ISREG(first.st_mode);
+		close(probe);
+		if (!regular) {
+			fprintf(stderr, "%s is %s; write_file writes regular files only", path,
+				kind_of(first.st_mode));
+			return -1;
+		}
+		int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			fail("cannot open for writing", path);
+			return -1;
+		}
+		if (fstat(fd, &opened) != 0 || opened.st_dev != first.st_dev ||
+		    opened.st_ino != first.st_ino) {
+			close(fd);
+			fprintf(stderr, "%s was replaced while it was being opened", path);
+			return -1;
+		}
+		if (fcntl(fd, F_SETFL, 0) != 0 || ftruncate(fd, 0) != 0) {
+			fail("cannot truncate", path);
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	fprintf(stderr, "%s keeps changing while it is being opened", path);
+	return -1;
+}
+
 static int write_file(const char *path, const char *mode_text)
 {
 	mode_t mode = (mode_t)strtoul(mode_text, NULL, 8) & 07777;
 	if (!make_parents(path))
 		return 1;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, mode);
+	int fd = open_for_writing(path, mode);
 	if (fd < 0)
-		return fail("cannot open for writing", path);
+		return 1;
 	/* The mode asked for, not what the umask leaves of it. */
 	if (fchmod(fd, mode) != 0)
 		return fail("cannot set the mode of", path);

@@ -195,3 +195,29 @@ test('a link planted in a volume does not hand its target to the next session', 
   }
   assert.equal(fs.readFileSync(keep, 'utf8'), 'host file');
 });
+
+test('write_file refuses a planted FIFO, device or directory at once, and writes regular files', async (t) => {
+  const session = await createSession('640x480');
+  try {
+    // One FIFO nobody reads, one a program keeps open for reading.
+    await run(session, 'mkfifo /tmp/lonely /tmp/read && mkdir /tmp/dir && (sleep 60 < /tmp/read &) ; ln -s /tmp/lonely /tmp/link-to-fifo; echo old > /tmp/regular');
+    for (const [file, kind] of [['/tmp/lonely', 'a FIFO'], ['/tmp/read', 'a FIFO'], ['/tmp/link-to-fifo', 'a FIFO'],
+      ['/dev/null', 'a character device'], ['/tmp/dir', 'a directory']]) {
+      const started = performance.now();
+      const r = await client.call('write_file', { session, path: file, text: 'x' });
+      const took = performance.now() - started;
+      assert.equal(r.isError, true, `${file}: ${textOf(r)}`);
+      assert.match(textOf(r), new RegExp(`${file} is ${kind}`));
+      assert.ok(took < 1000, `${file} was refused after ${took} ms, not at once`);
+      t.diagnostic(`${file}: refused in ${took.toFixed(1)} ms`);
+    }
+    const written = await client.call('write_file', { session, path: '/tmp/regular', text: 'new' });
+    assert.equal(written.isError, false, textOf(written));
+    assert.equal(await run(session, 'cat /tmp/regular; ls -l /tmp/regular | cut -c1'), 'new-\n');
+    const fresh = await client.call('write_file', { session, path: '/tmp/fresh/file.txt', text: 'made' });
+    assert.equal(fresh.isError, false, textOf(fresh));
+    assert.equal(await run(session, 'cat /tmp/fresh/file.txt'), 'made');
+  } finally {
+    await client.call('kill_session', { session });
+  }
+});
