@@ -7,6 +7,7 @@
 #include "session.h"
 #include "tools.h"
 #include "../mcp/server.h"
+#include "../mcp/workers.h"
 #include "../mcp/stdio.h"
 #include "../sandbox/cgroup.h"
 #include "../sandbox/sandbox.h"
@@ -31,7 +32,14 @@
 
 #define DEFAULT_WIDTH 1280
 #define DEFAULT_HEIGHT 800
-#define WORKER_THREADS 8
+/* Tool calls: 16 workers, of which long calls (commands, files, input,
+ * waits) leave 4 to quick ones (screenshots, session management, kills);
+ * one client runs at most 8 long calls at once and one desktop at most 4,
+ * one client at most 4 quick ones. More wait their turn (workers.h). */
+static const struct mcp_workers_limits worker_limits = {
+	.threads = 16, .reserved = 4, .long_per_owner = 8, .long_per_group = 4,
+	.quick_per_owner = 4,
+};
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
@@ -373,7 +381,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	}
 
 	struct mcp_server *server =
-		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, WORKER_THREADS);
+		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, &worker_limits);
 	if (!server || !bridge_tools_register(server, &context)) {
 		log_error("cannot set up the MCP server");
 		mcp_server_destroy(server);
@@ -381,7 +389,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 		close_resources(&context);
 		return 1;
 	}
-	mcp_server_set_lane_function(server, bridge_tools_lane, &context);
+	mcp_server_set_group_function(server, bridge_tools_group, &context);
 	bridge_session_set_event_sink(log_session_event, server);
 	struct bridge_metrics *metrics = bridge_metrics_create();
 	if (metrics)

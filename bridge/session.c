@@ -253,7 +253,14 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		}
 		options.cgroup = s->cgroup;
 	}
-	s->desktop = sandbox_desktop_start(&options, &failed);
+	struct sandbox_desktop *desktop = sandbox_desktop_start(&options, &failed);
+	pthread_mutex_lock(&s->lock);
+	s->desktop = desktop;
+	bool ended_meanwhile = s->state == BRIDGE_ENDED;
+	pthread_mutex_unlock(&s->lock);
+	/* Ended while it started: nothing of it runs on. */
+	if (ended_meanwhile)
+		sandbox_desktop_kill(desktop);
 	if (!s->desktop) {
 		snprintf(err, err_size, "%s", failed.message);
 		return false;
@@ -300,6 +307,23 @@ struct bridge_session *bridge_session_ref(struct bridge_session *s)
 	return s;
 }
 
+/* A session that ends stops its programs at once, so calls still running
+ * on it (a long exec, a write into a FIFO) come back now instead of at
+ * their own timeouts. The rest of the sandbox goes with the last
+ * reference. Frozen processes cannot die: they are thawed first. */
+static void stop_programs(struct bridge_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	struct sandbox_desktop *desktop = s->desktop;
+	bool paused = s->paused;
+	pthread_mutex_unlock(&s->lock);
+	struct sandbox_error failed;
+	if (desktop && paused && s->cgroup &&
+	    !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
+	sandbox_desktop_kill(desktop);
+}
+
 void bridge_session_end(struct bridge_session *s, const char *why)
 {
 	atomic_store(&s->ending, true);
@@ -320,6 +344,8 @@ void bridge_session_end(struct bridge_session *s, const char *why)
 	if (s->viewers)
 		bridge_viewers_end(s->viewers);
 	pthread_mutex_unlock(&s->lock);
+	if (first)
+		stop_programs(s);
 }
 
 void bridge_session_unref(struct bridge_session *s)

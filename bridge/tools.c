@@ -422,23 +422,16 @@ bool bridge_tools_register(struct mcp_server *server, struct bridge_context *con
 	       tools_register_volumes(server, context);
 }
 
-bool bridge_tools_lane(const char *tool, const cJSON *args, char *lane, size_t size,
-		       void *userdata)
+bool bridge_tools_group(const char *tool, const cJSON *args, char *group, size_t size,
+			void *userdata)
 {
-	/* Managing sessions never waits behind a session's queued input: a
-	 * kill must reach a session whose lane is busy. */
-	static const char *const unordered[] = { "create_session", "list_sessions",
-						 "session_info", "set_timeout", "kill_session",
-						 "start_stream", "stop_stream",
-						 "pause_session", "resume_session",
-						 "create_volume", "list_volumes", "delete_volume",
-						 /* Commands and files do not touch the
-						  * screen; a long build must not hold up
-						  * clicks. */
-						 "exec", "read_file", "write_file", "list_files" };
-	for (size_t i = 0; i < sizeof(unordered) / sizeof(unordered[0]); i++)
-		if (strcmp(tool, unordered[i]) == 0)
+	/* Tools about no one session count against none. */
+	static const char *const sessionless[] = { "create_session", "list_sessions",
+						   "create_volume", "list_volumes",
+						   "delete_volume" };
+	for (size_t i = 0; i < sizeof(sessionless) / sizeof(sessionless[0]); i++)
+		if (strcmp(tool, sessionless[i]) == 0)
 			return false;
 	struct bridge_context *c = userdata;
-	return bridge_registry_lane(c->registry, tools_string(args, "session", NULL), lane, size);
+	return bridge_registry_lane(c->registry, tools_string(args, "session", NULL), group, size);
 }

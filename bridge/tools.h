@@ -31,9 +31,10 @@ struct bridge_context {
 };
 
 bool bridge_tools_register(struct mcp_server *server, struct bridge_context *context);
-/* The worker lane of a call: its session, so input to one desktop stays in
- * order. An mcp_lane_fn; userdata is the context. */
-bool bridge_tools_lane(const char *tool, const struct cJSON *args, char *lane, size_t size,
-		       void *userdata);
+/* The group of a call: the session it acts on, whose lane keeps input in
+ * order and whose bound holds its long calls. An mcp_group_fn; userdata
+ * is the context. */
+bool bridge_tools_group(const char *tool, const struct cJSON *args, char *group, size_t size,
+			void *userdata);
 
 #endif

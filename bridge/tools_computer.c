@@ -160,6 +160,7 @@ static void computer(struct mcp_call *call, const cJSON *args, void *userdata)
 
 static const struct mcp_tool computer_tool = {
 	.name = "computer",
+	.ordered = true,
 	.title = "Computer (Anthropic computer-use schema)",
 	.description =
 		"Use the mouse and keyboard and take screenshots, with the action schema of "

@@ -320,6 +320,7 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 static const struct mcp_tool desktop_tools[] = {
 	{
 		.name = "open_url",
+		.ordered = true,
 		.title = "Open a URL",
 		.description = "Show a web page in Chromium on the desktop: the first call "
 			       "starts the browser, later calls open new tabs. Local desktops "
@@ -333,6 +334,7 @@ static const struct mcp_tool desktop_tools[] = {
 	},
 	{
 		.name = "launch",
+		.ordered = true,
 		.title = "Launch a program",
 		.description = "Start a program on the desktop with /bin/sh -c, e.g. \"xterm\" "
 			       "or \"gedit notes.txt\", and return without waiting for it. It "
@@ -359,6 +361,7 @@ static const struct mcp_tool desktop_tools[] = {
 	},
 	{
 		.name = "clipboard_set",
+		.ordered = true,
 		.title = "Set the clipboard",
 		.description = "Put text on the desktop's clipboard, ready to paste with ctrl+v. "
 			       "Faster than type for long text.",

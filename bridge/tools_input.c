@@ -639,6 +639,7 @@ static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 static const struct mcp_tool input_tools[] = {
 	{
 		.name = "click",
+		.ordered = true,
 		.title = "Click",
 		.description = "Click a mouse button at (x, y), or where the pointer is when x "
 			       "and y are left out. count 2 double-clicks, 3 triple-clicks; "
@@ -652,6 +653,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "move_mouse",
+		.ordered = true,
 		.title = "Move the mouse",
 		.description = "Move the mouse pointer to (x, y) without clicking, e.g. to "
 			       "hover. Buttons held with mouse_down stay held (that drags).",
@@ -661,6 +663,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "mouse_down",
+		.ordered = true,
 		.title = "Press a mouse button",
 		.description = "Press and keep holding a mouse button at (x, y) or where the "
 			       "pointer is, until mouse_up. For custom drags; drag does the "
@@ -671,6 +674,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "mouse_up",
+		.ordered = true,
 		.title = "Release a mouse button",
 		.description = "Release a mouse button held by mouse_down, at (x, y) or where "
 			       "the pointer is.",
@@ -680,6 +684,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "drag",
+		.ordered = true,
 		.title = "Drag",
 		.description = "Press a mouse button at the first point, move through the "
 			       "others in small steps, release at the last: moves windows, "
@@ -698,6 +703,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "scroll",
+		.ordered = true,
 		.title = "Scroll",
 		.description = "Turn the mouse wheel at (x, y), or where the pointer is: "
 			       "direction up, down, left or right, amount in wheel clicks "
@@ -713,6 +719,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "type",
+		.ordered = true,
 		.title = "Type text",
 		.description = "Type text into the focused window, character by character. Any "
 			       "Unicode text works; \\n presses Return and \\t presses Tab. To "
@@ -725,6 +732,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "press",
+		.ordered = true,
 		.title = "Press keys",
 		.description =
 			"Press keys or shortcuts. Join keys held together with '+' "
@@ -741,6 +749,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "hold_key",
+		.ordered = true,
 		.title = "Hold keys",
 		.description = "Hold keys down for duration_ms, then release them in reverse "
 			       "order, e.g. shift while something else happens, or an arrow key "
@@ -756,6 +765,7 @@ static const struct mcp_tool input_tools[] = {
 	},
 	{
 		.name = "wait",
+		.ordered = true,
 		.title = "Wait",
 		.description = "Wait for the screen to settle (the default: no change for "
 			       "quiet_ms, 300 by default, giving up after timeout_ms, 5000 by "

@@ -27,6 +27,18 @@
 #define MAX_ENVS 256
 #define MAX_ARGV 1024
 
+/* A sandbox call that failed: when its session ended meanwhile, that is
+ * what happened (its programs were killed), whatever the sandbox said. */
+static void fail_sandbox_call(struct mcp_call *call, struct bridge_session *s,
+			      const struct sandbox_error *err)
+{
+	if (bridge_session_state(s) == BRIDGE_ENDED)
+		mcp_call_fail(call, "session %s ended while %s ran", bridge_session_id(s),
+			      mcp_call_tool_name(call));
+	else
+		mcp_call_fail(call, "%s", err->message);
+}
+
 /* The session's sandbox, or NULL with the call failed saying why. */
 static struct sandbox *session_sandbox(struct bridge_context *c, struct mcp_call *call,
 				       const cJSON *args, struct bridge_session **session)
@@ -252,13 +264,13 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct sandbox_run_result r;
 	struct sandbox_error err;
 	if (!sandbox_run(sandbox, &run, &r, &err)) {
-		mcp_call_fail(call, "%s", err.message);
+		fail_sandbox_call(call, s, &err);
 		goto done;
 	}
 	for (int k = 0; k < 2; k++)
 		if (stream.pending_len[k])
 			send_chunk(&stream, k, stream.pending[k], stream.pending_len[k]);
-	if (r.stopped && bridge_session_state(s) == BRIDGE_ENDED)
+	if (bridge_session_state(s) == BRIDGE_ENDED)
 		mcp_call_fail(call, "session %s ended while the command ran; it was killed",
 			      bridge_session_id(s));
 	else
@@ -283,7 +295,7 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 	struct sandbox_file_data file;
 	struct sandbox_error err;
 	if (!sandbox_read_file(sandbox, user_of(args), path, offset, length, &file, &err)) {
-		mcp_call_fail(call, "%s", err.message);
+		fail_sandbox_call(call, s, &err);
 		return;
 	}
 	if (!length_json && file.size > offset && file.size - offset > FILE_MAX_PER_CALL) {
@@ -360,7 +372,7 @@ static void write_file_tool(struct mcp_call *call, const cJSON *args, void *user
 				     len, mode, &err);
 	free(bytes);
 	if (!ok) {
-		mcp_call_fail(call, "%s", err.message);
+		fail_sandbox_call(call, s, &err);
 		return;
 	}
 	cJSON *result = cJSON_CreateObject();
@@ -395,7 +407,7 @@ static void list_files_tool(struct mcp_call *call, const cJSON *args, void *user
 	bool truncated;
 	struct sandbox_error err;
 	if (!sandbox_list_files(sandbox, user_of(args), path, &entries, &count, &truncated, &err)) {
-		mcp_call_fail(call, "%s", err.message);
+		fail_sandbox_call(call, s, &err);
 		return;
 	}
 	cJSON *result = cJSON_CreateObject();

@@ -88,6 +88,7 @@ static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata
 static const struct mcp_tool screen_tools[] = {
 	{
 		.name = "screenshot",
+		.quick = true,
 		.title = "Take a screenshot",
 		.description =
 			"Capture the screen as an image with the mouse pointer drawn in. Its "
@@ -113,6 +114,7 @@ static const struct mcp_tool screen_tools[] = {
 	},
 	{
 		.name = "cursor_position",
+		.quick = true,
 		.title = "Mouse pointer position",
 		.description = "Where the mouse pointer is, as JSON {\"x\":..,\"y\":..} in "
 			       "screenshot coordinates.",
@@ -126,6 +128,7 @@ static const struct mcp_tool screen_tools[] = {
 	},
 	{
 		.name = "screen_size",
+		.quick = true,
 		.title = "Screen size",
 		.description = "The screen's size in screenshot coordinates as JSON "
 			       "{\"width\":..,\"height\":..} (plus native_width and native_height "

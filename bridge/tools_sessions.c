@@ -419,6 +419,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "list_sessions",
+		.quick = true,
 		.title = "List sessions",
 		.description = "Every session with its id, template, size, state (starting, "
 			       "ready, reconnecting, failed, ended), deadline and metadata, as "
@@ -432,6 +433,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "session_info",
+		.quick = true,
 		.title = "Describe a session",
 		.description = "One session's id, template, size, state, deadline and metadata.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
@@ -441,6 +443,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "set_timeout",
+		.quick = true,
 		.title = "Set a session's timeout",
 		.description = "End the session timeout_ms from now (1000..2147483647). Calls "
 			       "do not extend the deadline; this does.",
@@ -452,6 +455,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "pause_session",
+		.quick = true,
 		.title = "Pause a session",
 		.description = "Freeze every process of a local session (its cgroup), keeping "
 			       "memory and processes. While paused, screenshot shows the last "
@@ -463,6 +467,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "resume_session",
+		.quick = true,
 		.title = "Resume a session",
 		.description = "Let a paused session's processes continue where they were.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
@@ -472,6 +477,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "start_stream",
+		.quick = true,
 		.title = "Share the desktop in a browser",
 		.description = "Links for people to watch or help: url lets them use mouse and "
 			       "keyboard, view_only_url only shows the screen; novnc_url and "
@@ -483,6 +489,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "stop_stream",
+		.quick = true,
 		.title = "Stop sharing",
 		.description = "Revoke the session's viewer links and disconnect their viewers.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
@@ -490,6 +497,7 @@ static const struct mcp_tool session_tools[] = {
 	},
 	{
 		.name = "kill_session",
+		.quick = true,
 		.title = "End a session",
 		.description = "End a session now: calls on it fail and its desktop's processes "
 			       "are stopped.",

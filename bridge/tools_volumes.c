@@ -108,6 +108,7 @@ static void list_volumes(struct mcp_call *call, const cJSON *args, void *userdat
 static const struct mcp_tool volume_tools[] = {
 	{
 		.name = "create_volume",
+		.quick = true,
 		.title = "Create a volume",
 		.description = "Create an empty persistent volume: a directory that create_session "
 			       "with volume NAME mounts read-write at /workspace, and that outlives "

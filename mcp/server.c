@@ -37,8 +37,8 @@ struct mcp_server {
 	struct registered_tool *tools;
 	size_t tool_count;
 	cJSON *tool_list; /* the tools/list "tools" array, built as tools come */
-	mcp_lane_fn lane_fn;
-	void *lane_userdata;
+	mcp_group_fn group_fn;
+	void *group_userdata;
 	mcp_call_observer observer;
 	void *observer_userdata;
 	struct mcp_workers *workers;
@@ -96,7 +96,8 @@ struct mcp_call {
 #define IMAGE_MARKER "lizard-image-data-"
 
 struct mcp_server *mcp_server_create(const char *name, const char *version,
-				     const char *instructions, int worker_threads)
+				     const char *instructions,
+				     const struct mcp_workers_limits *limits)
 {
 	struct mcp_server *server = calloc(1, sizeof(*server));
 	if (!server)
@@ -107,7 +108,7 @@ struct mcp_server *mcp_server_create(const char *name, const char *version,
 	server->tool_list = cJSON_CreateArray();
 	pthread_mutex_init(&server->calls_lock, NULL);
 	pthread_mutex_init(&server->peers_lock, NULL);
-	server->workers = mcp_workers_create(worker_threads);
+	server->workers = mcp_workers_create(limits);
 	if (!server->name || !server->version || (instructions && !server->instructions) ||
 	    !server->tool_list || !server->workers) {
 		mcp_server_destroy(server);
@@ -183,10 +184,10 @@ bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool,
 	return true;
 }
 
-void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata)
+void mcp_server_set_group_function(struct mcp_server *server, mcp_group_fn fn, void *userdata)
 {
-	server->lane_fn = fn;
-	server->lane_userdata = userdata;
+	server->group_fn = fn;
+	server->group_userdata = userdata;
 }
 
 void mcp_server_set_observer(struct mcp_server *server, mcp_call_observer fn, void *userdata)
@@ -596,10 +597,18 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	if (!scope_ok)
 		goto oom_call;
 
-	char lane[128];
-	bool has_lane = !tool->tool.read_only && peer->server->lane_fn &&
-			peer->server->lane_fn(tool->tool.name, call->arguments, lane, sizeof(lane),
-					      peer->server->lane_userdata);
+	char group[128], owner[160];
+	bool has_group = peer->server->group_fn &&
+			 peer->server->group_fn(tool->tool.name, call->arguments, group,
+						sizeof(group), peer->server->group_userdata);
+	/* The client: the scope its peers share, or this peer alone. */
+	if (call->scope)
+		snprintf(owner, sizeof(owner), "scope:%s", call->scope);
+	else
+		snprintf(owner, sizeof(owner), "peer:%p", (void *)peer);
+	struct mcp_job_kind kind = { .lane = tool->tool.ordered && has_group ? group : NULL,
+				     .group = has_group ? group : NULL, .owner = owner,
+				     .quick = tool->tool.quick };
 	/* A full queue answers at once: the reader never waits for room. */
 	char busy[200];
 	if (!admit_call(peer->server, call, busy, sizeof(busy))) {
@@ -612,7 +621,7 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	peer->refs++;
 	peer->calls_running++;
 	pthread_mutex_unlock(&peer->lock);
-	if (!mcp_workers_submit(peer->server->workers, has_lane ? lane : NULL, run_call, call)) {
+	if (!mcp_workers_submit(peer->server->workers, &kind, run_call, call)) {
 		untrack_call(peer->server, call);
 		pthread_mutex_lock(&peer->lock);
 		if (--peer->calls_running == 0)

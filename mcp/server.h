@@ -31,12 +31,19 @@ struct mcp_tool {
 	 * return no data. A tool with one calls mcp_call_structured. */
 	const char *output_schema;
 	mcp_tool_fn handler;
-	bool read_only;            /* runs outside lanes, may overtake input */
+	bool read_only;            /* changes nothing (annotations.readOnlyHint) */
+	/* Runs in its group's lane: one at a time, in arrival order (input to
+	 * one desktop). Others run side by side and may overtake. */
+	bool ordered;
+	/* Bounded, short work that waits on nothing for long (a screenshot,
+	 * session management): never held up by long calls (workers.h). */
+	bool quick;
 };
 
-/* Picks the lane a call runs in (e.g. its desktop). Returns false for none. */
-typedef bool (*mcp_lane_fn)(const char *tool, const struct cJSON *args, char *lane,
-			    size_t lane_size, void *userdata);
+/* Names the group a call belongs to (for the bridge, its desktop), for its
+ * lane and its group's bound on long calls. Returns false for none. */
+typedef bool (*mcp_group_fn)(const char *tool, const struct cJSON *args, char *group,
+			     size_t group_size, void *userdata);
 
 /* Sends one message given as parts to write back to back: a reply with
  * images comes in pieces, so image text is never copied to build it. */
@@ -68,8 +75,12 @@ enum mcp_log_level {
 	MCP_LOG_EMERGENCY,
 };
 
+/* Tool calls run on a pool with these bounds (workers.h); each client
+ * (a peer, or the peers sharing a scope) is an owner there. */
+struct mcp_workers_limits;
 struct mcp_server *mcp_server_create(const char *name, const char *version,
-				     const char *instructions, int worker_threads);
+				     const char *instructions,
+				     const struct mcp_workers_limits *limits);
 /* Marks every call queued or running as cancelled, as if each client had
  * sent notifications/cancelled: for shutdown. */
 void mcp_server_cancel_all(struct mcp_server *server);
@@ -78,7 +89,7 @@ void mcp_server_destroy(struct mcp_server *server);
 /* The tool's strings must outlive the server. False when the schema text is
  * not a JSON object or memory runs out. */
 bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool, void *userdata);
-void mcp_server_set_lane_function(struct mcp_server *server, mcp_lane_fn fn, void *userdata);
+void mcp_server_set_group_function(struct mcp_server *server, mcp_group_fn fn, void *userdata);
 void mcp_server_set_observer(struct mcp_server *server, mcp_call_observer fn, void *userdata);
 /* Sends notifications/message to every initialized, open peer whose level
  * (logging/setLevel; warning until it sets one) is at or below level.

@@ -5,7 +5,8 @@
 #include <string.h>
 
 struct job {
-	char *lane;
+	char *lane, *group, *owner;
+	bool quick;
 	mcp_job_fn fn;
 	void *arg;
 	struct job *next;
@@ -15,34 +16,90 @@ struct mcp_workers {
 	pthread_mutex_t lock;
 	pthread_cond_t work;
 	struct job *head, *tail;
-	char **busy_lanes; /* one slot per thread: the lane it runs, or NULL */
+	struct job **running; /* one slot per thread: the job it runs, or NULL */
 	pthread_t *threads;
 	int thread_count;
+	struct mcp_workers_limits limits;
 	bool stopping;
 };
 
-static bool lane_busy(struct mcp_workers *w, const char *lane)
+static bool same(const char *a, const char *b)
 {
-	for (int i = 0; i < w->thread_count; i++)
-		if (w->busy_lanes[i] && strcmp(w->busy_lanes[i], lane) == 0)
+	return a && b && strcmp(a, b) == 0;
+}
+
+static void job_free(struct job *job)
+{
+	free(job->lane);
+	free(job->group);
+	free(job->owner);
+	free(job);
+}
+
+/* Whether job may start now, given what runs. */
+static bool within_bounds(const struct mcp_workers *w, const struct job *job)
+{
+	int long_all = 0, long_owner = 0, long_group = 0, quick_owner = 0;
+	for (int i = 0; i < w->thread_count; i++) {
+		const struct job *r = w->running[i];
+		if (!r)
+			continue;
+		if (job->lane && same(r->lane, job->lane))
+			return false;
+		if (r->quick) {
+			quick_owner += same(r->owner, job->owner);
+			continue;
+		}
+		long_all++;
+		long_owner += same(r->owner, job->owner);
+		long_group += same(r->group, job->group);
+	}
+	if (job->quick)
+		return !job->owner || quick_owner < w->limits.quick_per_owner;
+	return long_all < w->thread_count - w->limits.reserved &&
+	       (!job->owner || long_owner < w->limits.long_per_owner) &&
+	       (!job->group || long_group < w->limits.long_per_group);
+}
+
+/* Lanes of jobs passed over in one look at the queue: a later job of such
+ * a lane must wait too, or it would overtake. */
+#define HELD_LANES_MAX 64
+
+static bool lane_held(const char *const *held, int count, const struct job *from,
+		      const struct job *job)
+{
+	for (int i = 0; i < count; i++)
+		if (same(held[i], job->lane))
+			return true;
+	if (count < HELD_LANES_MAX)
+		return false;
+	/* More lanes held than noted: look at the jobs before this one. */
+	for (const struct job *j = from; j != job; j = j->next)
+		if (same(j->lane, job->lane))
 			return true;
 	return false;
 }
 
-/* The oldest job whose lane is free. Skipping a job of a busy lane keeps
- * its later lane-mates behind it, since they are found busy too. */
+/* The oldest job that may start, taken off the queue. */
 static struct job *take_runnable(struct mcp_workers *w)
 {
+	const char *held[HELD_LANES_MAX];
+	int held_count = 0;
 	struct job *prev = NULL;
 	for (struct job *j = w->head; j; prev = j, j = j->next) {
-		if (j->lane && lane_busy(w, j->lane))
+		bool held_back = j->lane && lane_held(held, held_count, w->head, j);
+		if (held_back || !within_bounds(w, j)) {
+			if (j->lane && !held_back && held_count < HELD_LANES_MAX)
+				held[held_count++] = j->lane;
 			continue;
+		}
 		if (prev)
 			prev->next = j->next;
 		else
 			w->head = j->next;
 		if (w->tail == j)
 			w->tail = prev;
+		j->next = NULL;
 		return j;
 	}
 	return NULL;
@@ -68,20 +125,22 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&w->work, &w->lock);
 			continue;
 		}
-		w->busy_lanes[slot] = job->lane;
+		w->running[slot] = job;
+		/* Others may be startable too (a bound that was full when they
+		 * came): one more worker looks. */
+		if (w->head)
+			pthread_cond_signal(&w->work);
 		pthread_mutex_unlock(&w->lock);
 
 		job->fn(job->arg);
 
 		pthread_mutex_lock(&w->lock);
-		w->busy_lanes[slot] = NULL;
-		free(job->lane);
-		free(job);
-		/* A lane freed up: its next job is the one newly runnable, and
-		 * this worker takes it itself on the next turn of the loop. One
-		 * more is woken only while jobs wait, so an idle bridge does not
-		 * wake every worker on every call; when stopping, all are, since
-		 * those that found the queue not yet empty wait to see it so. */
+		w->running[slot] = NULL;
+		job_free(job);
+		/* A bound or a lane freed up. This worker looks itself on the next
+		 * turn; the rest only while jobs wait, so an idle bridge does not
+		 * wake every worker on every call. When stopping, all are woken,
+		 * since those that found the queue not yet empty wait to see it so. */
 		if (w->stopping)
 			pthread_cond_broadcast(&w->work);
 		else if (w->head)
@@ -91,18 +150,22 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-struct mcp_workers *mcp_workers_create(int threads)
+struct mcp_workers *mcp_workers_create(const struct mcp_workers_limits *limits)
 {
+	if (limits->threads < 1 || limits->reserved < 0 || limits->reserved >= limits->threads ||
+	    limits->long_per_owner < 1 || limits->long_per_group < 1 || limits->quick_per_owner < 1)
+		return NULL;
 	struct mcp_workers *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->threads = calloc((size_t)threads, sizeof(*w->threads));
-	w->busy_lanes = calloc((size_t)threads, sizeof(*w->busy_lanes));
-	if (!w->threads || !w->busy_lanes)
+	w->limits = *limits;
+	w->threads = calloc((size_t)limits->threads, sizeof(*w->threads));
+	w->running = calloc((size_t)limits->threads, sizeof(*w->running));
+	if (!w->threads || !w->running)
 		goto fail;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->work, NULL);
-	for (int i = 0; i < threads; i++) {
+	for (int i = 0; i < limits->threads; i++) {
 		struct worker_arg *arg = malloc(sizeof(*arg));
 		if (!arg)
 			break;
@@ -114,37 +177,45 @@ struct mcp_workers *mcp_workers_create(int threads)
 		}
 		w->thread_count++;
 	}
-	if (w->thread_count == 0) {
-		pthread_cond_destroy(&w->work);
-		pthread_mutex_destroy(&w->lock);
-		goto fail;
+	/* Fewer threads than asked would break the reservation. */
+	if (w->thread_count < limits->threads) {
+		mcp_workers_destroy(w);
+		return NULL;
 	}
 	return w;
 
 fail:
 	free(w->threads);
-	free(w->busy_lanes);
+	free(w->running);
 	free(w);
 	return NULL;
 }
 
-bool mcp_workers_submit(struct mcp_workers *w, const char *lane, mcp_job_fn fn, void *arg)
+static bool copy_string(char **to, const char *from)
+{
+	*to = from ? strdup(from) : NULL;
+	return !from || *to;
+}
+
+bool mcp_workers_submit(struct mcp_workers *w, const struct mcp_job_kind *kind, mcp_job_fn fn,
+			void *arg)
 {
 	struct job *job = calloc(1, sizeof(*job));
 	if (!job)
 		return false;
-	if (lane && !(job->lane = strdup(lane))) {
-		free(job);
+	if (!copy_string(&job->lane, kind->lane) || !copy_string(&job->group, kind->group) ||
+	    !copy_string(&job->owner, kind->owner)) {
+		job_free(job);
 		return false;
 	}
+	job->quick = kind->quick;
 	job->fn = fn;
 	job->arg = arg;
 
 	pthread_mutex_lock(&w->lock);
 	if (w->stopping) {
 		pthread_mutex_unlock(&w->lock);
-		free(job->lane);
-		free(job);
+		job_free(job);
 		return false;
 	}
 	if (w->tail)
@@ -172,6 +243,6 @@ void mcp_workers_destroy(struct mcp_workers *w)
 	pthread_cond_destroy(&w->work);
 	pthread_mutex_destroy(&w->lock);
 	free(w->threads);
-	free(w->busy_lanes);
+	free(w->running);
 	free(w);
 }

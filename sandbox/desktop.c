@@ -238,6 +238,12 @@ void sandbox_desktop_destroy(struct sandbox_desktop *d)
 	free(d);
 }
 
+void sandbox_desktop_kill(struct sandbox_desktop *d)
+{
+	if (d)
+		sandbox_kill(d->sandbox);
+}
+
 const char *sandbox_desktop_vnc_socket(const struct sandbox_desktop *d)
 {
 	return d->socket_path;

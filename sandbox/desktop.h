@@ -30,6 +30,9 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
  * is fine. */
 void sandbox_desktop_destroy(struct sandbox_desktop *desktop);
 
+/* sandbox_kill for the desktop's sandbox. NULL is fine. */
+void sandbox_desktop_kill(struct sandbox_desktop *desktop);
+
 /* A path that names Xvnc's RFB socket by inode ("/proc/self/fd/N", see
  * sandbox_run_open_socket), valid while the desktop lives: whoever
  * connects through it holds the desktop. */

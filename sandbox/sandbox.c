@@ -749,6 +749,19 @@ void sandbox_reap(pid_t pid, int timeout_ms)
 	}
 }
 
+void sandbox_kill(struct sandbox *s)
+{
+	if (!s)
+		return;
+	/* The init exits when its control socket hangs up, and its PID
+	 * namespace with it; bwrap killed takes the init along at once
+	 * (--die-with-parent), even when the init does not get to look. */
+	if (s->control >= 0)
+		shutdown(s->control, SHUT_RDWR);
+	if (s->isolated && s->pid > 0)
+		kill(s->pid, SIGKILL);
+}
+
 void sandbox_destroy(struct sandbox *s)
 {
 	if (!s)

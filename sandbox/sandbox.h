@@ -60,6 +60,10 @@ struct sandbox *sandbox_create(const struct sandbox_options *options, struct san
 /* Kills every process in the sandbox and removes its private directory.
  * NULL is fine. */
 void sandbox_destroy(struct sandbox *sandbox);
+/* Kills every process in the sandbox now, from any thread, while others
+ * may still use it: what they wait on ends, and what they start fails.
+ * The rest goes with sandbox_destroy. NULL is fine. */
+void sandbox_kill(struct sandbox *sandbox);
 
 /* Where HOME, the run directory and /workspace are in the programs' view
  * (the fixed paths above when isolated). */

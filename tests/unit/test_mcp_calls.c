@@ -6,6 +6,7 @@
 
 #include "../../mcp/jsonrpc.h"
 #include "../../mcp/server.h"
+#include "../../mcp/workers.h"
 #include "../../util/utf8.h"
 
 #include <cjson/cJSON.h>
@@ -124,7 +125,7 @@ static const struct mcp_tool count = {
 
 static struct mcp_server *make_server(void)
 {
-	struct mcp_server *server = mcp_server_create("t", "1", NULL, 2);
+	struct mcp_server *server = mcp_server_create("t", "1", NULL, &(struct mcp_workers_limits){ .threads = 2, .long_per_owner = 2, .long_per_group = 2, .quick_per_owner = 2 });
 	if (server && (!mcp_server_add_tool(server, &info, NULL) ||
 		       !mcp_server_add_tool(server, &count, NULL))) {
 		mcp_server_destroy(server);
@@ -251,6 +252,7 @@ static const struct mcp_tool hold = {
 	.description = "Waits until the test releases it.",
 	.input_schema = "{\"type\":\"object\"}",
 	.handler = hold_tool,
+	.ordered = true,
 };
 
 static void release_holds(bool value)
@@ -434,7 +436,7 @@ static void a_full_queue_answers_at_once_and_others_go_on(void)
 	struct mcp_server *server = make_server();
 	ASSERT(server);
 	ASSERT(mcp_server_add_tool(server, &hold, NULL));
-	mcp_server_set_lane_function(server, hold_lane, NULL);
+	mcp_server_set_group_function(server, hold_lane, NULL);
 	struct mcp_peer *greedy = mcp_peer_create(server, capture, NULL);
 	struct mcp_peer *other = mcp_peer_create(server, capture, NULL);
 	char text[160];
