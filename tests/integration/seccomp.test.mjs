@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { connectBridge, textOf } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,15 +34,30 @@ const allowed = [
 ];
 
 let bridge;
-let noCompiler = null;
+let skipReason = null;
+
+// False only when the kernel says it was built without 32-bit system calls
+// (int 0x80 then faults before any filter could see it).
+function kernelHasIa32() {
+  try {
+    return !/^# CONFIG_IA32_EMULATION is not set$/m.test(zlib.gunzipSync(fs.readFileSync('/proc/config.gz')).toString());
+  } catch {
+    return true;
+  }
+}
 
 before(async () => {
   bridge = await connectBridge(['--size', '320x240']);
+  // The probe's numbers and its int 0x80 are x86-64's.
+  if (process.arch !== 'x64') {
+    skipReason = `the probe is written for x86-64, this is ${process.arch}`;
+    return;
+  }
   const source = fs.readFileSync(path.join(here, 'seccomp-probe.c'), 'utf8');
   const written = await bridge.call('write_file', { path: `${probe}.c`, text: source });
   assert.equal(written.isError, false, textOf(written));
   const built = (await bridge.call('exec', { argv: ['sh', '-c', `command -v cc >/dev/null || exit 127; cc -O1 -o ${probe} ${probe}.c`] })).structuredContent;
-  if (built.exit_code === 127) noCompiler = 'no C compiler (cc) in the sandbox\'s /usr to build the probe';
+  if (built.exit_code === 127) skipReason = 'no C compiler (cc) in the sandbox\'s /usr to build the probe';
   else assert.equal(built.exit_code, 0, built.stderr);
 });
 
@@ -63,7 +79,7 @@ const outcomes = (stdout) => Object.fromEntries(stdout.trim().split('\n').map((l
 
 for (const user of ['user', 'root']) {
   test(`every call the filter refuses fails with EPERM for ${user}, and the same kinds of call still work`, async (t) => {
-    if (noCompiler) return t.skip(noCompiler);
+    if (skipReason) return t.skip(skipReason);
     const r = await run({ argv: [probe, 'calls'], user });
     assert.equal(r.exit_code, 0, r.stderr);
     const seen = outcomes(r.stdout);
@@ -79,8 +95,10 @@ for (const user of ['user', 'root']) {
 }
 
 test('a 32-bit (int 0x80) or x32 system call kills its process instead of going around the filter', async (t) => {
-  if (noCompiler) return t.skip(noCompiler);
-  for (const table of ['ia32', 'x32']) {
+  if (skipReason) return t.skip(skipReason);
+  const tables = kernelHasIa32() ? ['ia32', 'x32'] : ['x32'];
+  if (tables.length === 1) t.diagnostic('this kernel has no 32-bit system calls: int 0x80 is not tried');
+  for (const table of tables) {
     const r = await run({ argv: [probe, table] });
     assert.equal(r.signal, 'SYS', `${table}: ${JSON.stringify(r)}`);
     assert.equal(r.stdout, '', table);
