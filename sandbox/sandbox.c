@@ -14,6 +14,7 @@
 #include "log.h"
 #include "network.h"
 #include "protocol.h"
+#include "seccomp.h"
 #include "tree.h"
 #include "../util/log.h"
 
@@ -318,9 +319,14 @@ enum bwrap_fd {
 	FD_ARGS,
 	FD_PASSWD,
 	FD_GROUP,
+	FD_SECCOMP,     /* the system call filter (seccomp.h) */
 	FD_RESOLV,      /* with a network only */
 	FD_END
 };
+/* The numbers build_bwrap_args writes out. */
+_Static_assert(FD_INFO == 5 && FD_ARGS == 6 && FD_PASSWD == 7 && FD_GROUP == 8 &&
+		       FD_SECCOMP == 9 && FD_RESOLV == 10,
+	       "bwrap's options name these descriptors by number");
 
 static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
 			     const char *resolv_dest)
@@ -348,7 +354,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--ro-bind-data", "7", "/etc/passwd");
 	add(a, "--ro-bind-data", "8", "/etc/group");
 	if (resolv_dest)
-		add(a, "--ro-bind-data", "9", resolv_dest);
+		add(a, "--ro-bind-data", "10", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
 	add(a, "--tmpfs", "/tmp", NULL);
@@ -366,6 +372,9 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--bind", s->run_dir, SANDBOX_RUN_DIR);
 	add(a, "--ro-bind-fd", "4", INIT_PATH);
 	add(a, "--chdir", SANDBOX_HOME, NULL);
+	/* Loaded last, right before the init's exec: the init and all it
+	 * starts run under it. */
+	add(a, "--seccomp", "9", NULL);
 }
 
 /* Inside, only these users exist; the host's names stay outside. */
@@ -579,7 +588,12 @@ static void describe(struct sandbox *s, bool limited)
 		 "mount, user, IPC, UTS and network namespaces; host system directories read-only, "
 		 "own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
 		 "still shows the host paths its binds come from); programs run as an unprivileged "
-		 "user (host uid %u for the sandbox's root). %s %s",
+		 "user (host uid %u for the sandbox's root). A seccomp filter refuses (EPERM) what "
+		 "a desktop does not need: keyrings, perf events, io_uring, BPF, userfaultfd, kernel "
+		 "modules and kexec, open_by_handle_at, reboot, swap, setting the clock, the kernel "
+		 "log, socket families but UNIX, IPv4, IPv6 and netlink, raw and packet sockets, "
+		 "netfilter and xfrm, and personality flags that weaken memory protections; a 32-bit "
+		 "or x32 system call kills its process. %s %s",
 		 (unsigned)s->host_uid, network,
 		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
 			 : "No limits on CPU, memory or processes.");
@@ -650,14 +664,22 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	if (o->cgroup && !sandbox_cgroup_join_open(o->cgroup, &join, err))
 		goto fail;
 
+	/* Never a sandbox without it. */
+	int seccomp_fd = s->isolated ? sandbox_seccomp_filter_fd(err) : -1;
+	if (s->isolated && seccomp_fd < 0) {
+		sandbox_cgroup_join_close(&join);
+		goto fail;
+	}
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
 		sandbox_error_set(err, errno, "cannot create a socket pair");
 		sandbox_cgroup_join_close(&join);
+		if (seccomp_fd >= 0)
+			close(seccomp_fd);
 		goto fail;
 	}
 	/* fds for bwrap (enum bwrap_fd); the pipes' write ends are closed. */
-	int fds[FD_END - FD_CONTROL] = { pair[1], -1, -1, -1, -1, -1, -1 };
+	int fds[FD_END - FD_CONTROL] = { pair[1], -1, -1, -1, -1, -1, -1, -1 };
 	int fd_count = 1, info_read = -1;
 	bool prepared = true;
 	char *bwrap_argv[] = { (char *)bwrap, "--args", "6", "--", INIT_PATH, "sandbox-init", "3",
@@ -690,7 +712,8 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		fds[3] = data_fd(serialized, len);
 		fds[4] = data_fd(users, strlen(users));
 		fds[5] = data_fd(groups, strlen(groups));
-		fd_count = 6;
+		fds[6] = seccomp_fd;
+		fd_count = 7;
 		if (want_resolv)
 			fds[fd_count++] = data_fd(resolv, strlen(resolv));
 		for (int i = 1; i < fd_count; i++)

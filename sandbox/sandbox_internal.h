@@ -36,7 +36,7 @@ struct sandbox {
 	char **env;         /* NAME=value for every program, NULL-terminated */
 	bool isolated, network;
 	uid_t host_uid;     /* what the sandbox's root is on the host */
-	char description[800];
+	char description[1400];
 };
 
 struct sandbox_cgroup_join;

@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libpng-dev
-  libcjson-dev libwebsockets-dev libxkbcommon-dev libjpeg-dev libisal-dev zlib1g-dev)
-# bubblewrap makes the sandbox every local session runs in and slirp4netns its
-# network (without the host's loopback); the daemon serves noVNC's files from
-# Debian's novnc package.
-run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap slirp4netns novnc)
+  libcjson-dev libwebsockets-dev libxkbcommon-dev libjpeg-dev libisal-dev zlib1g-dev
+  libseccomp-dev)
+# bubblewrap makes the sandbox every local session runs in, libseccomp builds
+# its system call filter and slirp4netns its network (without the host's
+# loopback); the daemon serves noVNC's files from Debian's novnc package.
+run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2 slirp4netns
+  novnc)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
   scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
 

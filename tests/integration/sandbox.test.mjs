@@ -441,7 +441,7 @@ test('session envs reach every program; per-call envs override them', async () =
   }
 });
 
-test('Chromium runs with its own sandbox (no --no-sandbox) and shows a page', async () => {
+test('Chromium runs with its own sandbox (no --no-sandbox) under the session\'s filter and shows a page', async () => {
   const opened = await bridge.call('open_url', { url: `${server.url}/color` });
   assert.equal(opened.isError, false, textOf(opened));
   const shown = await waitFor(async () => {
@@ -455,8 +455,64 @@ test('Chromium runs with its own sandbox (no --no-sandbox) and shows a page', as
     .filter((argv) => argv.some((a) => a.includes('chromium')));
   assert.ok(lines.length > 0, 'Chromium runs in the session');
   for (const argv of lines) assert.ok(!argv.includes('--no-sandbox'), argv.join(' '));
+  // Every Chromium process runs under the session's system call filter;
+  // its renderers under its own sandbox as well: namespaces of their own
+  // and its seccomp-bpf filter stacked onto the session's.
+  const browsers = processesInPidNamespace(namespace).filter((pid) => {
+    let exe = '';
+    try { exe = fs.readlinkSync(`/proc/${pid}/exe`); } catch {}
+    return path.basename(exe) === 'chromium' && !commandOf(pid).includes('--type=');
+  });
+  assert.equal(browsers.length, 1, 'one browser process');
+  const [browser] = browsers;
+  const chromium = [browser, ...descendantsOf(browser)];
+  for (const pid of chromium) assert.equal(seccompOf(pid).mode, 2, `${commandOf(pid)}: no filter`);
+  assert.equal(seccompOf(browser).filters, 1, 'the browser has the session\'s filter only');
+  const renderers = chromium.filter((pid) => commandOf(pid).includes('--type=renderer'));
+  assert.ok(renderers.length > 0, 'a renderer draws the page');
+  for (const pid of renderers) {
+    assert.ok(seccompOf(pid).filters >= 2, `renderer ${pid}: ${seccompOf(pid).filters} filter(s), Chromium's own is missing`);
+    for (const kind of ['user', 'pid', 'net']) {
+      assert.notEqual(fs.readlinkSync(`/proc/${pid}/ns/${kind}`), fs.readlinkSync(`/proc/${browser}/ns/${kind}`), `renderer ${pid} shares the browser's ${kind} namespace`);
+    }
+  }
   await bridge.call('press', { keys: 'ctrl+w' });
 });
+
+// A process's command line as one string: Chromium's children rewrite
+// theirs into one argument.
+function commandOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
+
+// Every host process below pid, through nested PID namespaces too.
+function descendantsOf(pid) {
+  const children = new Map();
+  for (const name of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const parent = Number(/^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${name}/status`, 'utf8'))[1]);
+      children.set(parent, [...(children.get(parent) || []), Number(name)]);
+    } catch {}
+  }
+  const found = [];
+  for (let queue = [pid]; queue.length;) {
+    for (const child of children.get(queue.shift()) || []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+// The seccomp mode (0 none, 2 filter) and the number of filters of a host process.
+function seccompOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return { mode: Number(/^Seccomp:\s+(\d+)$/m.exec(status)[1]), filters: Number(/^Seccomp_filters:\s+(\d+)$/m.exec(status)[1]) };
+}
 
 test('attached sessions are not sandboxes, and the tools say so', async () => {
   const xvnc = await startXvnc({ width: 320, height: 240 });
