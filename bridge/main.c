@@ -10,6 +10,7 @@
 #include "../mcp/workers.h"
 #include "../mcp/stdio.h"
 #include "../sandbox/cgroup.h"
+#include "../sandbox/disk.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/volume.h"
 #include "../util/log.h"
@@ -44,7 +45,7 @@ static const struct mcp_workers_limits worker_limits = {
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
-	"                           [--sizes NAME=CPUS:MEMORY[:PIDS],...] [--data-dir DIR]\n"
+	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
@@ -328,6 +329,15 @@ static void open_resources(struct bridge_context *c, const char *data_dir)
 	} else {
 		snprintf(c->cgroup_why, sizeof(c->cgroup_why), "%s", failed.message);
 		log_warn("sizes are unavailable, sessions run without limits: %s", failed.message);
+	}
+	/* A size's disk needs a daemon that can make disks; without, sizes
+	 * still limit CPU, memory and processes, and say why not the disk. */
+	if (!sandbox_disk_available(&failed)) {
+		snprintf(c->disk_why, sizeof(c->disk_why), "%s", failed.message);
+		for (int i = 0; i < SANDBOX_SIZE_COUNT; i++)
+			c->sizes.preset[i].disk_bytes = 0;
+		if (c->cgroup_root)
+			log_warn("sizes come without disk limits: %s", failed.message);
 	}
 	char dir[512];
 	if (!data_dir) {

@@ -226,6 +226,7 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	struct sandbox_desktop_options options = {
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
 		.network = s->network, .envs = (const char *const *)s->envs,
+		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
 	};
 	struct sandbox_error failed;
 	char workspace[512];

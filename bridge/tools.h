@@ -19,6 +19,8 @@ struct bridge_context {
 	/* Sizes: NULL root when this daemon cannot create cgroups, and why. */
 	struct sandbox_cgroup_root *cgroup_root;
 	char cgroup_why[512];
+	/* Why sizes have no disk limit here ("" when they have one). */
+	char disk_why[512];
 	struct sandbox_sizes sizes;
 	/* NULL when the data directory could not be opened (why in volumes_why). */
 	struct sandbox_volumes *volumes;

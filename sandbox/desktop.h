@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -22,6 +23,7 @@ struct sandbox_desktop_options {
 	const char *const *envs; /* NAME=value for every program; may be NULL */
 	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
 	const char *workspace_dir;     /* likewise */
+	uint64_t disk_bytes;           /* likewise */
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,

@@ -11,6 +11,7 @@
 #include "sandbox_internal.h"
 
 #include "cgroup.h"
+#include "disk.h"
 #include "log.h"
 #include "network.h"
 #include "protocol.h"
@@ -97,9 +98,10 @@ static bool daemon_alive(long pid)
 	return ok && strncmp(comm, "lizard-bridge", 13) == 0;
 }
 
-/* A daemon killed while a sandbox started may have left a volume bound
- * in its directory: unbind it before removing anything, or the removal
- * would delete the volume's files. */
+/* A daemon killed while a sandbox ran may have left a volume bound or a
+ * session's disk mounted in its directory: unmount them before removing
+ * anything, or the removal would delete the volume's files (and walk the
+ * disk's for nothing). */
 static void unmount_volumes(const char *daemon_dir)
 {
 	DIR *dir = opendir(daemon_dir);
@@ -109,10 +111,14 @@ static void unmount_volumes(const char *daemon_dir)
 	while ((entry = readdir(dir))) {
 		if (entry->d_name[0] == '.')
 			continue;
-		char mount_point[640];
-		snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/volume", daemon_dir, entry->d_name);
-		if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
-			log_info("unbound a volume left at %s", mount_point);
+		static const char *const mounts[] = { "volume", "disk" };
+		for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+			char mount_point[640];
+			snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/%s", daemon_dir,
+				 entry->d_name, mounts[i]);
+			if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+				log_info("unmounted a %s left at %s", mounts[i], mount_point);
+		}
 	}
 	closedir(dir);
 }
@@ -193,7 +199,26 @@ void sandbox_remove_stale(void)
 /* The private directory stays the daemon's (0711: the sandbox's uid may
  * pass through to bind what is inside); only run, home and workspace are
  * the sandbox's, and those the daemon holds by descriptor from here on. */
-static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
+/* The session's own disk, mounted at dir/disk: where its directories go. */
+static bool make_disk(struct sandbox *s, uint64_t bytes, struct sandbox_error *err)
+{
+	if (!sandbox_disk_make(s->dir_fd, s->dir, "disk.img", bytes, geteuid(), false, err))
+		return false;
+	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
+	if (mkdirat(s->dir_fd, "disk", 0700) != 0)
+		return sandbox_error_set(err, errno, "cannot create %s", s->disk_mount);
+	if (!sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop, err))
+		return false;
+	s->on_disk = true;
+	s->disk_fd = openat(s->dir_fd, "disk", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->disk_fd < 0)
+		return sandbox_error_set(err, errno, "cannot open %s", s->disk_mount);
+	/* The disk's root, like dir, stays the daemon's. */
+	fchmod(s->disk_fd, 0711);
+	return true;
+}
+
+static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct sandbox_error *err)
 {
 	char base[128];
 	if (!base_dir(base, sizeof(base), err))
@@ -219,21 +244,32 @@ static bool make_dirs(struct sandbox *s, struct sandbox_error *err)
 	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0 || fchmod(s->dir_fd, 0711) != 0)
 		return sandbox_error_set(err, errno, "cannot open %s", s->dir);
-	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", s->dir);
-	snprintf(s->home, sizeof(s->home), "%s/home", s->dir);
-	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", s->dir);
+	if (disk_bytes && !make_disk(s, disk_bytes, err))
+		return false;
+	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
+	const char *under = s->on_disk ? s->disk_mount : s->dir;
+	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", under);
+	snprintf(s->home, sizeof(s->home), "%s/home", under);
+	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", under);
+	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s/tmp", under);
 	snprintf(s->log_path, sizeof(s->log_path), "%s/sandbox.log", s->dir);
 	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
-	if ((s->run_fd = make_dir_at(s->dir_fd, "run", 0700, s->host_uid, s->dir, err)) < 0)
+	if ((s->run_fd = make_dir_at(parent, "run", 0700, s->host_uid, under, err)) < 0)
 		return false;
-	static const struct { const char *name; mode_t mode; bool in_run; } dirs[] = {
-		{ "home", 0700, false }, { "workspace", 0755, false }, { ".X11-unix", 0700, true },
+	static const struct { const char *name; mode_t mode; bool in_run, disk_only; } dirs[] = {
+		{ "home", 0700, false, false }, { "workspace", 0755, false, false },
+		{ "tmp", 01777, false, true }, { ".X11-unix", 0700, true, false },
 	};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : s->dir_fd, dirs[i].name, dirs[i].mode,
-				     s->host_uid, dirs[i].in_run ? s->run_dir : s->dir, err);
+		if (dirs[i].disk_only && !s->on_disk)
+			continue;
+		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : parent, dirs[i].name, dirs[i].mode,
+				     s->host_uid, dirs[i].in_run ? s->run_dir : under, err);
 		if (fd < 0)
 			return false;
+		/* What the umask took of 1777. */
+		if (dirs[i].mode & 01000)
+			fchmod(fd, dirs[i].mode);
 		close(fd);
 	}
 	if (!(s->log = sandbox_log_create(s->log_path, err)))
@@ -357,7 +393,12 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 		add(a, "--ro-bind-data", "10", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
-	add(a, "--tmpfs", "/tmp", NULL);
+	/* On the session's disk when it has one, so that /tmp counts against
+	 * the disk and not, as a tmpfs would, against its memory. */
+	if (s->on_disk)
+		add(a, "--bind", s->tmp_dir, "/tmp");
+	else
+		add(a, "--tmpfs", "/tmp", NULL);
 	/* X servers put their sockets here. It is the run directory's, so the
 	 * host reaches a display by its socket's path: the abstract socket
 	 * stays in the sandbox's network namespace. */
@@ -608,7 +649,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->control = -1;
 	s->log_fd = -1;
-	s->dir_fd = s->run_fd = -1;
+	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
@@ -638,7 +679,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 			goto fail;
 		}
 	}
-	if (!make_dirs(s, err))
+	if (!make_dirs(s, s->isolated ? o->disk_bytes : 0, err))
 		goto fail;
 	snprintf(s->inside_home, sizeof(s->inside_home), "%s", s->isolated ? SANDBOX_HOME : s->home);
 	snprintf(s->inside_run_dir, sizeof(s->inside_run_dir), "%s",
@@ -799,6 +840,12 @@ void sandbox_destroy(struct sandbox *s)
 	sandbox_log_destroy(s->log);
 	if (s->run_fd >= 0)
 		close(s->run_fd);
+	if (s->disk_fd >= 0)
+		close(s->disk_fd);
+	/* The disk's image goes with the directory; its loop device lets go
+	 * once this last mount of it does. */
+	if (s->on_disk && umount2(s->disk_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
+		log_warn("cannot unmount %s: %s", s->disk_mount, strerror(errno));
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	if (s->dir[0]) {
@@ -818,6 +865,11 @@ void sandbox_destroy(struct sandbox *s)
 const char *sandbox_run_dir(const struct sandbox *s)
 {
 	return s->run_dir;
+}
+
+bool sandbox_disk_use(const struct sandbox *s, uint64_t *used, uint64_t *total)
+{
+	return s->on_disk && sandbox_disk_usage(s->disk_fd, used, total);
 }
 
 bool sandbox_isolated(const struct sandbox *s)

@@ -45,6 +45,10 @@ struct sandbox_options {
 	/* A host directory (a volume) bound read-write at /workspace instead
 	 * of a fresh one; its files are given to the sandbox's host uid. */
 	const char *workspace_dir;
+	/* HOME, /tmp, /workspace and the run directory on a disk of this size
+	 * (disk.h; the daemon must be able to make disks); 0: on the host's
+	 * filesystem, unbounded. */
+	uint64_t disk_bytes;
 };
 
 /* Removes the private directories of daemons that died without cleaning
@@ -96,6 +100,8 @@ bool sandbox_has_network(const struct sandbox *sandbox);
 /* The last line programs wrote to the sandbox's log (their default
  * stdout and stderr), for error messages. */
 void sandbox_last_log_line(const struct sandbox *sandbox, char *out, size_t size);
+/* Bytes in use and in all on the sandbox's disk; false without one. */
+bool sandbox_disk_use(const struct sandbox *sandbox, uint64_t *used, uint64_t *total);
 /* A sentence on what is isolated and what is not. */
 const char *sandbox_describe_isolation(const struct sandbox *sandbox);
 

@@ -16,6 +16,13 @@ struct sandbox {
 	 * daemon reaches what is there only through run_fd, never following a
 	 * link (sandbox_run_*). -1 when not open. */
 	int dir_fd, run_fd;
+	/* With a disk (disk.h): it is mounted at disk_mount (dir/disk), held
+	 * open by disk_fd, on loop device disk_loop, and holds run, home,
+	 * workspace and tmp; without one they are in dir and /tmp is a tmpfs. */
+	bool on_disk;
+	char disk_mount[220];
+	int disk_fd, disk_loop;
+	char tmp_dir[240];
 	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
 	char x11_dir[260];  /* run_dir/.X11-unix, /tmp/.X11-unix inside */
 	char home[240];     /* dir/home */

@@ -15,6 +15,8 @@ void sandbox_sizes_init(struct sandbox_sizes *sizes)
 		/* 4, 8, 16 GiB: memory doubles with the CPUs, as in the hosted sandboxes. */
 		sizes->preset[i].memory_bytes = (uint64_t)cpus[i] * 2 << 30;
 		sizes->preset[i].pids = SANDBOX_PIDS_DEFAULT;
+		/* 10, 20, 40 GiB: sparse, so only what is written costs. */
+		sizes->preset[i].disk_bytes = (uint64_t)cpus[i] * 5 << 30;
 	}
 }
 
@@ -92,7 +94,7 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error
 	digits[n] = '\0';
 	uint64_t value;
 	if (n == 0 || is_digit(text[n]) || !parse_count(digits, &value))
-		return sandbox_error_set(err, 0, "memory \"%s\" is not a byte count like 512M or 4G",
+		return sandbox_error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G",
 					 text);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcasecmp(text + n, units[i].suffix) != 0)
@@ -102,7 +104,7 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error
 		*bytes = value << units[i].shift;
 		return true;
 	}
-	return sandbox_error_set(err, 0, "memory \"%s\" is not a byte count like 512M or 4G "
+	return sandbox_error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G "
 				 "(suffixes K, M, G, T; powers of 1024)", text);
 }
 
@@ -117,13 +119,13 @@ static bool copy_part(const char *start, const char *end, char *out, size_t size
 	return true;
 }
 
-/* One NAME=CPUS:MEMORY[:PIDS] item. */
+/* One NAME=CPUS:MEMORY[:PIDS[:DISK]] item. */
 static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct sandbox_error *err)
 {
 	const char *eq = strchr(item, '=');
 	char name[16];
 	if (!eq || !copy_part(item, eq, name, sizeof(name)))
-		return sandbox_error_set(err, 0, "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS], "
+		return sandbox_error_set(err, 0, "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS[:DISK]], "
 					 "e.g. small=2:4G", item);
 	int index = -1;
 	for (int i = 0; i < SANDBOX_SIZE_COUNT; i++)
@@ -133,24 +135,25 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct san
 		return sandbox_error_set(err, 0, "size \"%s\" is unknown; the sizes are small, "
 					 "medium and large", name);
 
-	char fields[3][32];
+	char fields[4][32];
 	int count = 0;
 	const char *p = eq + 1;
 	for (;;) {
 		const char *end = strchr(p, ':');
 		if (!end)
 			end = p + strlen(p);
-		if (count == 3 || !copy_part(p, end, fields[count], sizeof(fields[count])))
-			return sandbox_error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS], "
-						 "e.g. %s=2:4G:4096", name, eq + 1, name);
+		if (count == 4 || !copy_part(p, end, fields[count], sizeof(fields[count])))
+			return sandbox_error_set(err, 0, "size %s: \"%s\" is not "
+						 "CPUS:MEMORY[:PIDS[:DISK]], e.g. %s=2:4G:4096:10G",
+						 name, eq + 1, name);
 		count++;
 		if (!*end)
 			break;
 		p = end + 1;
 	}
 	if (count < 2)
-		return sandbox_error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS], "
-					 "e.g. %s=2:4G:4096", name, eq + 1, name);
+		return sandbox_error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS[:DISK]], "
+					 "e.g. %s=2:4G:4096:10G", name, eq + 1, name);
 
 	struct sandbox_limits limits = sizes->preset[index];
 	uint64_t millis;
@@ -163,17 +166,24 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct san
 
 	struct sandbox_error bytes_err;
 	if (!sandbox_parse_bytes(fields[1], &limits.memory_bytes, &bytes_err))
-		return sandbox_error_set(err, 0, "size %s: %s", name, bytes_err.message);
+		return sandbox_error_set(err, 0, "size %s: memory %s", name, bytes_err.message);
 	if (limits.memory_bytes < SANDBOX_MEMORY_MIN || limits.memory_bytes > SANDBOX_MEMORY_MAX)
 		return sandbox_error_set(err, 0, "size %s: memory \"%s\" must be from 16M to 1024T",
 					 name, fields[1]);
 
-	if (count == 3) {
+	if (count >= 3) {
 		if (!parse_count(fields[2], &limits.pids) || limits.pids < SANDBOX_PIDS_MIN ||
 		    limits.pids > SANDBOX_PIDS_MAX)
 			return sandbox_error_set(err, 0, "size %s: pids \"%s\" must be a whole number "
 						 "from %u to %u", name, fields[2],
 						 SANDBOX_PIDS_MIN, SANDBOX_PIDS_MAX);
+	}
+	if (count == 4) {
+		if (!sandbox_parse_bytes(fields[3], &limits.disk_bytes, &bytes_err))
+			return sandbox_error_set(err, 0, "size %s: disk %s", name, bytes_err.message);
+		if (limits.disk_bytes < SANDBOX_DISK_MIN || limits.disk_bytes > SANDBOX_DISK_MAX)
+			return sandbox_error_set(err, 0, "size %s: disk \"%s\" must be from 64M to 16T",
+						 name, fields[3]);
 	}
 	sizes->preset[index] = limits;
 	return true;
@@ -231,7 +241,8 @@ static void describe_bytes(uint64_t bytes, char *out, size_t size)
 
 void sandbox_limits_describe(const struct sandbox_limits *limits, char *out, size_t size)
 {
-	char cpus[32] = "no CPU limit", memory[48] = "no memory limit", pids[48] = "no pids limit";
+	char cpus[32] = "no CPU limit", memory[48] = "no memory limit", pids[48] = "no pids limit",
+	     disk[48] = "no disk limit";
 	if (limits->cpu_millis) {
 		uint32_t m = limits->cpu_millis;
 		if (m % 1000 == 0)
@@ -251,5 +262,10 @@ void sandbox_limits_describe(const struct sandbox_limits *limits, char *out, siz
 	}
 	if (limits->pids)
 		snprintf(pids, sizeof(pids), "%" PRIu64 " pids", limits->pids);
-	snprintf(out, size, "%s, %s, %s", cpus, memory, pids);
+	if (limits->disk_bytes) {
+		char bytes[32];
+		describe_bytes(limits->disk_bytes, bytes, sizeof(bytes));
+		snprintf(disk, sizeof(disk), "%s disk", bytes);
+	}
+	snprintf(out, size, "%s, %s, %s, %s", cpus, memory, pids, disk);
 }

@@ -18,9 +18,29 @@ static void presets_are_two_four_eight_cpus_with_two_gib_each(void)
 	ASSERT_EQ(l.cpu_millis, 2000);
 	ASSERT_EQ(l.memory_bytes, 4 * GIB);
 	ASSERT_EQ(l.pids, SANDBOX_PIDS_DEFAULT);
+	ASSERT_EQ(l.disk_bytes, 10 * GIB);
 	ASSERT(sandbox_sizes_find(&sizes, "large", &l, &err));
 	ASSERT_EQ(l.cpu_millis, 8000);
 	ASSERT_EQ(l.memory_bytes, 16 * GIB);
+	ASSERT_EQ(l.disk_bytes, 40 * GIB);
+}
+
+static void the_fourth_field_is_the_disk(void)
+{
+	struct sandbox_sizes sizes;
+	sandbox_sizes_init(&sizes);
+	struct sandbox_error err;
+	ASSERT(sandbox_sizes_parse(&sizes, "small=1:512M:256:64M,medium=2:1G", &err));
+	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].disk_bytes, 64 * MIB);
+	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].pids, 256);
+	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_MEDIUM].disk_bytes, 20 * GIB); /* kept */
+	ASSERT(!sandbox_sizes_parse(&sizes, "small=1:512M:256:32M", &err));
+	ASSERT_CONTAINS(err.message, "size small: disk \"32M\" must be from 64M to 16T");
+	ASSERT(!sandbox_sizes_parse(&sizes, "small=1:512M:256:lots", &err));
+	ASSERT_CONTAINS(err.message, "size small: disk \"lots\" is not a byte count");
+	ASSERT(!sandbox_sizes_parse(&sizes, "small=1:512M:256:1G:9", &err));
+	ASSERT_CONTAINS(err.message, "CPUS:MEMORY[:PIDS[:DISK]]");
+	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].disk_bytes, 64 * MIB); /* unchanged on error */
 }
 
 static void no_size_means_medium(void)
@@ -80,10 +100,10 @@ static void bad_options_say_what_is_wrong(void)
 {
 	static const char *cases[][2] = {
 		{ "", "empty" },
-		{ "small", "NAME=CPUS:MEMORY[:PIDS]" },
+		{ "small", "NAME=CPUS:MEMORY[:PIDS[:DISK]]" },
 		{ "tiny=1:1G", "\"tiny\" is unknown" },
-		{ "small=1", "not CPUS:MEMORY[:PIDS]" },
-		{ "small=1:1G:64:9", "not CPUS:MEMORY[:PIDS]" },
+		{ "small=1", "not CPUS:MEMORY[:PIDS[:DISK]]" },
+		{ "small=1:1G:64:1G:9", "not CPUS:MEMORY[:PIDS[:DISK]]" },
 		{ "small=0:1G", "CPUs \"0\" must be a number from 0.01" },
 		{ "small=0.005:1G", "CPUs \"0.005\"" },
 		{ "small=-1:1G", "CPUs \"-1\"" },
@@ -136,13 +156,14 @@ static void byte_counts_take_binary_suffixes(void)
 
 static void limits_read_as_a_sentence(void)
 {
-	struct sandbox_limits l = { .cpu_millis = 2000, .memory_bytes = 4 * GIB, .pids = 4096 };
+	struct sandbox_limits l = { .cpu_millis = 2000, .memory_bytes = 4 * GIB, .pids = 4096,
+				    .disk_bytes = 10 * GIB };
 	char text[128];
 	sandbox_limits_describe(&l, text, sizeof(text));
-	ASSERT_STR_EQ(text, "2 CPUs, 4 GiB memory, 4096 pids");
+	ASSERT_STR_EQ(text, "2 CPUs, 4 GiB memory, 4096 pids, 10 GiB disk");
 	struct sandbox_limits m = { .cpu_millis = 1500, .memory_bytes = 64 * MIB + 1 };
 	sandbox_limits_describe(&m, text, sizeof(text));
-	ASSERT_STR_EQ(text, "1.5 CPUs, 67108865 bytes memory, no pids limit");
+	ASSERT_STR_EQ(text, "1.5 CPUs, 67108865 bytes memory, no pids limit, no disk limit");
 }
 
 static void names_follow_the_stated_rule(void)
@@ -199,6 +220,7 @@ int main(void)
 	RUN_TEST(bad_options_say_what_is_wrong);
 	RUN_TEST(byte_counts_take_binary_suffixes);
 	RUN_TEST(limits_read_as_a_sentence);
+	RUN_TEST(the_fourth_field_is_the_disk);
 	RUN_TEST(names_follow_the_stated_rule);
 	RUN_TEST(errors_carry_errno_and_the_path);
 	TEST_EXIT();

@@ -1,0 +1,241 @@
+/* Disks for sessions and volumes (see disk.h). */
+#include "disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/clock.h"
+
+#define MKFS_TIMEOUT_MS 30000
+/* LOOP_CTL_GET_FREE names a free device, which another process may take
+ * before LOOP_CONFIGURE: ask again this often. */
+#define LOOP_ATTEMPTS 16
+#define MOUNT_OPTIONS "discard,noinit_itable"
+
+static const char *mkfs_path(void)
+{
+	static const char *const candidates[] = { "/usr/sbin/mke2fs", "/sbin/mke2fs" };
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], X_OK) == 0)
+			return candidates[i];
+	return NULL;
+}
+
+bool sandbox_disk_available(struct sandbox_error *err)
+{
+	if (geteuid() != 0)
+		return sandbox_error_set(err, 0, "disk limits need a daemon running as root "
+					 "(loop devices and ext4 mounts)");
+	if (!mkfs_path())
+		return sandbox_error_set(err, 0, "disk limits need mke2fs (apt-get install e2fsprogs)");
+	int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (control < 0)
+		return sandbox_error_set(err, errno, "disk limits need loop devices: cannot open "
+					 "/dev/loop-control (modprobe loop)");
+	close(control);
+	return true;
+}
+
+/* Runs mke2fs on the open image, its output kept for the message. */
+static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const char *where,
+		     const char *name, struct sandbox_error *err)
+{
+	char target[32], extended[96], size_kib[32];
+	snprintf(target, sizeof(target), "/proc/self/fd/%d", image);
+	/* Inode tables are left for the kernel to use as they come (never
+	 * zeroed ahead: noinit_itable at mount), so making a disk of any size
+	 * writes a few MiB. */
+	snprintf(extended, sizeof(extended),
+		 "lazy_itable_init=1,lazy_journal_init=1,nodiscard,root_owner=%u:%u", (unsigned)uid,
+		 (unsigned)uid);
+	snprintf(size_kib, sizeof(size_kib), "%lluk", (unsigned long long)(bytes >> 10));
+	const char *mkfs = mkfs_path();
+	const char *argv[] = { mkfs, "-q", "-F", "-t", "ext4", "-b", "4096", "-m", "0", "-E",
+			       extended, "-O", journal ? "has_journal" : "^has_journal", target,
+			       size_kib, NULL };
+	if (!mkfs)
+		return sandbox_error_set(err, 0, "mke2fs is not installed (apt-get install e2fsprogs)");
+	int out[2];
+	if (pipe2(out, O_CLOEXEC) != 0)
+		return sandbox_error_set(err, errno, "cannot create a pipe for mke2fs");
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null_fd = open("/dev/null", O_RDONLY);
+		dup2(null_fd, STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(out[1], STDERR_FILENO);
+		fcntl(image, F_SETFD, 0); /* the one descriptor it gets */
+		static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
+		execve(mkfs, (char *const *)argv, env);
+		_exit(127);
+	}
+	close(out[1]);
+	if (pid < 0) {
+		close(out[0]);
+		return sandbox_error_set(err, errno, "cannot start mke2fs");
+	}
+	char said[300] = "";
+	size_t used = 0;
+	int64_t deadline = clock_monotonic_ms() + MKFS_TIMEOUT_MS;
+	for (;;) {
+		int64_t left = deadline - clock_monotonic_ms();
+		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+		int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		char chunk[256];
+		ssize_t got = read(out[0], chunk, sizeof(chunk));
+		if (got <= 0)
+			break;
+		size_t keep = (size_t)got < sizeof(said) - 1 - used ? (size_t)got : sizeof(said) - 1 - used;
+		memcpy(said + used, chunk, keep);
+		used += keep;
+		said[used] = '\0';
+	}
+	close(out[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return true;
+	for (size_t i = 0; i < used; i++)
+		if (said[i] == '\n')
+			said[i] = ' ';
+	return sandbox_error_set(err, 0, "mke2fs could not make %s/%s%s%s", where, name,
+				 said[0] ? ": " : " (it did not finish in time)", said);
+}
+
+bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes,
+		       uid_t uid, bool journal, struct sandbox_error *err)
+{
+	int image = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (image < 0)
+		return sandbox_error_set(err, errno, "cannot create %s/%s", where, name);
+	bool ok = true;
+	if (ftruncate(image, (off_t)bytes) != 0)
+		ok = sandbox_error_set(err, errno, "cannot size %s/%s to %llu bytes", where, name,
+				       (unsigned long long)bytes);
+	ok = ok && run_mkfs(image, bytes, uid, journal, where, name, err);
+	close(image);
+	if (!ok)
+		unlinkat(dir_fd, name, 0);
+	return ok;
+}
+
+/* A free loop device bound to image, let go of when its last user closes
+ * it; its descriptor, or -1 with err set. */
+static int attach_loop(int image, const char *where, const char *name, int *number,
+		       struct sandbox_error *err)
+{
+	int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (control < 0) {
+		sandbox_error_set(err, errno, "cannot open /dev/loop-control");
+		return -1;
+	}
+	int fd = -1;
+	for (int attempt = 0; attempt < LOOP_ATTEMPTS && fd < 0; attempt++) {
+		int n = ioctl(control, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			sandbox_error_set(err, errno, "no free loop device for %s/%s", where, name);
+			break;
+		}
+		char device[32];
+		snprintf(device, sizeof(device), "/dev/loop%d", n);
+		fd = open(device, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			sandbox_error_set(err, errno, "cannot open %s", device);
+			break;
+		}
+		struct loop_config config = { .fd = (unsigned)image };
+		config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+		snprintf((char *)config.info.lo_file_name, sizeof(config.info.lo_file_name), "%s",
+			 name);
+		if (ioctl(fd, LOOP_CONFIGURE, &config) == 0) {
+			*number = n;
+			break;
+		}
+		int saved = errno;
+		close(fd);
+		fd = -1;
+		if (saved != EBUSY) {
+			sandbox_error_set(err, saved, "cannot bind %s to %s/%s", device, where, name);
+			break;
+		}
+		sandbox_error_set(err, EBUSY, "every free loop device was taken meanwhile");
+	}
+	close(control);
+	return fd;
+}
+
+bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
+			const char *mount_point, int *loop, struct sandbox_error *err)
+{
+	int image = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (image < 0 || fstat(image, &st) != 0 || !S_ISREG(st.st_mode)) {
+		sandbox_error_set(err, image < 0 ? errno : EINVAL, "cannot open the image %s/%s",
+				  where, name);
+		if (image >= 0)
+			close(image);
+		return false;
+	}
+	int number = -1;
+	int device = attach_loop(image, where, name, &number, err);
+	close(image); /* the loop device holds the file now */
+	if (device < 0)
+		return false;
+	char path[32];
+	snprintf(path, sizeof(path), "/dev/loop%d", number);
+	bool ok = mount(path, mount_point, "ext4", MS_NOSUID | MS_NODEV, MOUNT_OPTIONS) == 0;
+	if (!ok)
+		sandbox_error_set(err, errno, "cannot mount %s/%s at %s", where, name, mount_point);
+	/* From here the mount holds the device; closing ours lets it go with
+	 * the last mount (or now, when the mount failed). */
+	close(device);
+	if (ok)
+		*loop = number;
+	return ok;
+}
+
+bool sandbox_disk_released(int loop, int timeout_ms)
+{
+	if (loop < 0)
+		return true;
+	char path[64];
+	snprintf(path, sizeof(path), "/sys/block/loop%d/loop/backing_file", loop);
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	for (;;) {
+		if (access(path, F_OK) != 0)
+			return true;
+		if (clock_monotonic_ms() >= deadline)
+			return false;
+		struct timespec tick = { 0, 10 * 1000000L };
+		nanosleep(&tick, NULL);
+	}
+}
+
+bool sandbox_disk_usage(int fd, uint64_t *used, uint64_t *total)
+{
+	struct statvfs st;
+	if (fstatvfs(fd, &st) != 0)
+		return false;
+	*total = (uint64_t)st.f_blocks * st.f_frsize;
+	*used = (uint64_t)(st.f_blocks - st.f_bfree) * st.f_frsize;
+	return true;
+}
