@@ -1,15 +1,15 @@
 // The sandbox's costs: an exec round trip, the time from create_session to
 // the first screenshot of a desktop with and without the sandbox and with
 // the sandbox but without its network helper (the same run, alternating),
-// write_file + read_file throughput, and a TCP transfer from a server on the
-// host's non-loopback address through the sandbox's user-mode network.
+// write_file + read_file throughput, and a TCP transfer from a test host in
+// a network namespace (tests/lib/testhost.mjs) through the sandbox's
+// user-mode network.
 //
 // Usage: node bench/sandbox.mjs [rounds]   (scripts/bench.sh runs it)
 // LIZARD_BENCH_UNSANDBOXED=1 is an internal switch for this comparison only:
 // it starts sessions with no isolation at all and is not for real use.
-import net from 'node:net';
 import { StdioBridge, median, percentile, timeAsync } from './lib.mjs';
-import { hostAddress } from '../tests/integration/lib.mjs';
+import { startTestHost, testHostUnavailable } from '../tests/lib/testhost.mjs';
 
 const rounds = Number(process.argv[2] || 10);
 const ms = (v) => `${v.toFixed(2)} ms`;
@@ -56,42 +56,37 @@ try {
     if (w.isError || r.isError || r.structuredContent.length !== bytes.length) throw new Error('file round trip failed');
   });
 
-  // 64 MB from a host server (not on loopback, which the sandbox cannot
-  // reach) into a program inside, timed inside; the same program run
-  // unsandboxed, on the host's network, for comparison.
+  // 64 MB from a test host (beyond this machine's loopback, which the
+  // sandbox cannot reach) into a program inside, timed inside; the same
+  // program run unsandboxed, on the host's network, for comparison.
   const transferBytes = 64 << 20;
-  const chunk = Buffer.alloc(1 << 20, 120);
-  const source = net.createServer((c) => {
-    let sent = 0;
-    const more = () => {
-      while (sent < transferBytes) {
-        sent += chunk.length;
-        if (!c.write(chunk)) return c.once('drain', more);
-      }
-      c.end();
-    };
-    more();
-  });
-  await new Promise((resolve) => source.listen(0, hostAddress(), resolve));
-  const receive = `python3 -c "
+  const transfer = { sandboxed: [], plain: [] };
+  const noTestHost = testHostUnavailable();
+  if (!noTestHost) {
+    const host = await startTestHost();
+    try {
+      const source = await host.serve('bulk', { bytes: transferBytes });
+      const receive = `python3 -c "
 import socket, time
-s = socket.create_connection(('${hostAddress()}', ${source.address().port}), 10)
+s = socket.create_connection(('${host.address}', ${source.port}), 10)
 t = time.monotonic(); n = 0
 while True:
     b = s.recv(1 << 20)
     if not b: break
     n += len(b)
 print(n, (time.monotonic() - t) * 1000)"`;
-  const transfer = { sandboxed: [], plain: [] };
-  for (let i = 0; i < 3; i++) {
-    for (const [name, bridge] of [['sandboxed', sandboxed], ['plain', plain]]) {
-      const r = await bridge.call('exec', { command: receive });
-      const [n, took] = r.structuredContent.stdout.trim().split(' ').map(Number);
-      if (n !== transferBytes) throw new Error(`transfer got ${r.structuredContent.stdout} ${r.structuredContent.stderr}`);
-      transfer[name].push(took);
+      for (let i = 0; i < 3; i++) {
+        for (const [name, bridge] of [['sandboxed', sandboxed], ['plain', plain]]) {
+          const r = await bridge.call('exec', { command: receive });
+          const [n, took] = r.structuredContent.stdout.trim().split(' ').map(Number);
+          if (n !== transferBytes) throw new Error(`transfer got ${r.structuredContent.stdout} ${r.structuredContent.stderr}`);
+          transfer[name].push(took);
+        }
+      }
+    } finally {
+      await host.close();
     }
   }
-  source.close();
   const rate = (t) => ((transferBytes / (1 << 20)) / (t / 1000)).toFixed(0);
 
   console.log('\nSandbox costs (one run)\n');
@@ -102,8 +97,12 @@ print(n, (time.monotonic() - t) * 1000)"`;
   console.log(`| \`create_session\` (desktop, 1280x800) to first screenshot, sandboxed | ${ms(median(startup.sandboxed))} | ${ms(percentile(startup.sandboxed, 95))} | ${rounds} runs |`);
   console.log(`| the same without the sandbox | ${ms(median(startup.plain))} | ${ms(percentile(startup.plain, 95))} | the sandbox adds ${ms(added)} |`);
   console.log(`| the same sandboxed with \`network: false\` (no slirp4netns) | ${ms(median(startup.offline))} | ${ms(percentile(startup.offline, 95))} | the network helper adds ${ms(median(startup.sandboxed) - median(startup.offline))} |`);
-  console.log(`| 64 MB over TCP from the host's non-loopback address into \`exec\`, sandboxed | ${ms(median(transfer.sandboxed))} | | ${rate(median(transfer.sandboxed))} MB/s through slirp4netns, 3 runs |`);
-  console.log(`| the same without the sandbox | ${ms(median(transfer.plain))} | | ${rate(median(transfer.plain))} MB/s on the host's network, 3 runs |`);
+  if (noTestHost) {
+    console.log(`| 64 MB over TCP from a test host in a network namespace into \`exec\` | skipped | | ${noTestHost} |`);
+  } else {
+    console.log(`| 64 MB over TCP from a test host in a network namespace into \`exec\`, sandboxed | ${ms(median(transfer.sandboxed))} | | ${rate(median(transfer.sandboxed))} MB/s through slirp4netns, 3 runs |`);
+    console.log(`| the same without the sandbox | ${ms(median(transfer.plain))} | | ${rate(median(transfer.plain))} MB/s over the veth from the host's network, 3 runs |`);
+  }
   const mbps = (t) => (2 / (t / 1000)).toFixed(1);
   console.log(`| \`write_file\` + \`read_file\` of 1 MB | ${ms(median(files))} | ${ms(percentile(files, 95))} | ${mbps(median(files))} MB/s (2 MB moved per round) |`);
 } finally {

@@ -1,5 +1,6 @@
 /* lizard-bridge: command line and the stdio daemon. */
 #include "client.h"
+#include "forwarded.h"
 #include "geometry.h"
 #include "metrics.h"
 #include "registry.h"
@@ -48,6 +49,7 @@ static const char usage[] =
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
+	"                           [--trusted-proxy ADDR[/PREFIX]]...\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
@@ -69,6 +71,9 @@ static const char usage[] =
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
 	"        512 and half the descriptor limit), --max-peer-connections per\n"
 	"        client address (64), --request-timeout per HTTP request (30 s).\n"
+	"        --trusted-proxy ADDR (repeatable; an address or ADDR/PREFIX) names a\n"
+	"        reverse proxy whose X-Forwarded-For says who the client is: its\n"
+	"        requests count for that client's cap, not the proxy's.\n"
 	"call    run one tool on a daemon (LIZARD_API_URL, LIZARD_API_KEY); prints text\n"
 	"        results, writes the first image to -o FILE, exits 1 on a tool error.\n"
 	"\n"
@@ -103,6 +108,7 @@ static bool install_stop_signals(void)
 }
 
 #define MAX_ALLOWED_HOSTS 16
+#define MAX_TRUSTED_PROXIES 16
 
 struct stdio_options {
 	const char *vnc_url;
@@ -113,6 +119,8 @@ struct stdio_options {
 	struct sandbox_sizes *sizes;
 	const char *allowed_hosts[MAX_ALLOWED_HOSTS];
 	size_t allowed_host_count;
+	struct bridge_trusted_proxy trusted_proxies[MAX_TRUSTED_PROXIES];
+	size_t trusted_proxy_count;
 	int max_connections, max_peer_connections, request_timeout_s;
 };
 
@@ -147,6 +155,20 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 			return 2;
 		}
 		o->allowed_hosts[o->allowed_host_count++] = value;
+		(*i)++;
+		return 1;
+	}
+	if (strcmp(arg, "--trusted-proxy") == 0) {
+		if (o->trusted_proxy_count == MAX_TRUSTED_PROXIES ||
+		    !bridge_trusted_proxy_parse(value, &o->trusted_proxies[o->trusted_proxy_count])) {
+			fprintf(stderr,
+				"lizard-bridge: --trusted-proxy '%s' is not an IPv4 or IPv6 address, "
+				"or one with /PREFIX (e.g. 127.0.0.1, ::1, 10.0.0.0/8; at most %d "
+				"of them)\n",
+				value, MAX_TRUSTED_PROXIES);
+			return 2;
+		}
+		o->trusted_proxy_count++;
 		(*i)++;
 		return 1;
 	}
@@ -419,6 +441,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 			.max_connections = options.max_connections,
 			.max_peer_connections = options.max_peer_connections,
 			.request_timeout_s = options.request_timeout_s,
+			.trusted_proxies = options.trusted_proxies,
+			.trusted_proxy_count = options.trusted_proxy_count,
 		};
 		rc = metrics ? bridge_server_run(&server_options) : 1;
 		log_info("shutting down");

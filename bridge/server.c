@@ -317,6 +317,15 @@ static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 	case LWS_CALLBACK_WSI_CREATE:
 		bridge_server_wsi_created(server, wsi);
 		return 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: {
+		/* A WebSocket counts for its client for as long as it lives. */
+		const char *why;
+		int refused = bridge_server_attribute_request(server, wsi, &why);
+		if (!refused)
+			return 0;
+		/* >0: answered here; lws completes the transaction. */
+		return lws_return_http_status(wsi, (unsigned)refused, why) ? -1 : 1;
+	}
 	case LWS_CALLBACK_WSI_DESTROY:
 		bridge_server_wsi_destroyed(server, wsi);
 		return 0;

@@ -9,6 +9,7 @@
 
 struct bridge_context;
 struct bridge_metrics;
+struct bridge_trusted_proxy;
 struct mcp_server;
 
 struct bridge_server_options {
@@ -29,6 +30,10 @@ struct bridge_server_options {
 	int max_connections;
 	int max_peer_connections;
 	int request_timeout_s; /* one HTTP request, headers to last body byte */
+	/* Peers whose X-Forwarded-For names the client (--trusted-proxy):
+	 * their connections count for that client, not for them. */
+	const struct bridge_trusted_proxy *trusted_proxies;
+	size_t trusted_proxy_count;
 };
 
 #define BRIDGE_SERVER_MAX_CONNECTIONS 512

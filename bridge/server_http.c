@@ -139,6 +139,17 @@ static int begin_request(struct connection *c, const char *uri)
 	struct lws *wsi = c->wsi;
 	reset_request(c);
 	c->body_pending = method_is(wsi, WSI_TOKEN_POST_URI);
+	/* First: a client over its cap behind a proxy gets nothing else. */
+	const char *why;
+	int refused = bridge_server_attribute_request(c->server, wsi, &why);
+	if (refused) {
+		/* At once and then closed: a body trickled after a refusal would
+		 * hold the proxy's connection for a client over its cap. */
+		c->body_pending = false;
+		c->close_after_reply = true;
+		reply_error(c, refused, why);
+		return 0;
+	}
 	if (strcmp(uri, "/healthz") == 0) {
 		reply(c, 200, "application/json", "{\"status\":\"ok\"}\n", 16);
 		return 0;
@@ -425,6 +436,7 @@ static int complete(struct connection *c)
 {
 	bool close_now = c->close_after_reply;
 	reset_request(c);
+	bridge_server_request_done(c->server, c->wsi);
 	if (close_now)
 		return -1;
 	bridge_server_arm_request_timer(c->server, c->wsi);

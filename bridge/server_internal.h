@@ -3,6 +3,7 @@
 #ifndef LIZARD_BRIDGE_SERVER_INTERNAL_H
 #define LIZARD_BRIDGE_SERVER_INTERNAL_H
 
+#include "forwarded.h"
 #include "server.h"
 
 #include <libwebsockets.h>
@@ -92,12 +93,6 @@ struct peer_link {
 	uint64_t connection;
 };
 
-/* A peer's address for the per-peer cap; family 0 for UNIX sockets. */
-struct peer_address {
-	int family;
-	unsigned char bytes[16];
-};
-
 struct accepted;
 
 struct bridge_server {
@@ -115,7 +110,7 @@ struct bridge_server {
 	struct accepted *accepted;
 	int accepted_count, max_connections, max_peer_connections;
 	bool accept_pending;
-	struct peer_address pending_peer;
+	struct bridge_address pending_peer;
 	int listen_fd, reserve_fd;
 	int refused;
 	long refusal_logged_at;
@@ -166,6 +161,16 @@ int bridge_server_filter_accept(struct bridge_server *server,
 				const struct lws_filter_network_conn_args *filter);
 void bridge_server_wsi_created(struct bridge_server *server, struct lws *wsi);
 void bridge_server_wsi_destroyed(struct bridge_server *server, struct lws *wsi);
+/* A request's head has been read: a connection from a trusted proxy now
+ * counts for the client its X-Forwarded-For names, until the request is
+ * done. 0 lets it go on; otherwise the HTTP status to refuse it with
+ * (400: the header names no client; 429: that client is at its cap), and
+ * *why says why for the reply body. */
+int bridge_server_attribute_request(struct bridge_server *server, struct lws *wsi,
+				    const char **why);
+/* The request is answered: a trusted proxy's connection, kept alive for its
+ * next request, counts for no client meanwhile. */
+void bridge_server_request_done(struct bridge_server *server, struct lws *wsi);
 /* The time one HTTP request may take from now (LWS_CALLBACK_TIMER). */
 void bridge_server_arm_request_timer(struct bridge_server *server, struct lws *wsi);
 /* Any thread's log hook: lws could not accept (out of descriptors). */

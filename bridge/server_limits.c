@@ -1,11 +1,18 @@
 /* What peers that have not authenticated can hold: connections in total and
- * per peer address, checked as libwebsockets accepts each one (before a byte
- * is read), with the total kept below the descriptor limit; and what happens
- * when descriptors run out anyway. libwebsockets 4.1 then logs "accept:
- * errno 24" and returns with the connection still in the listen backlog, so
- * its next poll wakes at once: a busy loop that floods the log. We keep one
- * spare descriptor; after a failed accept the loop frees it, takes what waits
- * in the backlog, closes it, and opens the spare again, so the loop sleeps. */
+ * per client address, checked as libwebsockets accepts each one (before a
+ * byte is read), with the total kept below the descriptor limit; and what
+ * happens when descriptors run out anyway. libwebsockets 4.1 then logs
+ * "accept: errno 24" and returns with the connection still in the listen
+ * backlog, so its next poll wakes at once: a busy loop that floods the log.
+ * We keep one spare descriptor; after a failed accept the loop frees it,
+ * takes what waits in the backlog, closes it, and opens the spare again, so
+ * the loop sleeps. A trusted proxy (--trusted-proxy) speaks for many
+ * clients: its connections pass the per-address check at accept, counting
+ * only toward the total, and once a request's head names its client
+ * (X-Forwarded-For, forwarded.h) the connection counts for that client
+ * until the request is answered, or for its whole life when it becomes a
+ * WebSocket. A kept-alive proxy connection between requests counts for
+ * nobody, and its next request may be another client's. */
 #include "server_internal.h"
 
 #include "../util/log.h"
@@ -32,7 +39,10 @@
 
 struct accepted {
 	struct lws *wsi;
-	struct peer_address peer;
+	/* Whom the per-address cap counts it for; family 0: nobody (a UNIX
+	 * socket, or a trusted proxy's between requests). */
+	struct bridge_address client;
+	bool from_trusted_proxy;
 };
 
 /* Set by the log hook (the service thread, inside lws_service). */
@@ -129,7 +139,7 @@ void bridge_server_find_listener(struct bridge_server *server, int port, const c
 		 "loop busy");
 }
 
-static void peer_of(const struct sockaddr_storage *addr, struct peer_address *peer)
+static void peer_of(const struct sockaddr_storage *addr, struct bridge_address *peer)
 {
 	memset(peer, 0, sizeof(*peer));
 	if (addr->ss_family == AF_INET) {
@@ -148,9 +158,30 @@ static void peer_of(const struct sockaddr_storage *addr, struct peer_address *pe
 	/* UNIX sockets: no address; only the total cap applies. */
 }
 
-static bool same_peer(const struct peer_address *a, const struct peer_address *b)
+/* Connections that count for client, other than except. */
+static int connections_of(const struct bridge_server *server, const struct bridge_address *client,
+			  const struct lws *except)
 {
-	return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+	int count = 0;
+	for (int i = 0; i < server->accepted_count; i++)
+		count += server->accepted[i].wsi != except &&
+			 bridge_address_equal(&server->accepted[i].client, client);
+	return count;
+}
+
+static struct accepted *find_accepted(struct bridge_server *server, const struct lws *wsi)
+{
+	for (int i = 0; i < server->accepted_count; i++)
+		if (server->accepted[i].wsi == wsi)
+			return &server->accepted[i];
+	return NULL;
+}
+
+static bool trusted_proxy(const struct bridge_server *server, const struct bridge_address *peer)
+{
+	const struct bridge_server_options *o = server->options;
+	return peer->family != 0 &&
+	       bridge_trusted_proxy_match(o->trusted_proxies, o->trusted_proxy_count, peer);
 }
 
 /* Notes once per interval how many were refused since the last note, so a
@@ -171,20 +202,17 @@ static void note_refusal(struct bridge_server *server, const char *why)
 int bridge_server_filter_accept(struct bridge_server *server,
 				const struct lws_filter_network_conn_args *filter)
 {
-	struct peer_address peer;
+	struct bridge_address peer;
 	peer_of(&filter->cli_addr, &peer);
 	if (server->accepted_count >= server->max_connections) {
 		note_refusal(server, "the server is at its connection cap");
 		return 1;
 	}
-	if (peer.family != 0) {
-		int same = 0;
-		for (int i = 0; i < server->accepted_count; i++)
-			same += same_peer(&server->accepted[i].peer, &peer);
-		if (same >= server->max_peer_connections) {
-			note_refusal(server, "a peer address at its connection cap");
-			return 1;
-		}
+	/* A trusted proxy's clients are told apart once their requests come. */
+	if (peer.family != 0 && !trusted_proxy(server, &peer) &&
+	    connections_of(server, &peer, NULL) >= server->max_peer_connections) {
+		note_refusal(server, "a peer address at its connection cap");
+		return 1;
 	}
 	/* The connection's wsi is made next, in the same call from lws. */
 	server->pending_peer = peer;
@@ -199,18 +227,60 @@ void bridge_server_wsi_created(struct bridge_server *server, struct lws *wsi)
 	server->accept_pending = false;
 	if (server->accepted_count >= server->max_connections)
 		return; /* cannot happen: the filter checked */
-	server->accepted[server->accepted_count++] = (struct accepted){ wsi, server->pending_peer };
+	struct accepted *a = &server->accepted[server->accepted_count++];
+	*a = (struct accepted){ .wsi = wsi, .client = server->pending_peer };
+	if (trusted_proxy(server, &server->pending_peer)) {
+		a->from_trusted_proxy = true;
+		a->client.family = 0;
+	}
 	bridge_server_arm_request_timer(server, wsi);
 }
 
 void bridge_server_wsi_destroyed(struct bridge_server *server, struct lws *wsi)
 {
-	for (int i = 0; i < server->accepted_count; i++) {
-		if (server->accepted[i].wsi == wsi) {
-			server->accepted[i] = server->accepted[--server->accepted_count];
-			return;
-		}
+	struct accepted *a = find_accepted(server, wsi);
+	if (a)
+		*a = server->accepted[--server->accepted_count];
+}
+
+int bridge_server_attribute_request(struct bridge_server *server, struct lws *wsi,
+				    const char **why)
+{
+	struct accepted *a = find_accepted(server, wsi);
+	if (!a || !a->from_trusted_proxy)
+		return 0; /* counted by its own address since it was accepted */
+	a->client.family = 0;
+	char header[BRIDGE_FORWARDED_MAX + 1];
+	int len = lws_hdr_copy(wsi, header, sizeof(header), WSI_TOKEN_X_FORWARDED_FOR);
+	if (len == 0)
+		return 0; /* the proxy's own request: it counts for nobody */
+	if (len < 0) {
+		*why = "X-Forwarded-For is longer than 1024 bytes";
+		return 400;
 	}
+	struct bridge_address client;
+	const struct bridge_server_options *o = server->options;
+	if (bridge_forwarded_client(header, (size_t)len, o->trusted_proxies, o->trusted_proxy_count,
+				    &client) != BRIDGE_FORWARDED_CLIENT) {
+		*why = "X-Forwarded-For from a trusted proxy does not end in a client's IP address";
+		return 400;
+	}
+	if (trusted_proxy(server, &client))
+		return 0; /* one of our proxies, on its own behalf */
+	if (connections_of(server, &client, wsi) >= server->max_peer_connections) {
+		note_refusal(server, "a client behind a trusted proxy at its connection cap");
+		*why = "too many connections from your address at once; finish some first";
+		return 429;
+	}
+	a->client = client;
+	return 0;
+}
+
+void bridge_server_request_done(struct bridge_server *server, struct lws *wsi)
+{
+	struct accepted *a = find_accepted(server, wsi);
+	if (a && a->from_trusted_proxy)
+		a->client.family = 0;
 }
 
 void bridge_server_arm_request_timer(struct bridge_server *server, struct lws *wsi)

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   connectBridge, desktopFromLog, waitFor, textOf, imageOf, decodePng, pixelAt,
-  startPageServer, windowGeometry,
+  startPageServer, windowGeometry, skipWithoutPages,
 } from './lib.mjs';
 
 const pages = {
@@ -70,12 +70,14 @@ async function showPage(path, x, y, rgb) {
   assert.ok(shown, `${path} shows ${rgb} at (${x}, ${y})`);
 }
 
-test('open_url shows a page served by the test', async () => {
+test('open_url shows a page served by the test', async (t) => {
+  if (skipWithoutPages(t, server)) return;
   await showPage('/color', 640, 600, [0x12, 0xab, 0x34]);
   await bridge.call('press', { keys: 'ctrl+w' });
 });
 
-test('scroll moves a scrollable page', async () => {
+test('scroll moves a scrollable page', async (t) => {
+  if (skipWithoutPages(t, server)) return;
   await showPage("/tall", 900, 400, [255, 0, 0]);
   const before = pixelAt(await shot(), 900, 400);
   const result = await bridge.call('scroll', { x: 640, y: 400, direction: "down", amount: 10, screenshot: true });
@@ -85,7 +87,8 @@ test('scroll moves a scrollable page', async () => {
   await bridge.call('press', { keys: 'ctrl+w' });
 });
 
-test('a settled screenshot shows the end of a 1 s animation, well before a 2 s sleep would', async () => {
+test('a settled screenshot shows the end of a 1 s animation, well before a 2 s sleep would', async (t) => {
+  if (skipWithoutPages(t, server)) return;
   // The red box itself: a white screen is also what a tab shows while loading.
   await showPage('/animate', 50, 337, [255, 0, 0]);
   const png = await shot();
@@ -115,7 +118,8 @@ test('clipboard_set takes just under 1 MiB of UTF-8 and refuses 1 MiB at once, l
   assert.equal((await bridge.call('clipboard_get')).structuredContent?.text, 'after');
 });
 
-test('clipboard text survives a round trip into and out of Chromium', async () => {
+test('clipboard text survives a round trip into and out of Chromium', async (t) => {
+  if (skipWithoutPages(t, server)) return;
   await showPage('/paste', 640, 600, [240, 240, 240]);
   const text = 'Grüße aus dem Clipboard: 漢字 ✓ 🙂 — ok';
   const set = await bridge.call('clipboard_set', { text });

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { startTestHost, testHostUnavailable } from '../lib/testhost.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const bridgeBin =
@@ -403,50 +404,38 @@ export function windowReady(env, name, by = 'name') {
   }
 }
 
-// A local HTTP server for pages shown in the desktop's browser. Pages can
-// report back with POST /report (JSON), collected in reports.
-// This machine's first IPv4 address that is not loopback, where a local
-// session can reach a server of the test (127.0.0.1 on a machine without).
-export function hostAddress() {
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+// Pages for the desktop's browser, served by a test host of the test's own
+// (tests/lib/testhost.mjs): a local session has a network of its own
+// without the host's loopback and reaches the test host through
+// slirp4netns. Pages can report back with POST /report (JSON), collected in
+// reports. Where no test host can be made, url is null and unavailable
+// says why, for the tests that need pages to skip with.
+export async function startPageServer(pages) {
+  const unavailable = testHostUnavailable();
+  if (unavailable) return { url: null, unavailable, reports: [], close: async () => {} };
+  const host = await startTestHost();
+  let server;
+  try {
+    server = await host.serve('page', { pages });
+  } catch (e) {
+    await host.close();
+    throw e;
   }
-  return '127.0.0.1';
+  return {
+    url: `http://${host.address}:${server.port}`,
+    get reports() {
+      return server.events.filter((e) => 'report' in e).map((e) => e.report);
+    },
+    close: () => host.close(),
+  };
 }
 
-export async function startPageServer(pages) {
-  const http = await import('node:http');
-  const reports = [];
-  const server = http.createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/report') {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        try {
-          reports.push(JSON.parse(body));
-        } catch {}
-        res.end('ok');
-      });
-      return;
-    }
-    const page = pages[req.url.split('?')[0]];
-    if (!page) {
-      res.statusCode = 404;
-      res.end('not found');
-      return;
-    }
-    res.setHeader('content-type', 'text/html; charset=utf-8');
-    res.end(page);
-  });
-  // Local sessions have a network of their own without the host's
-  // loopback: pages for them are served on the host's other address.
-  const host = hostAddress();
-  await new Promise((resolve) => server.listen(0, host, resolve));
-  return {
-    url: `http://${host}:${server.address().port}`,
-    reports,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
+// For a test that needs startPageServer's pages: true (and the test marked
+// SKIP, with the reason) where there are none.
+export function skipWithoutPages(t, server) {
+  if (!server.unavailable) return false;
+  t.skip(`no test host to serve pages: ${server.unavailable}`);
+  return true;
 }
 
 // The RGB of one pixel of a decoded PNG.

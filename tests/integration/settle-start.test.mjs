@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  connectBridge, textOf, imageOf, decodePng, pixelAt, startPageServer,
+  connectBridge, textOf, imageOf, decodePng, pixelAt, startPageServer, skipWithoutPages,
 } from './lib.mjs';
 
 const pages = {
@@ -27,7 +27,8 @@ after(async () => {
 
 const texts = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
-test('open_url on a cold start returns a screenshot of the painted page', async () => {
+test('open_url on a cold start returns a screenshot of the painted page', async (t) => {
+  if (skipWithoutPages(t, server)) return;
   const opened = await bridge.call('open_url', { url: `${server.url}/color`, screenshot: true });
   assert.equal(opened.isError, false, textOf(opened));
   assert.match(textOf(opened), /^Started Chromium/, 'Chromium was not running before this call');
