@@ -235,13 +235,17 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 			snprintf(err, err_size, "volumes are not available in this daemon");
 			return false;
 		}
+		bool image = false;
 		if (!sandbox_volume_acquire(s->volumes, s->volume, s->id, workspace,
-					    sizeof(workspace), &failed)) {
+					    sizeof(workspace), &image, &failed)) {
 			snprintf(err, err_size, "%s", failed.message);
 			return false;
 		}
 		s->volume_held = true;
-		options.workspace_dir = workspace;
+		if (image)
+			options.workspace_image = workspace;
+		else
+			options.workspace_dir = workspace;
 	}
 	/* Before the sandbox: bwrap joins it before exec, so every process of
 	 * the session is limited from its first instruction. */

@@ -5,6 +5,8 @@
 
 #include "viewer.h"
 #include "../sandbox/cgroup.h"
+#include "../sandbox/desktop.h"
+#include "../sandbox/sandbox.h"
 #include "../util/log.h"
 #include "../vnc/conn.h"
 #include "../vnc/framebuffer.h"
@@ -32,6 +34,10 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 		cJSON_AddNumberToObject(limits, "cpus", s->limits.cpu_millis / 1000.0);
 		cJSON_AddNumberToObject(limits, "memory_bytes", (double)s->limits.memory_bytes);
 		cJSON_AddNumberToObject(limits, "pids", (double)s->limits.pids);
+		if (s->limits.disk_bytes)
+			cJSON_AddNumberToObject(limits, "disk_bytes", (double)s->limits.disk_bytes);
+		else
+			cJSON_AddNullToObject(limits, "disk_bytes");
 	}
 	struct sandbox_usage usage;
 	struct sandbox_error failed;
@@ -49,6 +55,12 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 	add_count(used, "processes", usage.processes);
 	add_count(used, "tasks", usage.tasks);
 	add_count(used, "oom_kills", usage.oom_kills);
+	pthread_mutex_lock(&s->lock);
+	struct sandbox *sandbox = s->desktop ? sandbox_desktop_sandbox(s->desktop) : NULL;
+	pthread_mutex_unlock(&s->lock);
+	uint64_t disk_used, disk_total;
+	if (sandbox && sandbox_disk_use(sandbox, &disk_used, &disk_total))
+		cJSON_AddNumberToObject(used, "disk_bytes", (double)disk_used);
 }
 
 bool bridge_session_usage(struct bridge_session *s, struct sandbox_usage *usage)

@@ -357,13 +357,16 @@ static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata
 	"size: its limits and what its cgroup uses now.\",\"properties\":{"               \
 	"\"size\":{\"type\":\"string\"},"                                                  \
 	"\"limits\":{\"type\":\"object\",\"properties\":{\"cpus\":{\"type\":\"number\"}," \
-	"\"memory_bytes\":{\"type\":\"number\"},\"pids\":{\"type\":\"number\"}}},"         \
+	"\"memory_bytes\":{\"type\":\"number\"},\"pids\":{\"type\":\"number\"},"            \
+	"\"disk_bytes\":{\"type\":[\"number\",\"null\"],\"description\":\"HOME, /tmp and " \
+	"/workspace together; null: no limit (the daemon cannot make disks).\"}}},"       \
 	"\"usage\":{\"type\":\"object\",\"properties\":{"                                \
 	"\"cpu_seconds\":{\"type\":\"number\"},\"cpu_throttled_seconds\":{\"type\":"      \
 	"\"number\"},\"memory_bytes\":{\"type\":\"number\"},\"memory_peak_bytes\":{"        \
 	"\"type\":\"number\"},\"processes\":{\"type\":\"number\"},\"tasks\":{\"type\":"    \
 	"\"number\"},\"oom_kills\":{\"type\":\"number\",\"description\":\"Processes the "   \
-	"kernel killed for going over the memory limit.\"}}}}}},"                          \
+	"kernel killed for going over the memory limit.\"},\"disk_bytes\":{\"type\":"   \
+	"\"number\",\"description\":\"In use on the session's disk.\"}}}}}},"               \
 	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
 	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
 

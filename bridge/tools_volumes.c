@@ -3,10 +3,17 @@
 #include "tools_internal.h"
 
 #include "../mcp/server.h"
+#include "../sandbox/disk.h"
+#include "../sandbox/size.h"
 #include "../sandbox/volume.h"
+#include "../util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* A volume's limit when create_volume names none, where disks can be made. */
+#define VOLUME_DEFAULT_BYTES ((uint64_t)10 << 30)
 
 /* The daemon's volumes, or NULL with the call failed saying why not. */
 static struct sandbox_volumes *volumes_of(struct bridge_context *c, struct mcp_call *call)
@@ -27,30 +34,73 @@ static void reply_name(struct mcp_call *call, const char *name)
 	mcp_call_structured(call, reply);
 }
 
-/* create_volume and delete_volume: one operation on a named volume. */
-static void on_volume(struct mcp_call *call, const cJSON *args, struct bridge_context *c,
-		      bool (*operation)(struct sandbox_volumes *, const char *, struct sandbox_error *))
+/* The limit create_volume's size asks for: bytes, or 0 for "unlimited". */
+static bool volume_limit(struct mcp_call *call, const cJSON *args, uint64_t *bytes)
 {
-	struct sandbox_volumes *volumes = volumes_of(c, call);
-	const char *name = tools_string(args, "name", "");
+	const char *size = tools_string(args, "size", NULL);
 	struct sandbox_error failed;
-	if (!volumes)
-		return;
-	if (!operation(volumes, name, &failed)) {
-		mcp_call_fail(call, "%s", failed.message);
-		return;
+	bool disks = sandbox_disk_available(&failed);
+	char shown[40];
+	if (!size) {
+		*bytes = disks ? VOLUME_DEFAULT_BYTES : 0;
+		return true;
 	}
-	reply_name(call, name);
+	if (strcmp(size, "unlimited") == 0) {
+		*bytes = 0;
+		return true;
+	}
+	if (!sandbox_parse_bytes(size, bytes, &failed) || *bytes < SANDBOX_DISK_MIN ||
+	    *bytes > SANDBOX_DISK_MAX) {
+		mcp_call_fail(call, "size \"%s\" is not a size from 64M to 16T (like 512M or 20G) "
+				    "or \"unlimited\"",
+			      utf8_excerpt(shown, sizeof(shown), size));
+		return false;
+	}
+	if (!disks) {
+		mcp_call_fail(call, "size %s cannot be enforced: %s. Use size \"unlimited\" for "
+				    "a volume without a limit.",
+			      utf8_excerpt(shown, sizeof(shown), size), failed.message);
+		return false;
+	}
+	return true;
 }
 
 static void create_volume(struct mcp_call *call, const cJSON *args, void *userdata)
 {
-	on_volume(call, args, userdata, sandbox_volume_create);
+	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	const char *name = tools_string(args, "name", "");
+	uint64_t limit;
+	struct sandbox_error failed;
+	if (!volumes || !volume_limit(call, args, &limit))
+		return;
+	if (!sandbox_volume_create(volumes, name, limit, &failed)) {
+		mcp_call_fail(call, "%s", failed.message);
+		return;
+	}
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply && cJSON_AddStringToObject(reply, "name", name) &&
+		  (limit ? cJSON_AddNumberToObject(reply, "limit_bytes", (double)limit) != NULL
+			 : cJSON_AddNullToObject(reply, "limit_bytes") != NULL);
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
 }
 
 static void delete_volume(struct mcp_call *call, const cJSON *args, void *userdata)
 {
-	on_volume(call, args, userdata, sandbox_volume_delete);
+	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	const char *name = tools_string(args, "name", "");
+	struct sandbox_error failed;
+	if (!volumes)
+		return;
+	if (!sandbox_volume_delete(volumes, name, &failed)) {
+		mcp_call_fail(call, "%s", failed.message);
+		return;
+	}
+	reply_name(call, name);
 }
 
 static cJSON *describe_volume(const struct sandbox_volume_info *v)
@@ -59,6 +109,9 @@ static cJSON *describe_volume(const struct sandbox_volume_info *v)
 	bool ok = item && cJSON_AddStringToObject(item, "name", v->name) &&
 		  cJSON_AddNumberToObject(item, "bytes", (double)v->bytes) &&
 		  cJSON_AddBoolToObject(item, "bytes_complete", v->bytes_complete) &&
+		  (v->limit_bytes ? cJSON_AddNumberToObject(item, "limit_bytes",
+							    (double)v->limit_bytes) != NULL
+				  : cJSON_AddNullToObject(item, "limit_bytes") != NULL) &&
 		  (v->session[0] ? cJSON_AddStringToObject(item, "session", v->session) != NULL
 				 : cJSON_AddNullToObject(item, "session") != NULL) &&
 		  cJSON_AddBoolToObject(item, "other_daemon", v->other_daemon);
@@ -110,12 +163,20 @@ static const struct mcp_tool volume_tools[] = {
 		.name = "create_volume",
 		.quick = true,
 		.title = "Create a volume",
-		.description = "Create an empty persistent volume: a directory that create_session "
-			       "with volume NAME mounts read-write at /workspace, and that outlives "
-			       "sessions and daemon restarts.",
+		.description = "Create an empty persistent volume that create_session with volume "
+			       "NAME mounts read-write at /workspace, and that outlives sessions "
+			       "and daemon restarts. It holds at most size (default 10G where the "
+			       "daemon can make disks; writes past it fail with 'No space left on "
+			       "device' inside), or is a plain directory without a limit with "
+			       "size \"unlimited\".",
 		.input_schema = "{\"type\":\"object\",\"properties\":{" VOLUME_NAME_PROPERTY
-				"},\"required\":[\"name\"]}",
-		.output_schema = VOLUME_NAME_SCHEMA,
+				",\"size\":{\"type\":\"string\",\"description\":\"The most it "
+				"holds, like 512M or 20G (64M to 16T; powers of 1024), or "
+				"\\\"unlimited\\\".\"}},\"required\":[\"name\"]}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+				 "\"string\"},\"limit_bytes\":{\"type\":[\"number\",\"null\"],"
+				 "\"description\":\"null: no limit.\"}},\"required\":[\"name\","
+				 "\"limit_bytes\"]}",
 		.handler = create_volume,
 	},
 	{
@@ -128,7 +189,10 @@ static const struct mcp_tool volume_tools[] = {
 			"{\"type\":\"object\",\"properties\":{\"volumes\":{\"type\":\"array\","
 			"\"items\":{\"type\":\"object\",\"properties\":{"
 			"\"name\":{\"type\":\"string\"},"
-			"\"bytes\":{\"type\":\"number\",\"description\":\"Allocated on disk.\"},"
+			"\"bytes\":{\"type\":\"number\",\"description\":\"Allocated on the "
+			"host's disk.\"},"
+			"\"limit_bytes\":{\"type\":[\"number\",\"null\"],\"description\":\"The "
+			"most it holds; null: no limit.\"},"
 			"\"bytes_complete\":{\"type\":\"boolean\",\"description\":\"false: too "
 			"many files to count, bytes is a lower bound.\"},"
 			"\"session\":{\"type\":[\"string\",\"null\"]},"

@@ -194,6 +194,7 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	d->socket_fd = -1;
 	struct sandbox_options options = { .network = o->network, .envs = o->envs,
 					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir,
+					  .workspace_image = o->workspace_image,
 					  .disk_bytes = o->disk_bytes };
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)

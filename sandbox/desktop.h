@@ -23,6 +23,7 @@ struct sandbox_desktop_options {
 	const char *const *envs; /* NAME=value for every program; may be NULL */
 	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
 	const char *workspace_dir;     /* likewise */
+	const char *workspace_image;   /* likewise */
 	uint64_t disk_bytes;           /* likewise */
 };
 

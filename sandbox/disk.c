@@ -1,6 +1,7 @@
 /* Disks for sessions and volumes (see disk.h). */
 #include "disk.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -228,6 +229,33 @@ bool sandbox_disk_released(int loop, int timeout_ms)
 		struct timespec tick = { 0, 10 * 1000000L };
 		nanosleep(&tick, NULL);
 	}
+}
+
+bool sandbox_disk_attached(const char *path)
+{
+	DIR *dir = opendir("/sys/block");
+	if (!dir)
+		return false;
+	bool found = false;
+	struct dirent *d;
+	while (!found && (d = readdir(dir))) {
+		if (strncmp(d->d_name, "loop", 4) != 0)
+			continue;
+		char file[300], backing[4096];
+		snprintf(file, sizeof(file), "/sys/block/%.200s/loop/backing_file", d->d_name);
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* not bound */
+		ssize_t n = read(fd, backing, sizeof(backing) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		backing[n] = '\0';
+		backing[strcspn(backing, "\n")] = '\0';
+		found = strcmp(backing, path) == 0;
+	}
+	closedir(dir);
+	return found;
 }
 
 bool sandbox_disk_usage(int fd, uint64_t *used, uint64_t *total)

@@ -43,6 +43,10 @@ bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
  * twice at once. */
 bool sandbox_disk_released(int loop, int timeout_ms);
 
+/* Whether a loop device holds the image at path (a session's mount of it
+ * has not gone yet). */
+bool sandbox_disk_attached(const char *path);
+
 /* Bytes the filesystem at fd holds in use and in all; false when it
  * cannot tell. */
 bool sandbox_disk_usage(int fd, uint64_t *used, uint64_t *total);

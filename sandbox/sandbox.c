@@ -45,6 +45,7 @@
 /* Files of a volume handed to a new sandbox's uid at most; beyond, the
  * session does not start rather than see files it cannot write. */
 #define WORKSPACE_MAX_ENTRIES 1000000
+#define VOLUME_RELEASE_TIMEOUT_MS 5000
 
 static const char *bwrap_path(void)
 {
@@ -169,6 +170,36 @@ static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
 		return sandbox_error_set(err, errno, "cannot bind the volume %s", s->workspace);
 	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
 	return true;
+}
+
+/* Mounts a volume's disk image at the sandbox's own dir/volume for bwrap
+ * to bind at /workspace, and gives its files to the sandbox's uid. */
+static bool mount_volume_image(struct sandbox *s, const char *image, struct sandbox_error *err)
+{
+	char images[512];
+	snprintf(images, sizeof(images), "%s", image);
+	char *slash = strrchr(images, '/');
+	if (!slash || !slash[1])
+		return sandbox_error_set(err, EINVAL, "the volume image %s", image);
+	*slash = '\0';
+	const char *name = slash + 1;
+	int images_fd = open(images, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (images_fd < 0)
+		return sandbox_error_set(err, errno, "cannot open %s", images);
+	char mount_point[240];
+	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
+	int fd = make_dir_at(s->dir_fd, "volume", 0700, s->host_uid, s->dir, err);
+	bool ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	ok = ok && sandbox_disk_mount(images_fd, images, name, mount_point, &s->volume_loop, err);
+	close(images_fd);
+	if (!ok)
+		return false;
+	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
+	/* The last session that used it had another uid. */
+	return s->host_uid == geteuid() ||
+	       sandbox_tree_chown(mount_point, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err);
 }
 
 void sandbox_remove_stale(void)
@@ -649,7 +680,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->control = -1;
 	s->log_fd = -1;
-	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = -1;
+	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = s->volume_loop = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
@@ -695,6 +726,13 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 		    !sandbox_tree_chown(s->workspace, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err))
 			goto fail;
 		if (s->isolated && s->host_uid != geteuid() && !mount_volume(s, err))
+			goto fail;
+	} else if (o->workspace_image) {
+		if (!s->isolated) {
+			sandbox_error_set(err, 0, "volumes with a size limit need the sandbox");
+			goto fail;
+		}
+		if (!mount_volume_image(s, o->workspace_image, err))
 			goto fail;
 	}
 	if (!build_env(s, o)) {
@@ -848,6 +886,10 @@ void sandbox_destroy(struct sandbox *s)
 		log_warn("cannot unmount %s: %s", s->disk_mount, strerror(errno));
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
+	/* The volume's image may be mounted again by the next session only
+	 * once this one's mount of it is gone everywhere. */
+	if (!sandbox_disk_released(s->volume_loop, VOLUME_RELEASE_TIMEOUT_MS))
+		log_warn("the loop device of a volume (loop%d) still holds it", s->volume_loop);
 	if (s->dir[0]) {
 		sandbox_remove_tree(s->dir);
 		/* The daemon's directory goes with its last session. */

@@ -45,6 +45,9 @@ struct sandbox_options {
 	/* A host directory (a volume) bound read-write at /workspace instead
 	 * of a fresh one; its files are given to the sandbox's host uid. */
 	const char *workspace_dir;
+	/* A volume's disk image (disk.h), mounted at /workspace instead; its
+	 * files are given to the sandbox's host uid. At most one of the two. */
+	const char *workspace_image;
 	/* HOME, /tmp, /workspace and the run directory on a disk of this size
 	 * (disk.h; the daemon must be able to make disks); 0: on the host's
 	 * filesystem, unbounded. */

@@ -31,6 +31,7 @@ struct sandbox {
 	 * (its uid may not pass through the data directory's path); "" when
 	 * not mounted. */
 	char volume_mount[240];
+	int volume_loop; /* a volume's image: its loop device, or -1 */
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];
 	struct sandbox_log *log; /* programs' default stdout and stderr */

@@ -11,9 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "disk.h"
+#include "size.h"
 #include "tree.h"
 
 #define LOCKS_DIR ".locks"
+#define IMAGES_DIR ".images"
 
 struct holder {
 	char name[SANDBOX_NAME_MAX + 1];
@@ -25,6 +28,8 @@ struct sandbox_volumes {
 	pthread_mutex_t lock;
 	char *dir;       /* <data>/volumes */
 	char *locks_dir; /* <data>/volumes/.locks */
+	char *images_dir; /* <data>/volumes/.images */
+	int images_fd;
 	struct holder *holders;
 	size_t count, capacity;
 };
@@ -95,14 +100,21 @@ struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct sandbo
 	if (!v)
 		return sandbox_error_null(err, ENOMEM, "volumes");
 	pthread_mutex_init(&v->lock, NULL);
+	v->images_fd = -1;
 	v->dir = join(data_dir, "volumes");
 	v->locks_dir = v->dir ? join(v->dir, LOCKS_DIR) : NULL;
-	if (!v->locks_dir) {
+	v->images_dir = v->dir ? join(v->dir, IMAGES_DIR) : NULL;
+	if (!v->locks_dir || !v->images_dir) {
 		sandbox_error_set(err, ENOMEM, "volumes");
 		goto failed;
 	}
-	if (!make_dirs(v->locks_dir, err))
+	if (!make_dirs(v->locks_dir, err) || !make_dirs(v->images_dir, err))
 		goto failed;
+	v->images_fd = open(v->images_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->images_fd < 0) {
+		sandbox_error_set(err, errno, "cannot open %s", v->images_dir);
+		goto failed;
+	}
 	return v;
 
 failed:
@@ -119,6 +131,9 @@ void sandbox_volumes_close(struct sandbox_volumes *v)
 	free(v->holders);
 	free(v->dir);
 	free(v->locks_dir);
+	free(v->images_dir);
+	if (v->images_fd >= 0)
+		close(v->images_fd);
 	pthread_mutex_destroy(&v->lock);
 	free(v);
 }
@@ -131,13 +146,20 @@ static struct holder *find_holder(struct sandbox_volumes *v, const char *name)
 	return NULL;
 }
 
+/* Whether name is a volume with a disk image. */
+static bool is_image(struct sandbox_volumes *v, const char *name)
+{
+	struct stat st;
+	return fstatat(v->images_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
 static bool volume_exists(struct sandbox_volumes *v, const char *name)
 {
 	struct stat st;
 	char *path = join(v->dir, name);
 	bool exists = path && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 	free(path);
-	return exists;
+	return exists || is_image(v, name);
 }
 
 /* The session named in a lock file another daemon holds; "" when unreadable. */
@@ -206,17 +228,30 @@ static bool in_use_error(const char *name, const char *session, bool other_daemo
 				 session[0] ? session : "(unknown)", doing);
 }
 
-bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, struct sandbox_error *err)
+bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, uint64_t limit_bytes,
+			   struct sandbox_error *err)
 {
 	if (!sandbox_name_check("volume", name, err))
 		return false;
+	if (limit_bytes && (limit_bytes < SANDBOX_DISK_MIN || limit_bytes > SANDBOX_DISK_MAX))
+		return sandbox_error_set(err, 0, "a volume's size must be from 64M to 16T");
 	char *path = join(v->dir, name);
 	if (!path)
 		return sandbox_error_set(err, ENOMEM, "volume %s", name);
+	pthread_mutex_lock(&v->lock);
 	bool ok = true;
-	if (mkdir(path, 0755) != 0)
+	/* One name, one volume, of either kind. */
+	if (volume_exists(v, name)) {
+		ok = sandbox_error_set(err, EEXIST, "volume %s already exists", name);
+	} else if (limit_bytes) {
+		ok = sandbox_disk_available(err) &&
+		     sandbox_disk_make(v->images_fd, v->images_dir, name, limit_bytes, geteuid(), true,
+				       err);
+	} else if (mkdir(path, 0755) != 0) {
 		ok = sandbox_error_set(err, errno, errno == EEXIST ? "volume %s already exists (%s)" :
 					       "cannot create volume %s at %s", name, path);
+	}
+	pthread_mutex_unlock(&v->lock);
 	free(path);
 	return ok;
 }
@@ -244,7 +279,12 @@ bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct s
 		goto done;
 	}
 	char *path = join(v->dir, name), *lock_path = join(v->locks_dir, name);
-	ok = path && lock_path && sandbox_tree_remove(path, err);
+	if (is_image(v, name))
+		ok = lock_path && (unlinkat(v->images_fd, name, 0) == 0 ||
+				   sandbox_error_set(err, errno, "cannot remove %s/%s", v->images_dir,
+						     name));
+	else
+		ok = path && lock_path && sandbox_tree_remove(path, err);
 	/* Unlink the lock file while holding it, so whoever opened it before
 	 * sees (in take_lock) that it is no longer the current one. */
 	if (ok)
@@ -280,35 +320,54 @@ static int by_name(const void *a, const void *b)
 		      ((const struct sandbox_volume_info *)b)->name);
 }
 
-bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info **list_out,
-			 size_t *count_out, struct sandbox_error *err)
+struct listing {
+	struct sandbox_volume_info *list;
+	size_t count, capacity;
+};
+
+static struct sandbox_volume_info *list_add(struct listing *l, const char *name)
 {
-	DIR *dir = opendir(v->dir);
+	if (l->count == l->capacity) {
+		size_t grown = l->capacity ? l->capacity * 2 : 16;
+		struct sandbox_volume_info *bigger = realloc(l->list, grown * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		l->list = bigger;
+		l->capacity = grown;
+	}
+	struct sandbox_volume_info *info = &l->list[l->count++];
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "%.*s", SANDBOX_NAME_MAX, name);
+	return info;
+}
+
+/* The volumes of one kind: directories in dir, or images in .images. */
+static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l,
+		      struct sandbox_error *err)
+{
+	const char *where = images ? v->images_dir : v->dir;
+	DIR *dir = opendir(where);
 	if (!dir)
-		return sandbox_error_set(err, errno, "cannot list %s", v->dir);
-	struct sandbox_volume_info *list = NULL;
-	size_t count = 0, capacity = 0;
+		return sandbox_error_set(err, errno, "cannot list %s", where);
 	bool ok = true;
 	struct dirent *d;
-	while ((d = readdir(dir))) {
+	while (ok && (d = readdir(dir))) {
 		struct stat st;
 		if (!sandbox_name_check("volume", d->d_name, NULL) ||
 		    fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISDIR(st.st_mode))
-			continue; /* .locks, and anything that is not a volume */
-		if (count == capacity) {
-			size_t grown = capacity ? capacity * 2 : 16;
-			struct sandbox_volume_info *bigger = realloc(list, grown * sizeof(*list));
-			if (!bigger) {
-				ok = sandbox_error_set(err, ENOMEM, "listing %s", v->dir);
-				break;
-			}
-			list = bigger;
-			capacity = grown;
+		    (images ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)))
+			continue; /* .locks, .images, and anything that is not a volume */
+		struct sandbox_volume_info *info = list_add(l, d->d_name);
+		if (!info) {
+			ok = sandbox_error_set(err, ENOMEM, "listing %s", where);
+			break;
 		}
-		struct sandbox_volume_info *info = &list[count++];
-		memset(info, 0, sizeof(*info));
-		snprintf(info->name, sizeof(info->name), "%.*s", SANDBOX_NAME_MAX, d->d_name);
+		if (images) {
+			info->bytes = (uint64_t)st.st_blocks * 512;
+			info->bytes_complete = true;
+			info->limit_bytes = (uint64_t)st.st_size;
+			continue;
+		}
 		char *path = join(v->dir, d->d_name);
 		if (!path || !sandbox_tree_size(path, SANDBOX_VOLUME_SIZE_MAX_ENTRIES, &info->bytes,
 						&info->bytes_complete, NULL))
@@ -316,10 +375,19 @@ bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info *
 		free(path);
 	}
 	closedir(dir);
-	if (!ok) {
-		free(list);
+	return ok;
+}
+
+bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info **list_out,
+			 size_t *count_out, struct sandbox_error *err)
+{
+	struct listing l = { .list = NULL };
+	if (!list_kind(v, false, &l, err) || !list_kind(v, true, &l, err)) {
+		free(l.list);
 		return false;
 	}
+	struct sandbox_volume_info *list = l.list;
+	size_t count = l.count;
 	pthread_mutex_lock(&v->lock);
 	for (size_t i = 0; i < count; i++) {
 		struct holder *h = find_holder(v, list[i].name);
@@ -337,7 +405,7 @@ bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info *
 }
 
 bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const char *session,
-			    char *path, size_t path_size, struct sandbox_error *err)
+			    char *path, size_t path_size, bool *image, struct sandbox_error *err)
 {
 	if (!sandbox_name_check("volume", name, err) || !sandbox_name_check("session", session, err))
 		return false;
@@ -354,7 +422,9 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
 		goto done;
 	}
-	if ((size_t)snprintf(path, path_size, "%s/%s", v->dir, name) >= path_size) {
+	*image = is_image(v, name);
+	if ((size_t)snprintf(path, path_size, "%s/%s", *image ? v->images_dir : v->dir, name) >=
+	    path_size) {
 		sandbox_error_set(err, ENAMETOOLONG, "volume %s path", name);
 		goto done;
 	}
@@ -368,6 +438,13 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	/* A delete by another daemon may have finished between the checks and the lock. */
 	if (!volume_exists(v, name)) {
 		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
+		goto done;
+	}
+	/* Mounted twice at once, an ext4 image is lost: the last session's
+	 * mount must be gone (it goes with that session's sandbox). */
+	if (*image && sandbox_disk_attached(path)) {
+		sandbox_error_set(err, EBUSY, "volume %s is still being let go of by the session "
+				  "that had it; try again in a moment", name);
 		goto done;
 	}
 	if (v->count == v->capacity) {

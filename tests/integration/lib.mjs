@@ -306,12 +306,21 @@ function readLinkOrNull(file) {
 export function sandboxPidNamespace(dir) {
   const own = readLinkOrNull('/proc/self/ns/pid');
   const privateDir = path.basename(dir) === 'run' ? path.dirname(dir) : dir;
-  // Relative to its filesystem's root, as the kernel shows it.
-  const marker = `/${path.basename(path.dirname(privateDir))}/${path.basename(privateDir)}/home /home/user `;
+  // A session with a disk: HOME is the root /home of the device mounted at
+  // privateDir. Without: the bind's root is its path, relative to its
+  // filesystem's root as the kernel shows it.
+  const disk = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((line) => line.split(' ')).find((f) => f[4] === privateDir && f[3] === '/');
+  const matches = disk
+    ? (info) => info.split('\n').some((line) => {
+      const f = line.split(' ');
+      return f[2] === disk[2] && f[3] === '/home' && f[4] === '/home/user';
+    })
+    : (info) => info.includes(`/${path.basename(path.dirname(privateDir))}/${path.basename(privateDir)}/home /home/user `);
   for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const namespace = readLinkOrNull(`/proc/${pid}/ns/pid`);
-      if (namespace && namespace !== own && fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').includes(marker)) {
+      if (namespace && namespace !== own && matches(fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8'))) {
         return namespace;
       }
     } catch {}
@@ -341,10 +350,15 @@ function commandLine(pid) {
 export async function sandboxOf(client, session) {
   const r = await client.call('exec', { session, user: 'root', command: 'readlink /proc/1/ns/pid; grep " /home/user " /proc/1/mountinfo' });
   const [namespace, mount] = r.structuredContent.stdout.split('\n');
-  // The bind's root is its path on its filesystem: the host path when the
-  // private directory is on the root filesystem, else below /tmp.
-  let home = mount.split(' ')[3];
-  if (!fs.existsSync(home)) home = path.join('/tmp', home);
+  const [, , device, root] = mount.split(' ');
+  // A session with a disk has HOME on its own filesystem: the host mounts
+  // that (same device) somewhere, and HOME is the bind's root below it.
+  const host = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((line) => line.split(' ')).find((f) => f[2] === device && f[3] === '/' && f.includes('ext4'));
+  let home = host ? path.join(host[4], root) : root;
+  // Otherwise the bind's root is its path on its filesystem: the host path
+  // when the private directory is on the root filesystem, else below /tmp.
+  if (!host && !fs.existsSync(home)) home = path.join('/tmp', home);
   return { namespace, dir: path.dirname(home), processes: () => processesInPidNamespace(namespace) };
 }
 

@@ -72,11 +72,11 @@ static void created_volume_is_listed_with_its_size(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "beta", &err));
-	ASSERT(sandbox_volume_create(v, "alpha", &err));
-	ASSERT(!sandbox_volume_create(v, "alpha", &err));
+	ASSERT(sandbox_volume_create(v, "beta", 0, &err));
+	ASSERT(sandbox_volume_create(v, "alpha", 0, &err));
+	ASSERT(!sandbox_volume_create(v, "alpha", 0, &err));
 	ASSERT_CONTAINS(err.message, "volume alpha already exists");
-	ASSERT(!sandbox_volume_create(v, "../escape", &err));
+	ASSERT(!sandbox_volume_create(v, "../escape", 0, &err));
 	ASSERT_CONTAINS(err.message, "'.' at position 1");
 	char path[512];
 	snprintf(path, sizeof(path), "%s/volumes/alpha/big", data_dir);
@@ -105,13 +105,15 @@ static void one_session_at_a_time_and_no_delete_while_mounted(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "work", &err));
+	ASSERT(sandbox_volume_create(v, "work", 0, &err));
 	char path[512], expected[512];
+	bool image = true;
 	snprintf(expected, sizeof(expected), "%s/volumes/work", data_dir);
-	ASSERT(sandbox_volume_acquire(v, "work", "s-0001", path, sizeof(path), &err));
+	ASSERT(sandbox_volume_acquire(v, "work", "s-0001", path, sizeof(path), &image, &err));
+	ASSERT(!image);
 	ASSERT_STR_EQ(path, expected);
 
-	ASSERT(!sandbox_volume_acquire(v, "work", "s-0002", path, sizeof(path), &err));
+	ASSERT(!sandbox_volume_acquire(v, "work", "s-0002", path, sizeof(path), &image, &err));
 	ASSERT_CONTAINS(err.message, "volume work is already mounted by session s-0001");
 	ASSERT(!sandbox_volume_delete(v, "work", &err));
 	ASSERT_CONTAINS(err.message, "volume work is in use by session s-0001");
@@ -128,13 +130,13 @@ static void one_session_at_a_time_and_no_delete_while_mounted(void)
 	ASSERT(!sandbox_volume_release(v, "work", "s-0002", &err));
 	ASSERT_CONTAINS(err.message, "mounted by session s-0001, not s-0002");
 	ASSERT(sandbox_volume_release(v, "work", "s-0001", &err));
-	ASSERT(sandbox_volume_acquire(v, "work", "s-0002", path, sizeof(path), &err));
+	ASSERT(sandbox_volume_acquire(v, "work", "s-0002", path, sizeof(path), &image, &err));
 	ASSERT(sandbox_volume_release(v, "work", "s-0002", &err));
 	ASSERT(!sandbox_volume_release(v, "work", "s-0002", &err));
 	ASSERT_CONTAINS(err.message, "volume work is not mounted");
 	ASSERT(sandbox_volume_delete(v, "work", &err));
 	ASSERT(!exists(expected));
-	ASSERT(!sandbox_volume_acquire(v, "work", "s-0003", path, sizeof(path), &err));
+	ASSERT(!sandbox_volume_acquire(v, "work", "s-0003", path, sizeof(path), &image, &err));
 	ASSERT_CONTAINS(err.message, "there is no volume work; create it with create_volume");
 	sandbox_volumes_close(v);
 }
@@ -144,16 +146,17 @@ static void files_outlive_the_session_and_the_daemon(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "keep", &err));
+	ASSERT(sandbox_volume_create(v, "keep", 0, &err));
 	char path[512], file[600];
-	ASSERT(sandbox_volume_acquire(v, "keep", "s-1", path, sizeof(path), &err));
+	bool image = true;
+	ASSERT(sandbox_volume_acquire(v, "keep", "s-1", path, sizeof(path), &image, &err));
 	snprintf(file, sizeof(file), "%s/notes.txt", path);
 	ASSERT(write_file(file, 4096));
 	ASSERT(sandbox_volume_release(v, "keep", "s-1", &err));
 	sandbox_volumes_close(v); /* "daemon restart" */
 	v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_acquire(v, "keep", "s-2", path, sizeof(path), &err));
+	ASSERT(sandbox_volume_acquire(v, "keep", "s-2", path, sizeof(path), &image, &err));
 	ASSERT(exists(file));
 	sandbox_volumes_close(v); /* close releases what is still held */
 	v = sandbox_volumes_open(data_dir, &err);
@@ -174,7 +177,8 @@ static pid_t other_daemon_holds(const char *name, const char *session, int *rele
 		struct sandbox_error err;
 		struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 		char path[512], ok = 0;
-		if (v && sandbox_volume_acquire(v, name, session, path, sizeof(path), &err))
+		bool image = true;
+		if (v && sandbox_volume_acquire(v, name, session, path, sizeof(path), &image, &err))
 			ok = 1;
 		if (write(ready[1], &ok, 1) != 1)
 			_exit(2);
@@ -203,13 +207,14 @@ static void another_daemon_on_the_same_data_dir_is_refused(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "shared", &err));
+	ASSERT(sandbox_volume_create(v, "shared", 0, &err));
 	int release_fd;
 	pid_t other = other_daemon_holds("shared", "s-other", &release_fd);
 	ASSERT(other > 0);
 
 	char path[512];
-	bool acquired = sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &err);
+	bool image = true;
+	bool acquired = sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &image, &err);
 	bool deleted = !acquired && sandbox_volume_delete(v, "shared", &err);
 	struct sandbox_volume_info *list = NULL;
 	size_t count = 0;
@@ -227,7 +232,7 @@ static void another_daemon_on_the_same_data_dir_is_refused(void)
 	free(list);
 
 	/* The other daemon is gone (it never released): its lock went with it. */
-	ASSERT(sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &err));
+	ASSERT(sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &image, &err));
 	ASSERT(sandbox_volume_release(v, "shared", "s-mine", &err));
 	ASSERT(sandbox_volume_list(v, &list, &count, &err));
 	ASSERT_STR_EQ(list[0].session, "");
@@ -241,7 +246,7 @@ static void delete_does_not_follow_links_out_of_the_volume(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "links", &err));
+	ASSERT(sandbox_volume_create(v, "links", 0, &err));
 	char outside[512], victim[600], link[512], sub[512], locked[600];
 	snprintf(outside, sizeof(outside), "%s/outside", data_dir);
 	ASSERT(mkdir(outside, 0700) == 0);
@@ -276,7 +281,7 @@ static void delete_removes_a_tree_of_any_depth(void)
 	struct sandbox_error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
-	ASSERT(sandbox_volume_create(v, "deep", &err));
+	ASSERT(sandbox_volume_create(v, "deep", 0, &err));
 	char path[512];
 	snprintf(path, sizeof(path), "%s/volumes/deep", data_dir);
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

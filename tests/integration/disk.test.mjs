@@ -1,0 +1,126 @@
+// Every size has a disk limit: HOME, /tmp and /workspace of a session live
+// on a filesystem of that size, and a volume with a size on one of its own.
+// Writes past it fail inside with ENOSPC; the host's disk pays no more than
+// the limit, and the session, the bridge and other sessions carry on.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startDaemon, httpClient, textOf, sandboxOf, tempDir, waitFor } from './lib.mjs';
+
+const MIB = 1 << 20;
+const LIMIT = 64 * MIB;
+let daemon, client, dataDir;
+
+before(async () => {
+  assert.equal(process.getuid(), 0, 'disks need a root daemon, as the suite runs');
+  dataDir = tempDir('lizard-disk-data-');
+  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir] });
+  client = await httpClient(daemon);
+});
+
+after(async () => {
+  await client?.close();
+  await daemon?.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function create(args) {
+  const created = await client.call('create_session', { template: 'bare', screen: '320x240', ...args });
+  assert.equal(created.isError, false, textOf(created));
+  return JSON.parse(textOf(created)).session;
+}
+
+async function exec(session, command) {
+  const r = await client.call('exec', { session, command, timeout_ms: 120000 });
+  assert.equal(r.isError, false, textOf(r));
+  return r.structuredContent;
+}
+
+const info = async (session) => JSON.parse(textOf(await client.call('session_info', { session })));
+const allocated = (file) => fs.statSync(file).blocks * 512;
+const hostFree = (dir) => { const s = fs.statfsSync(dir); return s.bavail * s.bsize; };
+
+// Writes 200 MiB into dir inside and checks that it stopped at the limit,
+// and what the host paid for it (image: the file that holds the disk).
+async function fillStopsAtTheLimit(session, dir, image) {
+  const freeBefore = hostFree(path.dirname(image));
+  const r = await exec(session, `dd if=/dev/zero of=${dir}/fill bs=1M count=200 2>&1; echo "exit $?"; stat -c %s ${dir}/fill`);
+  const [said, exit, size] = [r.stdout, /exit (\d+)/.exec(r.stdout)[1], Number(r.stdout.trim().split('\n').pop())];
+  assert.notEqual(exit, '0', said);
+  assert.match(said, /No space left on device/);
+  assert.ok(size > 32 * MIB && size <= LIMIT, `${dir}: ${size} bytes written`);
+  assert.ok(allocated(image) <= LIMIT, `the image holds ${allocated(image)} bytes`);
+  const shrank = freeBefore - hostFree(path.dirname(image));
+  assert.ok(shrank <= LIMIT + 4 * MIB, `${dir}: the host's free space shrank by ${shrank} bytes`);
+  // Freed inside, freed on the host: discard punches the image's holes
+  // (with a journal, once the transaction that freed them commits).
+  await exec(session, `rm ${dir}/fill && sync`);
+  assert.ok(await waitFor(() => allocated(image) < 16 * MIB), `after rm the image holds ${allocated(image)} bytes`);
+}
+
+test('HOME, /tmp and /workspace stop at the size\'s disk limit, and the session carries on', async () => {
+  const session = await create({ size: 'small' });
+  const other = await create({ size: 'small' });
+  try {
+    const described = await info(session);
+    assert.equal(described.resources.limits.disk_bytes, LIMIT);
+    const image = path.join(path.dirname((await sandboxOf(client, session)).dir), 'disk.img');
+    assert.ok(fs.statSync(image).isFile(), image);
+    assert.equal(fs.statSync(image).size, LIMIT);
+    for (const dir of ['/home/user', '/tmp', '/workspace']) await fillStopsAtTheLimit(session, dir, image);
+    // /tmp is disk now, not memory: filling it killed nothing.
+    const after = await info(session);
+    assert.equal(after.state, 'ready');
+    assert.equal(after.resources.usage.oom_kills, 0);
+    assert.ok(after.resources.usage.disk_bytes < 16 * MIB, JSON.stringify(after.resources.usage));
+    assert.equal((await exec(session, 'echo still here > ~/note && cat ~/note')).stdout, 'still here\n');
+    const shot = await client.call('screenshot', { session });
+    assert.equal(shot.isError, false, textOf(shot));
+    // The other session's disk is its own.
+    assert.equal((await exec(other, 'head -c 10485760 /dev/zero > /tmp/ten && stat -c %s /tmp/ten')).stdout, '10485760\n');
+  } finally {
+    await client.call('kill_session', { session });
+    await client.call('kill_session', { session: other });
+  }
+});
+
+test('a volume with a size stops there, keeps its files, and goes with delete_volume', async () => {
+  const name = `sized-${process.pid}`;
+  const created = await client.call('create_volume', { name, size: '64M' });
+  assert.equal(created.isError, false, textOf(created));
+  assert.deepEqual(created.structuredContent, { name, limit_bytes: LIMIT });
+  const image = path.join(dataDir, 'volumes', '.images', name);
+  let session;
+  try {
+    session = await create({ size: 'small', volume: name });
+    await fillStopsAtTheLimit(session, '/workspace', image);
+    await exec(session, 'echo kept > /workspace/kept.txt');
+    await client.call('kill_session', { session });
+    const listed = JSON.parse(textOf(await client.call('list_volumes', {}))).volumes.find((v) => v.name === name);
+    assert.equal(listed.limit_bytes, LIMIT);
+    assert.equal(listed.session, null);
+    // The next session mounts it again (after the last one's mount is gone).
+    session = await create({ size: 'small', volume: name });
+    assert.equal((await exec(session, 'cat /workspace/kept.txt; stat -c %U /workspace/kept.txt')).stdout, 'kept\nuser\n');
+    await client.call('kill_session', { session });
+  } finally {
+    if (session) await client.call('kill_session', { session });
+  }
+  const deleted = await client.call('delete_volume', { name });
+  assert.equal(deleted.isError, false, textOf(deleted));
+  assert.equal(fs.existsSync(image), false);
+});
+
+test('volume sizes are checked, and "unlimited" is a plain directory', async () => {
+  for (const size of ['1M', 'lots', '17T']) {
+    const r = await client.call('create_volume', { name: `bad-${process.pid}`, size });
+    assert.equal(r.isError, true, size);
+    assert.match(textOf(r), /is not a size from 64M to 16T/);
+  }
+  const name = `plain-${process.pid}`;
+  const r = await client.call('create_volume', { name, size: 'unlimited' });
+  assert.deepEqual(r.structuredContent, { name, limit_bytes: null });
+  assert.ok(fs.statSync(path.join(dataDir, 'volumes', name)).isDirectory());
+  await client.call('delete_volume', { name });
+});
