@@ -176,7 +176,12 @@ void sandbox_run_result_finish(struct sandbox_run_result *result);
 struct sandbox_file_data {
 	char *data;
 	size_t len;
-	uint64_t size; /* of the whole file */
+	uint64_t size; /* of the whole file; unsized: offset + len */
+	/* false for a file the kernel says is empty though it holds data
+	 * (most of /proc and /sys): it is read to its end or to length, and
+	 * more says whether it went on beyond. */
+	bool sized;
+	bool more;
 };
 
 bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,

@@ -266,6 +266,37 @@ test('a 10 MB file reads back exactly through offset and length', async () => {
   assert.equal(crypto.createHash('sha256').update(got).digest('hex'), expected);
 });
 
+test('files the kernel says are empty (/proc) read to their end, through offset and length', async () => {
+  const expected = Buffer.from((await exec({ command: 'cat /proc/self/mountinfo' })).stdout);
+  assert.ok(expected.length > 200, `mountinfo: ${expected}`);
+  const whole = await bridge.call('read_file', { path: '/proc/self/mountinfo' });
+  assert.equal(whole.isError, false, textOf(whole));
+  assert.equal(whole.structuredContent.text, expected.toString());
+  // Its size is what was read: here the whole file.
+  assert.equal(whole.structuredContent.size, expected.length);
+  assert.equal(whole.structuredContent.length, expected.length);
+  const part = await bridge.call('read_file', { path: '/proc/self/mountinfo', offset: 10, length: 20 });
+  assert.equal(part.structuredContent.text, expected.subarray(10, 30).toString());
+  assert.deepEqual([part.structuredContent.offset, part.structuredContent.length, part.structuredContent.size], [10, 20, 30]);
+  // One without end in sight (8 bytes per page of the address space):
+  // without length it is refused like a large file, with length it reads.
+  const pagemap = await bridge.call('read_file', { path: '/proc/self/pagemap' });
+  assert.equal(pagemap.isError, true);
+  assert.match(textOf(pagemap), /goes on beyond 3 MiB .*give offset and length/);
+  const entries = await bridge.call('read_file', { path: '/proc/self/pagemap', length: 64 });
+  assert.equal(entries.isError, false, textOf(entries));
+  assert.equal(Buffer.from(entries.structuredContent.data, 'base64').length, 64);
+  // FIFOs and devices are still refused, and at once.
+  await exec({ command: 'mkfifo ~/a-fifo' });
+  for (const device of ['a-fifo', '/dev/zero', '/dev/null']) {
+    const started = Date.now();
+    const r = await bridge.call('read_file', { path: device });
+    assert.equal(r.isError, true, device);
+    assert.match(textOf(r), /is not a regular file/);
+    assert.ok(Date.now() - started < 5000, `${device} took ${Date.now() - started} ms`);
+  }
+});
+
 // The slirp4netns processes a bridge started (one per session with a network).
 function networkHelpersOf(parent) {
   const found = [];
