@@ -240,7 +240,7 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct sandbox_run run = {
 		.command = { .name = "exec", .argv = argv, .envs = (const char *const *)envs,
 			     .cwd = tools_string(args, "workdir", NULL), .user = user_of(args),
-			     .own_pid_namespace = true },
+			     .own_process_tree = true },
 		.input = input,
 		.input_len = input ? strlen(input) : 0,
 		.timeout_ms = tools_int(args, "timeout_ms", EXEC_DEFAULT_TIMEOUT_MS),

@@ -92,7 +92,9 @@ struct sandbox_command {
 	const char *const *envs;       /* NAME=value over the sandbox's; may be NULL */
 	const char *cwd;               /* inside; NULL: SANDBOX_HOME */
 	enum sandbox_user user;
-	bool own_pid_namespace;        /* killing it kills everything it started */
+	/* Killing it, or its end, kills everything it started (in the
+	 * session's PID namespace, so its pids are those /proc shows). */
+	bool own_process_tree;
 	int stdin_fd, stdout_fd, stderr_fd; /* -1: /dev/null in, the sandbox log out */
 	int fd3;                       /* becomes fd 3, or -1 */
 	bool builtin;                  /* argv is a file operation (files_inside.h) */
@@ -130,7 +132,7 @@ bool sandbox_process_running(struct sandbox_process *process);
 bool sandbox_process_wait(struct sandbox_process *process, int timeout_ms);
 /* Sends sig to it. */
 void sandbox_process_signal(struct sandbox_process *process, int sig);
-/* Kills it (and, with its own PID namespace, all it started), waits up to
+/* Kills it (and, with its own process tree, all it started), waits up to
  * a second for the init to confirm, and lets go of it. */
 void sandbox_process_stop(struct sandbox_process *process);
 

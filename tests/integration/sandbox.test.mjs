@@ -91,6 +91,23 @@ test('ps inside lists only the session\'s processes', async () => {
   assert.ok(names.length < 20, r.stdout);
 });
 
+// An exec's pids are the ones ps and /proc show: its shell's own pid names
+// the shell, and ps finds itself (procps looks itself up by getpid()) also
+// after the exec has started other programs, whatever pids the session's
+// other processes have.
+const pidsAgree = 'for i in 1 2 3 4 5 6 7 8; do /bin/true; done; ps -o comm= -p $$; cat /proc/$$/comm; ps -e -o comm=';
+function assertPidsAgree(r) {
+  assert.equal(r.stderr, '');
+  assert.equal(r.exit_code, 0);
+  const [byPs, byProc, ...all] = r.stdout.trim().split('\n');
+  assert.deepEqual([byPs, byProc], ['sh', 'sh'], r.stdout);
+  assert.ok(all.includes('Xvnc') && all.includes('ps'), r.stdout);
+}
+
+test('an exec\'s pids are the ones ps and /proc show', async () => {
+  assertPidsAgree(await exec({ command: pidsAgree }));
+});
+
 test('a host file outside the view cannot be read by exec, read_file or launch', async () => {
   const secret = path.join(secretDir, 'secret.txt');
   const viaExec = await exec({ command: `cat ${secret}` });
@@ -199,6 +216,20 @@ test('a timeout kills the command\'s whole tree, even what ignores SIGTERM', asy
   assert.equal(r.signal, 'KILL');
   assert.ok(Date.now() - started < 10000);
   assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 5}|sleep ${marker + 6}`).length === 0), 'tree gone');
+});
+
+test('what an exec leaves in the background is gone when its result comes, even after setsid', async () => {
+  for (const [user, n] of [['user', 10], ['root', 12]]) {
+    const leftovers = `^sleep (${marker + n}|${marker + n + 1})$`;
+    const r = await exec({
+      user,
+      command: `setsid sh -c 'exec sleep ${marker + n}' >/dev/null 2>&1 & (sleep ${marker + n + 1} >/dev/null 2>&1 &); ` +
+        `for i in $(seq 200); do [ $(pgrep -c -f '${leftovers}') = 2 ] && break; sleep 0.05; done; pgrep -c -f '${leftovers}'`,
+    });
+    assert.equal(r.stdout, '2\n', `both ran (${user})`);
+    assert.equal(r.timed_out, false);
+    assert.deepEqual(pidsMatching(leftovers), [], `left by ${user}`);
+  }
 });
 
 test('cancelling an exec request kills the command', async () => {
@@ -529,46 +560,59 @@ function stdioOnce(command, calls, env) {
   });
 }
 
-test('a daemon run by an ordinary user sandboxes its sessions too, without sizes', async () => {
+// Runs calls once in a stdio bridge of uid 65534, from a copy of the binary
+// that user can reach wherever the checkout is (it may be 0700), with a
+// HOME and TMPDIR of its own.
+async function ordinaryUserBridge(calls) {
   const home = tempDir('lizard-nobody-');
   fs.chmodSync(home, 0o777);
-  const env = { PATH: process.env.PATH, HOME: home, TMPDIR: home };
-  // A copy the user can reach wherever the checkout is (it may be 0700).
   const binary = path.join(home, 'lizard-bridge');
   fs.copyFileSync(bridgeBin, binary);
   fs.chmodSync(binary, 0o755);
-  // Its network helper runs as that user too.
-  const outside = await helloServer(hostAddress());
-  const run = await stdioOnce(
-    ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
-    [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
-      [2, 'session_info', {}],
-      [3, 'create_session', { template: 'bare', size: 'small' }],
-      [4, 'exec', { command: connectProbe(hostAddress(), outside.address().port) }]],
-    env).finally(() => outside.close());
   try {
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
-    const exec = run.byId.get(1)?.result?.structuredContent;
-    assert.ok(exec, run.stderr.slice(-2000));
-    const [uid, map] = exec.stdout.split('\n');
-    assert.equal(uid, '1000');
-    // uid 1000 inside is the sandbox's root, which is the daemon's user.
-    assert.deepEqual(map.trim().split(/\s+/), ['1000', '0', '1']);
-    assert.ok(!exec.stdout.includes('host-root-visible'));
-    const info = run.byId.get(2).result.structuredContent;
-    assert.equal(info.sandbox.isolated, true);
-    assert.match(info.sandbox.isolation, /host uid 65534/);
-    assert.match(info.sandbox.isolation, /slirp4netns/);
-    if (hostAddress() !== '127.0.0.1') assert.equal(run.byId.get(4).result.structuredContent.stdout, 'hello\n');
-    // No cgroups for this user: its sessions run without a size (the one
-    // above did), and asking for one says why.
-    const sized = run.byId.get(3).result;
-    assert.equal(sized.isError, true);
-    assert.match(sized.content[0].text, /cgroup/i);
-    console.log(`# size as an ordinary user: ${sized.content[0].text}`);
+    return await stdioOnce(
+      ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
+      calls, { PATH: process.env.PATH, HOME: home, TMPDIR: home });
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
+}
+
+test('a daemon run by an ordinary user sandboxes its sessions too, without sizes', async () => {
+  // Its network helper runs as that user too.
+  const outside = await helloServer(hostAddress());
+  const run = await ordinaryUserBridge(
+    [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
+      [2, 'session_info', {}],
+      [3, 'create_session', { template: 'bare', size: 'small' }],
+      [4, 'exec', { command: connectProbe(hostAddress(), outside.address().port) }]])
+    .finally(() => outside.close());
+  assert.equal(run.code, 0, run.stderr.slice(-2000));
+  const exec = run.byId.get(1)?.result?.structuredContent;
+  assert.ok(exec, run.stderr.slice(-2000));
+  const [uid, map] = exec.stdout.split('\n');
+  assert.equal(uid, '1000');
+  // uid 1000 inside is the sandbox's root, which is the daemon's user.
+  assert.deepEqual(map.trim().split(/\s+/), ['1000', '0', '1']);
+  assert.ok(!exec.stdout.includes('host-root-visible'));
+  const info = run.byId.get(2).result.structuredContent;
+  assert.equal(info.sandbox.isolated, true);
+  assert.match(info.sandbox.isolation, /host uid 65534/);
+  assert.match(info.sandbox.isolation, /slirp4netns/);
+  if (hostAddress() !== '127.0.0.1') assert.equal(run.byId.get(4).result.structuredContent.stdout, 'hello\n');
+  // No cgroups for this user: its sessions run without a size (the one
+  // above did), and asking for one says why.
+  const sized = run.byId.get(3).result;
+  assert.equal(sized.isError, true);
+  assert.match(sized.content[0].text, /cgroup/i);
+  console.log(`# size as an ordinary user: ${sized.content[0].text}`);
+});
+
+test('ps works in the sessions of a daemon run by an ordinary user', async () => {
+  const run = await ordinaryUserBridge([[1, 'exec', { command: pidsAgree }]]);
+  const r = run.byId.get(1)?.result?.structuredContent;
+  assert.ok(r, run.stderr.slice(-2000));
+  assertPidsAgree(r);
 });
 
 test('without bubblewrap a local session does not start, and says what is missing', async () => {
