@@ -188,7 +188,8 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	struct sandbox_options options = { .network = o->network, .envs = o->envs,
-					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir };
+					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir,
+					  .uid_range = o->uid_range };
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;

@@ -14,6 +14,7 @@
 struct sandbox;
 struct sandbox_cgroup;
 struct sandbox_desktop;
+struct sandbox_uid_range;
 
 struct sandbox_desktop_options {
 	int width, height;
@@ -22,6 +23,7 @@ struct sandbox_desktop_options {
 	const char *const *envs; /* NAME=value for every program; may be NULL */
 	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
 	const char *workspace_dir;     /* likewise */
+	const struct sandbox_uid_range *uid_range; /* likewise */
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,

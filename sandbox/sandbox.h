@@ -26,6 +26,7 @@
 
 struct sandbox;
 struct sandbox_cgroup;
+struct sandbox_uid_range;
 
 #define SANDBOX_FILE_MAX_BYTES (16 * 1024 * 1024)
 #define SANDBOX_LIST_MAX_ENTRIES 10000
@@ -44,6 +45,9 @@ struct sandbox_options {
 	/* A host directory (a volume) bound read-write at /workspace instead
 	 * of a fresh one; its files are given to the sandbox's host uid. */
 	const char *workspace_dir;
+	/* Where a root daemon takes the sandbox's host uid from (uid.h);
+	 * NULL: SANDBOX_UID_RANGE_DEFAULT. */
+	const struct sandbox_uid_range *uid_range;
 };
 
 /* Removes the private directories of daemons that died without cleaning

@@ -11,7 +11,7 @@ import path from 'node:path';
 import {
   connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
   pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc, bridgeBin, bridgeEnv,
-  startDaemon, httpClient, hostAddress,
+  startDaemon, httpClient, hostAddress, sandboxOf,
 } from './lib.mjs';
 
 let bridge, desktop, server, secretDir;
@@ -613,6 +613,137 @@ test('ps works in the sessions of a daemon run by an ordinary user', async () =>
   const r = run.byId.get(1)?.result?.structuredContent;
   assert.ok(r, run.stderr.slice(-2000));
   assertPidsAgree(r);
+});
+
+// A few uids of this run's own for --uid-range: below 2^31 (bubblewrap's
+// limit), far above any the machine gives out.
+const uidBase = 2100000000 + Math.floor(Math.random() * 40000) * 1000;
+
+// A process that runs with uid (and gid) for the test's time; resolves once
+// it does.
+async function holdUid(uid) {
+  const holder = spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'sleep', '120'], { stdio: 'ignore' });
+  const runs = await waitFor(() => {
+    try {
+      return fs.readFileSync(`/proc/${holder.pid}/status`, 'utf8').includes(`\nUid:\t${uid}\t`);
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(runs, `a process with uid ${uid}`);
+  return holder;
+}
+
+// The host uids (real, effective, saved, file system) of a session's Xvnc.
+async function xvncUids(client, session) {
+  const sandbox = await sandboxOf(client, session);
+  const xvnc = sandbox.processes().find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'Xvnc\n';
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(xvnc, `Xvnc among ${sandbox.processes()}`);
+  return /\nUid:\t([^\n]*)/.exec(fs.readFileSync(`/proc/${xvnc}/status`, 'utf8'))[1].split('\t').map(Number);
+}
+
+// A serve daemon and its client, stopped (with the sessions) by the
+// returned function.
+async function daemonWith(options) {
+  const daemon = await startDaemon(options);
+  const client = await httpClient(daemon);
+  return { daemon, client, stop: async () => { await client.close(); await daemon.stop(); } };
+}
+
+const createBare = (client) => client.call('create_session', { template: 'bare', screen: '320x240' });
+
+test('a root daemon gives a session a uid of --uid-range that no process and no other session has', async () => {
+  const first = uidBase;
+  const holder = await holdUid(first);
+  const { client, stop } = await daemonWith({ args: ['--uid-range', `${first}:2`] });
+  try {
+    const created = await createBare(client);
+    assert.equal(created.isError, false, textOf(created));
+    const session = created.structuredContent.session;
+    assert.deepEqual(await xvncUids(client, session), [first + 1, first + 1, first + 1, first + 1]);
+    // The second uid is this session's now: the range is full.
+    const refused = await createBare(client);
+    assert.equal(refused.isError, true, textOf(refused));
+    assert.match(textOf(refused), new RegExp(`no free host uid .*--uid-range ${first}:2 \\(uids ${first} to ${first + 1}\\)`));
+    // Its end gives the uid back, once its processes and files are gone
+    // (kill_session returns before that).
+    await client.call('kill_session', { session });
+    const again = await waitFor(async () => {
+      const r = await createBare(client);
+      return r.isError ? null : r;
+    }, { timeout: 15000, interval: 200 });
+    assert.ok(again, 'a session once the first is gone');
+    assert.deepEqual(await xvncUids(client, again.structuredContent.session), [first + 1, first + 1, first + 1, first + 1]);
+  } finally {
+    await stop();
+    holder.kill('SIGKILL');
+  }
+});
+
+test('a --uid-range of one uid that a process has refuses sessions, naming the range and the option', async () => {
+  const only = uidBase + 10;
+  const holder = await holdUid(only);
+  const { client, stop } = await daemonWith({ args: ['--uid-range', `${only}:1`] });
+  try {
+    const refused = await createBare(client);
+    assert.equal(refused.isError, true, textOf(refused));
+    assert.match(textOf(refused), new RegExp(`no free host uid for the sandbox in --uid-range ${only}:1 \\(uids ${only} to ${only}\\).*give --uid-range a range with free uids`));
+  } finally {
+    await stop();
+    holder.kill('SIGKILL');
+  }
+});
+
+test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not given to sessions', async () => {
+  const first = uidBase + 20;
+  const dir = tempDir('lizard-uids-');
+  const file = (name, text) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
+  // Seen by the daemon only: its own mount namespace, these files bound
+  // over the machine's.
+  const binds = [
+    [file('subuid', `someone:${first}:1\n`), '/etc/subuid'],
+    [file('subgid', `# a comment\nsomeone:${first + 1}:1\n`), '/etc/subgid'],
+    [file('passwd', `${fs.readFileSync('/etc/passwd', 'utf8')}lizardtest:x:${first + 2}:${first + 2}::/nonexistent:/usr/sbin/nologin\n`), '/etc/passwd'],
+    [file('group', `${fs.readFileSync('/etc/group', 'utf8')}lizardtest:x:${first + 3}:\n`), '/etc/group'],
+  ];
+  const wrap = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+    `${binds.map((_, i) => `mount --bind "$${2 * i + 1}" "$${2 * i + 2}"`).join(' && ')} && shift ${2 * binds.length} && exec "$@"`,
+    'sh', ...binds.flat(), ...argv];
+  const { client, stop } = await daemonWith({ args: ['--uid-range', `${first}:5`], wrap });
+  try {
+    const created = await createBare(client);
+    assert.equal(created.isError, false, textOf(created));
+    assert.deepEqual(await xvncUids(client, created.structuredContent.session), [first + 4, first + 4, first + 4, first + 4]);
+    const refused = await createBare(client);
+    assert.equal(refused.isError, true, 'each of the five is taken');
+    assert.match(textOf(refused), /no free host uid/);
+  } finally {
+    await stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--uid-range takes FIRST:COUNT of unprivileged uids, and says what is wrong with another', async () => {
+  for (const [value, why] of [
+    ['3000', /'3000' is not FIRST:COUNT/],
+    ['100:10', /starts below 65536/],
+    ['2000000:0', /COUNT must be at least 1/],
+    ['2147483000:1000', /goes past uid 2147483647/],
+  ]) {
+    const run = await stdioOnce([bridgeBin, 'stdio', '--uid-range', value], [], bridgeEnv());
+    assert.equal(run.code, 2, value);
+    assert.match(run.stderr, why);
+    assert.match(run.stderr, /^lizard-bridge: --uid-range: /);
+  }
 });
 
 test('without bubblewrap a local session does not start, and says what is missing', async () => {
