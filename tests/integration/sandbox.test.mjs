@@ -630,6 +630,7 @@ async function holdUid(uid) {
       return false;
     }
   });
+  if (!runs) holder.kill('SIGKILL');
   assert.ok(runs, `a process with uid ${uid}`);
   return holder;
 }
@@ -648,12 +649,20 @@ async function xvncUids(client, session) {
   return /\nUid:\t([^\n]*)/.exec(fs.readFileSync(`/proc/${xvnc}/status`, 'utf8'))[1].split('\t').map(Number);
 }
 
-// A serve daemon and its client, stopped (with the sessions) by the
-// returned function.
-async function daemonWith(options) {
+// Runs use(client) with a serve daemon started with options, then stops
+// it with its sessions, whatever use does.
+async function withDaemon(options, use) {
   const daemon = await startDaemon(options);
-  const client = await httpClient(daemon);
-  return { daemon, client, stop: async () => { await client.close(); await daemon.stop(); } };
+  try {
+    const client = await httpClient(daemon);
+    try {
+      await use(client);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await daemon.stop();
+  }
 }
 
 const createBare = (client) => client.call('create_session', { template: 'bare', screen: '320x240' });
@@ -661,27 +670,27 @@ const createBare = (client) => client.call('create_session', { template: 'bare',
 test('a root daemon gives a session a uid of --uid-range that no process and no other session has', async () => {
   const first = uidBase;
   const holder = await holdUid(first);
-  const { client, stop } = await daemonWith({ args: ['--uid-range', `${first}:2`] });
   try {
-    const created = await createBare(client);
-    assert.equal(created.isError, false, textOf(created));
-    const session = created.structuredContent.session;
-    assert.deepEqual(await xvncUids(client, session), [first + 1, first + 1, first + 1, first + 1]);
-    // The second uid is this session's now: the range is full.
-    const refused = await createBare(client);
-    assert.equal(refused.isError, true, textOf(refused));
-    assert.match(textOf(refused), new RegExp(`no free host uid .*--uid-range ${first}:2 \\(uids ${first} to ${first + 1}\\)`));
-    // Its end gives the uid back, once its processes and files are gone
-    // (kill_session returns before that).
-    await client.call('kill_session', { session });
-    const again = await waitFor(async () => {
-      const r = await createBare(client);
-      return r.isError ? null : r;
-    }, { timeout: 15000, interval: 200 });
-    assert.ok(again, 'a session once the first is gone');
-    assert.deepEqual(await xvncUids(client, again.structuredContent.session), [first + 1, first + 1, first + 1, first + 1]);
+    await withDaemon({ args: ['--uid-range', `${first}:2`] }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      const session = created.structuredContent.session;
+      assert.deepEqual(await xvncUids(client, session), [first + 1, first + 1, first + 1, first + 1]);
+      // The second uid is this session's now: the range is full.
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.match(textOf(refused), new RegExp(`no free host uid .*--uid-range ${first}:2 \\(uids ${first} to ${first + 1}\\)`));
+      // Its end gives the uid back, once its processes and files are gone
+      // (kill_session returns before that).
+      await client.call('kill_session', { session });
+      const again = await waitFor(async () => {
+        const r = await createBare(client);
+        return r.isError ? null : r;
+      }, { timeout: 15000, interval: 200 });
+      assert.ok(again, 'a session once the first is gone');
+      assert.deepEqual(await xvncUids(client, again.structuredContent.session), [first + 1, first + 1, first + 1, first + 1]);
+    });
   } finally {
-    await stop();
     holder.kill('SIGKILL');
   }
 });
@@ -689,13 +698,13 @@ test('a root daemon gives a session a uid of --uid-range that no process and no 
 test('a --uid-range of one uid that a process has refuses sessions, naming the range and the option', async () => {
   const only = uidBase + 10;
   const holder = await holdUid(only);
-  const { client, stop } = await daemonWith({ args: ['--uid-range', `${only}:1`] });
   try {
-    const refused = await createBare(client);
-    assert.equal(refused.isError, true, textOf(refused));
-    assert.match(textOf(refused), new RegExp(`no free host uid for the sandbox in --uid-range ${only}:1 \\(uids ${only} to ${only}\\).*give --uid-range a range with free uids`));
+    await withDaemon({ args: ['--uid-range', `${only}:1`] }, async (client) => {
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.match(textOf(refused), new RegExp(`no free host uid for the sandbox in --uid-range ${only}:1 \\(uids ${only} to ${only}\\).*give --uid-range a range with free uids`));
+    });
   } finally {
-    await stop();
     holder.kill('SIGKILL');
   }
 });
@@ -718,16 +727,16 @@ test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not g
   const wrap = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
     `${binds.map((_, i) => `mount --bind "$${2 * i + 1}" "$${2 * i + 2}"`).join(' && ')} && shift ${2 * binds.length} && exec "$@"`,
     'sh', ...binds.flat(), ...argv];
-  const { client, stop } = await daemonWith({ args: ['--uid-range', `${first}:5`], wrap });
   try {
-    const created = await createBare(client);
-    assert.equal(created.isError, false, textOf(created));
-    assert.deepEqual(await xvncUids(client, created.structuredContent.session), [first + 4, first + 4, first + 4, first + 4]);
-    const refused = await createBare(client);
-    assert.equal(refused.isError, true, 'each of the five is taken');
-    assert.match(textOf(refused), /no free host uid/);
+    await withDaemon({ args: ['--uid-range', `${first}:5`], wrap }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      assert.deepEqual(await xvncUids(client, created.structuredContent.session), [first + 4, first + 4, first + 4, first + 4]);
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, 'each of the five is taken');
+      assert.match(textOf(refused), /no free host uid/);
+    });
   } finally {
-    await stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
