@@ -45,8 +45,10 @@ static const struct mcp_workers_limits worker_limits = {
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
+	"                           [--uid-range FIRST:COUNT]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
+	"                           [--uid-range FIRST:COUNT]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]...\n"
@@ -66,6 +68,9 @@ static const char usage[] =
 	"        --sizes changes the presets small, medium, large of create_session's\n"
 	"        size, e.g. small=1:512M (defaults 2:4G, 4:8G, 8:16G, 4096 pids).\n"
 	"        --data-dir holds the volumes (default ~/.local/share/lizard-bridge).\n"
+	"        --uid-range: run as root, each sandbox gets a host uid (and the same\n"
+	"        gid) of its own from FIRST..FIRST+COUNT-1 (default 2000000:1000000000),\n"
+	"        never one a user, group, /etc/subuid, /etc/subgid or process has.\n"
 	"        The Host header must be localhost or an address (against DNS\n"
 	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
@@ -117,6 +122,7 @@ struct stdio_options {
 	bool serve;
 	const char *data_dir;
 	struct sandbox_sizes *sizes;
+	struct sandbox_uid_range *uid_range;
 	const char *allowed_hosts[MAX_ALLOWED_HOSTS];
 	size_t allowed_host_count;
 	struct bridge_trusted_proxy trusted_proxies[MAX_TRUSTED_PROXIES];
@@ -212,6 +218,17 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--data-dir") == 0 && value) {
 			o->data_dir = value;
 			i++;
+		} else if (strcmp(arg, "--uid-range") == 0 && value) {
+			struct sandbox_error failed;
+			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {
+				fprintf(stderr, "lizard-bridge: --uid-range: %s\n", failed.message);
+				return 2;
+			}
+			if (geteuid() != 0)
+				log_warn("--uid-range is for a daemon run as root; this one runs as "
+					 "uid %u and gives its sessions that uid",
+					 (unsigned)geteuid());
+			i++;
 		} else if (o->serve && (rc = parse_serve_option(arg, value, &i, o)) != 0) {
 			if (rc == 2)
 				return 2;
@@ -247,6 +264,7 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_c
 		.height = o->height,
 		.timeout_ms = 0,
 		.network = true,
+		.uid_range = &c->uid_range,
 	};
 	/* Limited (and so pausable) like create_session's default, when it can be. */
 	struct sandbox_limits limits;
@@ -388,7 +406,9 @@ static int run_bridge(int argc, char **argv, bool serve)
 {
 	struct bridge_context context = { .registry = NULL };
 	sandbox_sizes_init(&context.sizes);
-	struct stdio_options options = { .serve = serve, .sizes = &context.sizes };
+	context.uid_range = SANDBOX_UID_RANGE_DEFAULT;
+	struct stdio_options options = { .serve = serve, .sizes = &context.sizes,
+					 .uid_range = &context.uid_range };
 	int rc = parse_stdio_options(argc, argv, &options);
 	if (rc != 0)
 		return rc;

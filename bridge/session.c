@@ -87,6 +87,7 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 			 spec->size_name ? spec->size_name : "custom");
 	}
 	s->volumes = spec->volumes;
+	s->uid_range = spec->uid_range ? *spec->uid_range : SANDBOX_UID_RANGE_DEFAULT;
 	if (spec->volume)
 		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);
@@ -227,6 +228,7 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
 		.network = s->network, .envs = (const char *const *)s->envs,
 		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
+		.uid_range = &s->uid_range,
 	};
 	struct sandbox_error failed;
 	char workspace[512];

@@ -50,6 +50,9 @@ struct bridge_session_spec {
 	/* Local desktops: the volume to mount at /workspace; may be NULL. */
 	struct sandbox_volumes *volumes;
 	const char *volume;
+	/* Local desktops of a root daemon: where the sandbox's host uid comes
+	 * from; NULL: the default range. Copied. */
+	const struct sandbox_uid_range *uid_range;
 };
 
 /* Told when a session changes state: started (starting to ready),

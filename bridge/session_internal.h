@@ -5,6 +5,7 @@
 
 #include "session.h"
 #include "../sandbox/size.h"
+#include "../sandbox/uid.h"
 #include "../vnc/target.h"
 
 #include <pthread.h>
@@ -36,6 +37,7 @@ struct bridge_session {
 	struct sandbox_volumes *volumes;
 	char volume[SANDBOX_NAME_MAX + 1]; /* "" for none */
 	bool volume_held;
+	struct sandbox_uid_range uid_range;
 	struct vnc_framebuffer *fb;
 	struct vnc_capture_cache *capture_cache;
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "../sandbox/size.h"
+#include "../sandbox/uid.h"
 
 struct cJSON;
 struct mcp_server;
@@ -22,6 +23,8 @@ struct bridge_context {
 	/* Why sizes have no disk limit here ("" when they have one). */
 	char disk_why[512];
 	struct sandbox_sizes sizes;
+	/* Where a root daemon's sandboxes take their host uids from. */
+	struct sandbox_uid_range uid_range;
 	/* NULL when the data directory could not be opened (why in volumes_why). */
 	struct sandbox_volumes *volumes;
 	char volumes_why[512];

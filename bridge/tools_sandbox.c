@@ -252,7 +252,7 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct sandbox_run run = {
 		.command = { .name = "exec", .argv = argv, .envs = (const char *const *)envs,
 			     .cwd = tools_string(args, "workdir", NULL), .user = user_of(args),
-			     .own_pid_namespace = true },
+			     .own_process_tree = true },
 		.input = input,
 		.input_len = input ? strlen(input) : 0,
 		.timeout_ms = tools_int(args, "timeout_ms", EXEC_DEFAULT_TIMEOUT_MS),
@@ -298,11 +298,20 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 		fail_sandbox_call(call, s, &err);
 		return;
 	}
-	if (!length_json && file.size > offset && file.size - offset > FILE_MAX_PER_CALL) {
+	if (!length_json && file.sized && file.size > offset &&
+	    file.size - offset > FILE_MAX_PER_CALL) {
 		mcp_call_fail(call,
 			      "%s is %llu bytes; a call reads at most %d MiB: give offset and "
 			      "length to read it in parts",
 			      path, (unsigned long long)file.size, FILE_MAX_PER_CALL / (1024 * 1024));
+		free(file.data);
+		return;
+	}
+	if (!length_json && file.more) {
+		mcp_call_fail(call,
+			      "%s goes on beyond %d MiB (the kernel does not tell its size); a "
+			      "call reads at most that: give offset and length to read it in parts",
+			      path, FILE_MAX_PER_CALL / (1024 * 1024));
 		free(file.data);
 		return;
 	}
@@ -480,8 +489,10 @@ static const struct mcp_tool sandbox_tools[] = {
 		.title = "Read a file",
 		.description = "Read a file in the session's sandbox: UTF-8 text comes back as "
 			       "text, anything else as base64 data, with the file's size. At most "
-			       "3 MiB per call; use offset and length for larger files. Local "
-			       "sessions only.",
+			       "3 MiB per call; use offset and length for larger files. Files the "
+			       "kernel reports as empty (most of /proc and /sys) are read to their "
+			       "end, and their size is where the read ended (offset + length). "
+			       "Local sessions only.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{" PATH_PROPERTY ","
 			"\"offset\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9007199254740991},"

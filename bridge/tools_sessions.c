@@ -133,6 +133,7 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		.height = DEFAULT_HEIGHT,
 		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
+		.uid_range = &c->uid_range,
 	};
 	struct sandbox_limits limits;
 	if (!size_and_screen(c, call, args, url != NULL, &spec, &limits))

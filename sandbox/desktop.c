@@ -195,7 +195,8 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	struct sandbox_options options = { .network = o->network, .envs = o->envs,
 					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir,
 					  .workspace_image = o->workspace_image,
-					  .disk_bytes = o->disk_bytes };
+					  .disk_bytes = o->disk_bytes,
+					  .uid_range = o->uid_range };
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;

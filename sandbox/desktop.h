@@ -15,6 +15,7 @@
 struct sandbox;
 struct sandbox_cgroup;
 struct sandbox_desktop;
+struct sandbox_uid_range;
 
 struct sandbox_desktop_options {
 	int width, height;
@@ -25,6 +26,7 @@ struct sandbox_desktop_options {
 	const char *workspace_dir;     /* likewise */
 	const char *workspace_image;   /* likewise */
 	uint64_t disk_bytes;           /* likewise */
+	const struct sandbox_uid_range *uid_range; /* likewise */
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,

@@ -56,9 +56,18 @@ bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *pa
 		sandbox_run_result_finish(&r);
 		return false;
 	}
-	out->size = strtoull(r.out.data, NULL, 10);
 	size_t header = (size_t)(newline - r.out.data) + 1;
 	out->len = r.out.len - header;
+	out->sized = r.out.data[0] != '?';
+	if (out->sized) {
+		out->size = strtoull(r.out.data, NULL, 10);
+	} else {
+		/* The byte beyond length, if it came, says there is more. */
+		out->more = out->len > length;
+		if (out->more)
+			out->len = (size_t)length;
+		out->size = offset + out->len;
+	}
 	memmove(r.out.data, r.out.data + header, out->len);
 	r.out.data[out->len] = '\0';
 	out->data = r.out.data;

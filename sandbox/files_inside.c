@@ -38,6 +38,33 @@ static bool copy_all(int from, int to)
 	}
 }
 
+/* Writes up to length bytes read with pread from offset on; stops at EOF.
+ * A file whose end the kernel does not report (unsized) is read in whole
+ * buffers, so that the files which take only reads of a certain size (such
+ * as /proc/PID/pagemap) work, and the caller is given one byte beyond
+ * length when there is more. */
+static int copy_range(int fd, const char *path, uint64_t offset, uint64_t length, bool unsized)
+{
+	char buffer[65536];
+	uint64_t give = unsized ? length + 1 : length;
+	while (give > 0) {
+		size_t want = unsized || give > sizeof(buffer) ? sizeof(buffer) : (size_t)give;
+		ssize_t got = pread(fd, buffer, want, (off_t)offset);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return fail("cannot read", path);
+		if (got == 0)
+			break;
+		size_t put = (uint64_t)got < give ? (size_t)got : (size_t)give;
+		if (fwrite(buffer, 1, put, stdout) != put)
+			return 1;
+		offset += (uint64_t)got;
+		give -= put;
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int read_file(const char *path, const char *offset_text, const char *length_text)
 {
 	uint64_t offset = strtoull(offset_text, NULL, 10);
@@ -57,30 +84,22 @@ static int read_file(const char *path, const char *offset_text, const char *leng
 		fprintf(stderr, "%s is not a regular file", path);
 		return 1;
 	}
+	if (length > SANDBOX_FILE_MAX_BYTES)
+		length = SANDBOX_FILE_MAX_BYTES;
+	/* Most files of /proc and /sys say 0 and hold text made as they are
+	 * read: those are read to their end (or length), and the size is
+	 * left to the caller, who sees what came. An empty file reads the
+	 * same. */
+	if (st.st_size == 0) {
+		printf("?\n");
+		return copy_range(fd, path, offset, length, true);
+	}
 	uint64_t size = (uint64_t)st.st_size;
 	uint64_t available = offset < size ? size - offset : 0;
 	if (length > available)
 		length = available;
-	if (length > SANDBOX_FILE_MAX_BYTES)
-		length = SANDBOX_FILE_MAX_BYTES;
 	printf("%" PRIu64 "\n", size);
-	fflush(stdout);
-	char buffer[65536];
-	while (length > 0) {
-		size_t want = length < sizeof(buffer) ? (size_t)length : sizeof(buffer);
-		ssize_t got = pread(fd, buffer, want, (off_t)offset);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return fail("cannot read", path);
-		if (got == 0)
-			break;
-		if (fwrite(buffer, 1, (size_t)got, stdout) != (size_t)got)
-			return 1;
-		offset += (uint64_t)got;
-		length -= (uint64_t)got;
-	}
-	return fflush(stdout) == 0 ? 0 : 1;
+	return copy_range(fd, path, offset, length, false);
 }
 
 /* mkdir -p of path's parent directories. */

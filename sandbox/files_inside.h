@@ -5,7 +5,9 @@
 #ifndef LIZARD_SANDBOX_FILES_INSIDE_H
 #define LIZARD_SANDBOX_FILES_INSIDE_H
 
-/* argv: "@read" PATH OFFSET LENGTH   stdout: "SIZE\n" then the bytes
+/* argv: "@read" PATH OFFSET LENGTH   stdout: "SIZE\n" then the bytes, or for
+ *                                    a file the kernel says is empty
+ *                                    "?\n" then up to LENGTH + 1 bytes
  *       "@write" PATH MODE           stdin: the bytes; parents are created
  *       "@list" PATH                 stdout: "TYPE SIZE MTIME NAME\0" records
  * Errors: a sentence on stderr, exit status 1. */

@@ -3,7 +3,9 @@
  * It is single-threaded and does one thing: start the programs the daemon
  * asks for (see protocol.h), report when they end, and kill them when
  * asked or when the daemon hangs up. Every program of a session starts
- * here, so all of them live in the session's PID namespace.
+ * here, so all of them live in the session's PID namespace; a program whose
+ * whole tree must end with it (exec) starts under a reaper of its own
+ * (reaper.c) instead of in a PID namespace of its own.
  *
  * A program runs as the sandbox's root or, by default, as its user. The
  * user is made with a user namespace nested in the sandbox's, mapping
@@ -26,6 +28,7 @@
 #include "sandbox.h"
 
 #include "files_inside.h"
+#include "init_internal.h"
 #include "protocol.h"
 
 #include <errno.h>
@@ -40,7 +43,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,9 +67,10 @@ struct child {
 static struct child children[MAX_CHILDREN];
 static bool isolated; /* false: the benchmark's unsandboxed mode, no user switch */
 static int user_namespace = -1; /* the user's namespace (isolated only) */
+static int signal_fd = -1; /* SIGCHLD, which stays blocked */
 static _Alignas(64) char child_stack[CHILD_STACK_SIZE];
 
-static void reply(int channel, uint32_t type, int32_t value, const char *text)
+void sandbox_init_reply(int channel, uint32_t type, int32_t value, const char *text)
 {
 	struct sandbox_reply r = { .type = type, .value = value };
 	if (text)
@@ -131,18 +134,7 @@ static _Noreturn void child_fail(int status_fd, const char *stage)
 	_exit(127);
 }
 
-/* What a child needs from the request until its exec. */
-struct child_setup {
-	uint32_t flags;
-	int *fds;
-	int fd_count;
-	int status_fd;
-	const char *cwd;
-	char **argv;
-	char **envp;
-};
-
-static _Noreturn void child_main(const struct child_setup *c)
+static _Noreturn void child_main(const struct sandbox_child_setup *c)
 {
 	int status_fd = c->status_fd;
 	/* First, while the namespace's descriptor is still where it was. */
@@ -199,13 +191,11 @@ static int child_entry(void *setup)
 }
 
 /* Starts the child: a fork for built-ins, which run to their end here;
- * clone(CLONE_VM) for programs, which exec at once. In a PID namespace of
- * its own when asked (and isolated), where the child is PID 1. */
-static pid_t start_child(const struct child_setup *setup)
+ * clone(CLONE_VM) for programs, which exec at once. */
+static pid_t start_child(const struct sandbox_child_setup *setup)
 {
-	int namespace = isolated && (setup->flags & SANDBOX_REQUEST_OWN_PID_NS) ? CLONE_NEWPID : 0;
 	if (setup->flags & SANDBOX_REQUEST_BUILTIN) {
-		pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD | namespace, NULL, NULL, NULL, NULL);
+		pid_t pid = fork();
 		if (pid == 0)
 			child_main(setup);
 		return pid;
@@ -214,7 +204,7 @@ static pid_t start_child(const struct child_setup *setup)
 	/* The last child's frames were never unwound: clear their poison. */
 	__asan_unpoison_memory_region(child_stack, sizeof(child_stack));
 #endif
-	return clone(child_entry, child_stack + sizeof(child_stack), CLONE_VM | SIGCHLD | namespace,
+	return clone(child_entry, child_stack + sizeof(child_stack), CLONE_VM | SIGCHLD,
 		     (void *)setup);
 }
 
@@ -296,6 +286,58 @@ static bool child_started(int status_fd, pid_t pid, char *why, size_t why_size, 
 	return false;
 }
 
+pid_t sandbox_init_start_program(struct sandbox_child_setup *setup, int channel)
+{
+	int status_pipe[2];
+	if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+		sandbox_init_reply(channel, SANDBOX_REPLY_FAILED, errno, "cannot create a pipe");
+		return -1;
+	}
+	setup->status_fd = status_pipe[1];
+	char **init_environ = environ;
+	pid_t pid = start_child(setup);
+	int start_errno = pid < 0 ? errno : 0; /* no child: errno is the init's own */
+	close(status_pipe[1]);
+	if (pid < 0) {
+		close(status_pipe[0]);
+		sandbox_init_reply(channel, SANDBOX_REPLY_FAILED, start_errno, "cannot fork");
+		return -1;
+	}
+	char why[200];
+	int error = 0;
+	bool started = child_started(status_pipe[0], pid, why, sizeof(why), &error);
+	if (!started) {
+		/* A CLONE_VM child still runs on the init's memory until it is
+		 * gone; it is on its way out (or killed), so this is short. Left
+		 * a zombie for the SIGCHLD loop; nobody is told twice. */
+		siginfo_t info;
+		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+			;
+	}
+	environ = init_environ;
+	close(status_pipe[0]);
+	if (!started) {
+		sandbox_init_reply(channel, SANDBOX_REPLY_FAILED, error, why);
+		return -1;
+	}
+	return pid;
+}
+
+/* A fork of the init that holds one program's whole tree (reaper.c) and
+ * answers on its channel. The init's other descriptors are none of its
+ * business: the control socket and the other programs' channels. */
+static pid_t start_reaper(struct sandbox_child_setup *setup, int control)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	close(control);
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		if (children[i].channel >= 0)
+			close(children[i].channel);
+	sandbox_reaper_run(setup, signal_fd);
+}
+
 static void handle_request(int control)
 {
 	static char buffer[SANDBOX_MAX_REQUEST];
@@ -333,49 +375,34 @@ static void handle_request(int control)
 	const char *cwd = "";
 	char **argv = NULL, **envp = NULL;
 	struct child *slot = NULL;
-	int status_pipe[2] = { -1, -1 };
 	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 	    !parse_request(buffer, (size_t)len, &request, &cwd, &argv, &envp) ||
 	    (int)request.fd_count != fd_count) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, EINVAL, "malformed request");
+		sandbox_init_reply(fds[0], SANDBOX_REPLY_FAILED, EINVAL, "malformed request");
 		goto done;
 	}
 	if (!(slot = free_slot())) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, EAGAIN, "the sandbox runs too many programs");
+		sandbox_init_reply(fds[0], SANDBOX_REPLY_FAILED, EAGAIN,
+				   "the sandbox runs too many programs");
 		goto done;
 	}
-	if (pipe2(status_pipe, O_CLOEXEC) != 0) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, errno, "cannot create a pipe");
+	struct sandbox_child_setup setup = { .flags = request.flags, .fds = fds,
+					     .fd_count = fd_count, .status_fd = -1, .cwd = cwd,
+					     .argv = argv, .envp = envp };
+	if (isolated && (request.flags & SANDBOX_REQUEST_OWN_TREE)) {
+		pid_t reaper = start_reaper(&setup, control);
+		if (reaper < 0) {
+			sandbox_init_reply(fds[0], SANDBOX_REPLY_FAILED, errno, "cannot fork");
+			goto done;
+		}
+		/* The reaper answers on the channel; here it is only reaped. */
+		*slot = (struct child){ .pid = reaper, .channel = -1, .detached = true };
 		goto done;
 	}
-	struct child_setup setup = { .flags = request.flags, .fds = fds, .fd_count = fd_count,
-				     .status_fd = status_pipe[1], .cwd = cwd, .argv = argv,
-				     .envp = envp };
-	char **init_environ = environ;
-	pid_t pid = start_child(&setup);
-	int start_errno = pid < 0 ? errno : 0; /* no child: errno is the init's own */
-	close(status_pipe[1]);
-	if (pid < 0) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, start_errno, "cannot fork");
+	pid_t pid = sandbox_init_start_program(&setup, fds[0]);
+	if (pid < 0)
 		goto done;
-	}
-	char why[200];
-	int error = 0;
-	bool started = child_started(status_pipe[0], pid, why, sizeof(why), &error);
-	if (!started) {
-		/* A CLONE_VM child still runs on the init's memory until it is
-		 * gone; it is on its way out (or killed), so this is short. Left
-		 * a zombie for the SIGCHLD loop; nobody is told twice. */
-		siginfo_t info;
-		while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-			;
-	}
-	environ = init_environ;
-	if (!started) {
-		reply(fds[0], SANDBOX_REPLY_FAILED, error, why);
-		goto done;
-	}
-	reply(fds[0], SANDBOX_REPLY_STARTED, pid, NULL);
+	sandbox_init_reply(fds[0], SANDBOX_REPLY_STARTED, pid, NULL);
 	/* Detached programs keep their channel too, so whoever still listens
 	 * hears how they ended; its close does not end them. */
 	slot->pid = pid;
@@ -383,8 +410,6 @@ static void handle_request(int control)
 	slot->channel = fds[0];
 	fds[0] = -1;
 done:
-	if (status_pipe[0] >= 0)
-		close(status_pipe[0]);
 	for (int i = 0; i < fd_count; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -399,8 +424,11 @@ static void reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (int i = 0; i < MAX_CHILDREN; i++) {
 			if (children[i].pid == pid) {
-				reply(children[i].channel, SANDBOX_REPLY_EXITED, status, NULL);
-				close(children[i].channel);
+				if (children[i].channel >= 0) {
+					sandbox_init_reply(children[i].channel,
+							   SANDBOX_REPLY_EXITED, status, NULL);
+					close(children[i].channel);
+				}
 				children[i].pid = 0;
 				children[i].channel = -1;
 			}
@@ -512,8 +540,8 @@ int sandbox_init_main(int argc, char **argv)
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0 || fcntl(control, F_SETFD, FD_CLOEXEC) != 0) {
+	signal_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (signal_fd < 0 || fcntl(control, F_SETFD, FD_CLOEXEC) != 0) {
 		perror("sandbox-init");
 		return 1;
 	}
@@ -527,7 +555,7 @@ int sandbox_init_main(int argc, char **argv)
 	for (;;) {
 		int n = 0;
 		pfds[n++] = (struct pollfd){ .fd = control, .events = POLLIN };
-		pfds[n++] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		pfds[n++] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
 		for (int i = 0; i < MAX_CHILDREN; i++) {
 			if (children[i].pid > 0 && children[i].channel >= 0) {
 				owner[n] = i;
@@ -542,7 +570,7 @@ int sandbox_init_main(int argc, char **argv)
 		}
 		if (pfds[1].revents) {
 			struct signalfd_siginfo info;
-			while (read(sigfd, &info, sizeof(info)) > 0)
+			while (read(signal_fd, &info, sizeof(info)) > 0)
 				;
 			reap();
 		}

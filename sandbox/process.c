@@ -78,7 +78,7 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	struct sandbox_request request = { .argc = 0 };
 	size_t used = sizeof(request);
 	request.flags = (c->user == SANDBOX_AS_ROOT ? SANDBOX_REQUEST_AS_ROOT : 0) |
-			(c->own_pid_namespace ? SANDBOX_REQUEST_OWN_PID_NS : 0) |
+			(c->own_process_tree ? SANDBOX_REQUEST_OWN_TREE : 0) |
 			(detached ? SANDBOX_REQUEST_DETACHED : 0) |
 			(c->builtin ? SANDBOX_REQUEST_BUILTIN : 0);
 	bool fits = put(buffer, &used, c->cwd ? c->cwd : s->inside_home);

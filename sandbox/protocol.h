@@ -25,8 +25,8 @@
 
 enum sandbox_request_flags {
 	SANDBOX_REQUEST_AS_ROOT = 1 << 0,       /* root of the sandbox, not the user */
-	SANDBOX_REQUEST_OWN_PID_NS = 1 << 1,    /* the program is PID 1 of a namespace of
-						 * its own: killing it kills all it started */
+	SANDBOX_REQUEST_OWN_TREE = 1 << 1,      /* under a reaper of its own (reaper.c):
+						 * killing it or its end kills all it started */
 	SANDBOX_REQUEST_DETACHED = 1 << 2,      /* lives on when its channel closes */
 	SANDBOX_REQUEST_BUILTIN = 1 << 3,       /* argv[0] names a built-in file operation */
 };

@@ -3,9 +3,10 @@
  * killed daemon left behind.
  *
  * bwrap always runs as an unprivileged host user. A daemon running as root
- * forks, drops to a uid of the sandbox's own (SANDBOX_UID_BASE plus a
- * random offset: sessions cannot touch each other's files even by plain
- * permissions) and runs bwrap, so the sandbox's root is never the host's.
+ * forks, drops to a uid of the sandbox's own (uid.h: from the daemon's
+ * range, never one that is taken, so sessions cannot touch each other's
+ * files, nor anyone else's, even by plain permissions) and runs bwrap, so
+ * the sandbox's root is never the host's.
  * A daemon running as an ordinary user runs bwrap as itself, which needs
  * the kernel to allow unprivileged user namespaces. */
 #include "sandbox_internal.h"
@@ -17,6 +18,7 @@
 #include "protocol.h"
 #include "seccomp.h"
 #include "tree.h"
+#include "uid.h"
 #include "../util/log.h"
 
 #include <dirent.h>
@@ -30,15 +32,12 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SANDBOX_UID_BASE 2000000u
-#define SANDBOX_UID_RANGE 1000000000u
 #define INIT_START_TIMEOUT_MS 15000
 #define INIT_EXIT_TIMEOUT_MS 2000
 #define INIT_PATH "/run/lizard-init"
@@ -688,10 +687,9 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	s->isolated = !(bench && strcmp(bench, "1") == 0);
 	s->host_uid = geteuid();
 	if (s->isolated && geteuid() == 0) {
-		uint32_t r = 0;
-		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-			r = (uint32_t)getpid() * 7919u + (uint32_t)time(NULL);
-		s->host_uid = SANDBOX_UID_BASE + r % SANDBOX_UID_RANGE;
+		if (!sandbox_uid_acquire(o->uid_range, &s->host_uid, err))
+			goto fail;
+		s->uid_held = true;
 	}
 	const char *bwrap = NULL;
 	if (s->isolated) {
@@ -900,6 +898,9 @@ void sandbox_destroy(struct sandbox *s)
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		free(s->env[i]);
 	free(s->env);
+	/* Its processes and files are gone: another sandbox may have it. */
+	if (s->uid_held)
+		sandbox_uid_release(s->host_uid);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

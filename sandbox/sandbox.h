@@ -27,6 +27,7 @@
 
 struct sandbox;
 struct sandbox_cgroup;
+struct sandbox_uid_range;
 
 #define SANDBOX_FILE_MAX_BYTES (16 * 1024 * 1024)
 #define SANDBOX_LIST_MAX_ENTRIES 10000
@@ -52,6 +53,9 @@ struct sandbox_options {
 	 * (disk.h; the daemon must be able to make disks); 0: on the host's
 	 * filesystem, unbounded. */
 	uint64_t disk_bytes;
+	/* Where a root daemon takes the sandbox's host uid from (uid.h);
+	 * NULL: SANDBOX_UID_RANGE_DEFAULT. */
+	const struct sandbox_uid_range *uid_range;
 };
 
 /* Removes the private directories of daemons that died without cleaning
@@ -117,7 +121,9 @@ struct sandbox_command {
 	const char *const *envs;       /* NAME=value over the sandbox's; may be NULL */
 	const char *cwd;               /* inside; NULL: SANDBOX_HOME */
 	enum sandbox_user user;
-	bool own_pid_namespace;        /* killing it kills everything it started */
+	/* Killing it, or its end, kills everything it started (in the
+	 * session's PID namespace, so its pids are those /proc shows). */
+	bool own_process_tree;
 	int stdin_fd, stdout_fd, stderr_fd; /* -1: /dev/null in, the sandbox log out */
 	int fd3;                       /* becomes fd 3, or -1 */
 	bool builtin;                  /* argv is a file operation (files_inside.h) */
@@ -155,7 +161,7 @@ bool sandbox_process_running(struct sandbox_process *process);
 bool sandbox_process_wait(struct sandbox_process *process, int timeout_ms);
 /* Sends sig to it. */
 void sandbox_process_signal(struct sandbox_process *process, int sig);
-/* Kills it (and, with its own PID namespace, all it started), waits up to
+/* Kills it (and, with its own process tree, all it started), waits up to
  * a second for the init to confirm, and lets go of it. */
 void sandbox_process_stop(struct sandbox_process *process);
 
@@ -201,7 +207,12 @@ void sandbox_run_result_finish(struct sandbox_run_result *result);
 struct sandbox_file_data {
 	char *data;
 	size_t len;
-	uint64_t size; /* of the whole file */
+	uint64_t size; /* of the whole file; unsized: offset + len */
+	/* false for a file the kernel says is empty though it holds data
+	 * (most of /proc and /sys): it is read to its end or to length, and
+	 * more says whether it went on beyond. */
+	bool sized;
+	bool more;
 };
 
 bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,

@@ -44,6 +44,7 @@ struct sandbox {
 	char **env;         /* NAME=value for every program, NULL-terminated */
 	bool isolated, network;
 	uid_t host_uid;     /* what the sandbox's root is on the host */
+	bool uid_held;      /* host_uid is taken from the daemon's range (uid.h) */
 	char description[1400];
 };
 

@@ -1,10 +1,26 @@
 #include "io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+ssize_t io_read_small_file(const char *path, char *buffer, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	while ((n = read(fd, buffer, size - 1)) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buffer[n] = '\0';
+	return n;
+}
 
 bool io_write_all(int fd, const void *data, size_t len)
 {

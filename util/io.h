@@ -3,7 +3,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <sys/uio.h>
+
+/* One read of a small file (such as one of /proc) into buffer, which is
+ * then NUL-terminated: its length, or -1 when it cannot be read or is
+ * empty. */
+ssize_t io_read_small_file(const char *path, char *buffer, size_t size);
 
 /* Writes all of data, retrying short writes and EINTR. */
 bool io_write_all(int fd, const void *data, size_t len);

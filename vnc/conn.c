@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../util/clock.h"
+#include "../util/io.h"
 
 /* How often the watchdog looks. */
 #define WATCH_PERIOD_MS 200
@@ -544,14 +545,8 @@ static long long thread_read_bytes(pid_t tid)
 {
 	char path[64], text[512];
 	snprintf(path, sizeof(path), "/proc/self/task/%d/io", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (io_read_small_file(path, text, sizeof(text)) < 0)
 		return -1;
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
 	const char *rchar = strstr(text, "rchar:");
 	return rchar ? strtoll(rchar + 6, NULL, 10) : -1;
 }

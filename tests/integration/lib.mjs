@@ -473,7 +473,9 @@ export function windowGeometry(env, name) {
 
 // lizard-bridge serve on a free loopback port (or a UNIX socket), with a
 // known API key. Resolves once it listens.
-export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [], env = {} } = {}) {
+// wrap may turn the daemon's command line into another that ends up
+// running it in the same process (such as unshare ... exec "$@").
+export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [], env = {}, wrap = (argv) => argv } = {}) {
   if (!listen) {
     const net = await import('node:net');
     const probe = net.createServer();
@@ -483,7 +485,8 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
   }
   // A parent-death signal: a test runner killed outright (where no exit
   // hook runs) takes its daemons along instead of leaving them serving.
-  const child = spawn('setpriv', ['--pdeathsig', 'TERM', '--', bridgeBin, 'serve', '--listen', listen, ...args], {
+  const [command, ...commandArgs] = wrap(['setpriv', '--pdeathsig', 'TERM', '--', bridgeBin, 'serve', '--listen', listen, ...args]);
+  const child = spawn(command, commandArgs, {
     env: bridgeEnv({ LIZARD_API_KEY: key, ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });

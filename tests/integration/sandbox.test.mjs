@@ -10,7 +10,7 @@ import path from 'node:path';
 import {
   connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
   pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc, bridgeBin, bridgeEnv,
-  startDaemon, httpClient, skipWithoutPages,
+  startDaemon, httpClient, skipWithoutPages, sandboxOf,
 } from './lib.mjs';
 import { startTestHost, testHostUnavailable } from '../lib/testhost.mjs';
 
@@ -89,6 +89,23 @@ test('ps inside lists only the session\'s processes', async () => {
   assert.ok(names.includes('Xvnc') && names.includes('openbox'), r.stdout);
   assert.ok(!names.includes('node'), `the test runner is visible: ${r.stdout}`);
   assert.ok(names.length < 20, r.stdout);
+});
+
+// An exec's pids are the ones ps and /proc show: its shell's own pid names
+// the shell, and ps finds itself (procps looks itself up by getpid()) also
+// after the exec has started other programs, whatever pids the session's
+// other processes have.
+const pidsAgree = 'for i in 1 2 3 4 5 6 7 8; do /bin/true; done; ps -o comm= -p $$; cat /proc/$$/comm; ps -e -o comm=';
+function assertPidsAgree(r) {
+  assert.equal(r.stderr, '');
+  assert.equal(r.exit_code, 0);
+  const [byPs, byProc, ...all] = r.stdout.trim().split('\n');
+  assert.deepEqual([byPs, byProc], ['sh', 'sh'], r.stdout);
+  assert.ok(all.includes('Xvnc') && all.includes('ps'), r.stdout);
+}
+
+test('an exec\'s pids are the ones ps and /proc show', async () => {
+  assertPidsAgree(await exec({ command: pidsAgree }));
 });
 
 test('a host file outside the view cannot be read by exec, read_file or launch', async () => {
@@ -201,6 +218,20 @@ test('a timeout kills the command\'s whole tree, even what ignores SIGTERM', asy
   assert.ok(await waitFor(() => pidsMatching(`sleep ${marker + 5}|sleep ${marker + 6}`).length === 0), 'tree gone');
 });
 
+test('what an exec leaves in the background is gone when its result comes, even after setsid', async () => {
+  for (const [user, n] of [['user', 10], ['root', 12]]) {
+    const leftovers = `^sleep (${marker + n}|${marker + n + 1})$`;
+    const r = await exec({
+      user,
+      command: `setsid sh -c 'exec sleep ${marker + n}' >/dev/null 2>&1 & (sleep ${marker + n + 1} >/dev/null 2>&1 &); ` +
+        `for i in $(seq 200); do [ $(pgrep -c -f '${leftovers}') = 2 ] && break; sleep 0.05; done; pgrep -c -f '${leftovers}'`,
+    });
+    assert.equal(r.stdout, '2\n', `both ran (${user})`);
+    assert.equal(r.timed_out, false);
+    assert.deepEqual(pidsMatching(leftovers), [], `left by ${user}`);
+  }
+});
+
 test('cancelling an exec request kills the command', async () => {
   const controller = new AbortController();
   const running = bridge.client.callTool(
@@ -264,6 +295,37 @@ test('a 10 MB file reads back exactly through offset and length', async () => {
   const got = Buffer.concat(parts);
   assert.equal(got.length, 10485760);
   assert.equal(crypto.createHash('sha256').update(got).digest('hex'), expected);
+});
+
+test('files the kernel says are empty (/proc) read to their end, through offset and length', async () => {
+  const expected = Buffer.from((await exec({ command: 'cat /proc/self/mountinfo' })).stdout);
+  assert.ok(expected.length > 200, `mountinfo: ${expected}`);
+  const whole = await bridge.call('read_file', { path: '/proc/self/mountinfo' });
+  assert.equal(whole.isError, false, textOf(whole));
+  assert.equal(whole.structuredContent.text, expected.toString());
+  // Its size is what was read: here the whole file.
+  assert.equal(whole.structuredContent.size, expected.length);
+  assert.equal(whole.structuredContent.length, expected.length);
+  const part = await bridge.call('read_file', { path: '/proc/self/mountinfo', offset: 10, length: 20 });
+  assert.equal(part.structuredContent.text, expected.subarray(10, 30).toString());
+  assert.deepEqual([part.structuredContent.offset, part.structuredContent.length, part.structuredContent.size], [10, 20, 30]);
+  // One without end in sight (8 bytes per page of the address space):
+  // without length it is refused like a large file, with length it reads.
+  const pagemap = await bridge.call('read_file', { path: '/proc/self/pagemap' });
+  assert.equal(pagemap.isError, true);
+  assert.match(textOf(pagemap), /goes on beyond 3 MiB .*give offset and length/);
+  const entries = await bridge.call('read_file', { path: '/proc/self/pagemap', length: 64 });
+  assert.equal(entries.isError, false, textOf(entries));
+  assert.equal(Buffer.from(entries.structuredContent.data, 'base64').length, 64);
+  // FIFOs and devices are still refused, and at once.
+  await exec({ command: 'mkfifo ~/a-fifo' });
+  for (const device of ['a-fifo', '/dev/zero', '/dev/null']) {
+    const started = Date.now();
+    const r = await bridge.call('read_file', { path: device });
+    assert.equal(r.isError, true, device);
+    assert.match(textOf(r), /is not a regular file/);
+    assert.ok(Date.now() - started < 5000, `${device} took ${Date.now() - started} ms`);
+  }
 });
 
 // The slirp4netns processes a bridge started (one per session with a network).
@@ -543,47 +605,200 @@ function stdioOnce(command, calls, env) {
   });
 }
 
-test('a daemon run by an ordinary user sandboxes its sessions too, without sizes', async (t) => {
+// Runs calls once in a stdio bridge of uid 65534, from a copy of the binary
+// that user can reach wherever the checkout is (it may be 0700), with a
+// HOME and TMPDIR of its own.
+async function ordinaryUserBridge(calls) {
   const home = tempDir('lizard-nobody-');
   fs.chmodSync(home, 0o777);
-  const env = { PATH: process.env.PATH, HOME: home, TMPDIR: home };
-  // A copy the user can reach wherever the checkout is (it may be 0700).
   const binary = path.join(home, 'lizard-bridge');
   fs.copyFileSync(bridgeBin, binary);
   fs.chmodSync(binary, 0o755);
+  try {
+    return await stdioOnce(
+      ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
+      calls, { PATH: process.env.PATH, HOME: home, TMPDIR: home });
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+test('a daemon run by an ordinary user sandboxes its sessions too, without sizes', async (t) => {
   // Its network helper runs as that user too, and reaches a test host.
   const outside = await helloTestHost();
   const probe = outside ? [[4, 'exec', { command: connectProbe(outside.host.address, outside.hello.port) }]] : [];
-  const run = await stdioOnce(
-    ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', binary, 'stdio', '--size', '320x240'],
+  const run = await ordinaryUserBridge(
     [[1, 'exec', { command: 'id -u; cat /proc/self/uid_map; test -e /root && echo host-root-visible' }],
       [2, 'session_info', {}],
       [3, 'create_session', { template: 'bare', size: 'small' }],
-      ...probe],
-    env).finally(() => outside?.host.close());
+      ...probe])
+    .finally(() => outside?.host.close());
+  assert.equal(run.code, 0, run.stderr.slice(-2000));
+  const exec = run.byId.get(1)?.result?.structuredContent;
+  assert.ok(exec, run.stderr.slice(-2000));
+  const [uid, map] = exec.stdout.split('\n');
+  assert.equal(uid, '1000');
+  // uid 1000 inside is the sandbox's root, which is the daemon's user.
+  assert.deepEqual(map.trim().split(/\s+/), ['1000', '0', '1']);
+  assert.ok(!exec.stdout.includes('host-root-visible'));
+  const info = run.byId.get(2).result.structuredContent;
+  assert.equal(info.sandbox.isolated, true);
+  assert.match(info.sandbox.isolation, /host uid 65534/);
+  assert.match(info.sandbox.isolation, /slirp4netns/);
+  if (outside) assert.equal(run.byId.get(4).result.structuredContent.stdout, 'hello\n');
+  // No cgroups for this user: its sessions run without a size (the one
+  // above did), and asking for one says why.
+  const sized = run.byId.get(3).result;
+  assert.equal(sized.isError, true);
+  assert.match(sized.content[0].text, /cgroup/i);
+  console.log(`# size as an ordinary user: ${sized.content[0].text}`);
+  if (!outside) t.skip(`its network helper's reach is not shown, no test host: ${testHostUnavailable()}`);
+});
+
+test('ps works in the sessions of a daemon run by an ordinary user', async () => {
+  const run = await ordinaryUserBridge([[1, 'exec', { command: pidsAgree }]]);
+  const r = run.byId.get(1)?.result?.structuredContent;
+  assert.ok(r, run.stderr.slice(-2000));
+  assertPidsAgree(r);
+});
+
+// A few uids of this run's own for --uid-range: below 2^31 (bubblewrap's
+// limit), far above any the machine gives out.
+const uidBase = 2100000000 + Math.floor(Math.random() * 40000) * 1000;
+
+// A process that runs with uid (and gid) for the test's time; resolves once
+// it does.
+async function holdUid(uid) {
+  const holder = spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'sleep', '120'], { stdio: 'ignore' });
+  const runs = await waitFor(() => {
+    try {
+      return fs.readFileSync(`/proc/${holder.pid}/status`, 'utf8').includes(`\nUid:\t${uid}\t`);
+    } catch {
+      return false;
+    }
+  });
+  if (!runs) holder.kill('SIGKILL');
+  assert.ok(runs, `a process with uid ${uid}`);
+  return holder;
+}
+
+// The host uids (real, effective, saved, file system) of a session's Xvnc.
+async function xvncUids(client, session) {
+  const sandbox = await sandboxOf(client, session);
+  const xvnc = sandbox.processes().find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'Xvnc\n';
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(xvnc, `Xvnc among ${sandbox.processes()}`);
+  return /\nUid:\t([^\n]*)/.exec(fs.readFileSync(`/proc/${xvnc}/status`, 'utf8'))[1].split('\t').map(Number);
+}
+
+// Runs use(client) with a serve daemon started with options, then stops
+// it with its sessions, whatever use does.
+async function withDaemon(options, use) {
+  const daemon = await startDaemon(options);
   try {
-    assert.equal(run.code, 0, run.stderr.slice(-2000));
-    const exec = run.byId.get(1)?.result?.structuredContent;
-    assert.ok(exec, run.stderr.slice(-2000));
-    const [uid, map] = exec.stdout.split('\n');
-    assert.equal(uid, '1000');
-    // uid 1000 inside is the sandbox's root, which is the daemon's user.
-    assert.deepEqual(map.trim().split(/\s+/), ['1000', '0', '1']);
-    assert.ok(!exec.stdout.includes('host-root-visible'));
-    const info = run.byId.get(2).result.structuredContent;
-    assert.equal(info.sandbox.isolated, true);
-    assert.match(info.sandbox.isolation, /host uid 65534/);
-    assert.match(info.sandbox.isolation, /slirp4netns/);
-    if (outside) assert.equal(run.byId.get(4).result.structuredContent.stdout, 'hello\n');
-    // No cgroups for this user: its sessions run without a size (the one
-    // above did), and asking for one says why.
-    const sized = run.byId.get(3).result;
-    assert.equal(sized.isError, true);
-    assert.match(sized.content[0].text, /cgroup/i);
-    console.log(`# size as an ordinary user: ${sized.content[0].text}`);
-    if (!outside) t.skip(`its network helper's reach is not shown, no test host: ${testHostUnavailable()}`);
+    const client = await httpClient(daemon);
+    try {
+      await use(client);
+    } finally {
+      await client.close();
+    }
   } finally {
-    fs.rmSync(home, { recursive: true, force: true });
+    await daemon.stop();
+  }
+}
+
+const createBare = (client) => client.call('create_session', { template: 'bare', screen: '320x240' });
+
+test('a root daemon gives a session a uid of --uid-range that no process and no other session has', async () => {
+  const first = uidBase;
+  const holder = await holdUid(first);
+  try {
+    await withDaemon({ args: ['--uid-range', `${first}:2`] }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      const session = created.structuredContent.session;
+      assert.deepEqual(await xvncUids(client, session), [first + 1, first + 1, first + 1, first + 1]);
+      // The second uid is this session's now: the range is full.
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.match(textOf(refused), new RegExp(`no free host uid .*--uid-range ${first}:2 \\(uids ${first} to ${first + 1}\\)`));
+      // Its end gives the uid back, once its processes and files are gone
+      // (kill_session returns before that).
+      await client.call('kill_session', { session });
+      const again = await waitFor(async () => {
+        const r = await createBare(client);
+        return r.isError ? null : r;
+      }, { timeout: 15000, interval: 200 });
+      assert.ok(again, 'a session once the first is gone');
+      assert.deepEqual(await xvncUids(client, again.structuredContent.session), [first + 1, first + 1, first + 1, first + 1]);
+    });
+  } finally {
+    holder.kill('SIGKILL');
+  }
+});
+
+test('a --uid-range of one uid that a process has refuses sessions, naming the range and the option', async () => {
+  const only = uidBase + 10;
+  const holder = await holdUid(only);
+  try {
+    await withDaemon({ args: ['--uid-range', `${only}:1`] }, async (client) => {
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.match(textOf(refused), new RegExp(`no free host uid for the sandbox in --uid-range ${only}:1 \\(uids ${only} to ${only}\\).*give --uid-range a range with free uids`));
+    });
+  } finally {
+    holder.kill('SIGKILL');
+  }
+});
+
+test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not given to sessions', async () => {
+  const first = uidBase + 20;
+  const dir = tempDir('lizard-uids-');
+  const file = (name, text) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
+  // Seen by the daemon only: its own mount namespace, these files bound
+  // over the machine's.
+  const binds = [
+    [file('subuid', `someone:${first}:1\n`), '/etc/subuid'],
+    [file('subgid', `# a comment\nsomeone:${first + 1}:1\n`), '/etc/subgid'],
+    [file('passwd', `${fs.readFileSync('/etc/passwd', 'utf8')}lizardtest:x:${first + 2}:${first + 2}::/nonexistent:/usr/sbin/nologin\n`), '/etc/passwd'],
+    [file('group', `${fs.readFileSync('/etc/group', 'utf8')}lizardtest:x:${first + 3}:\n`), '/etc/group'],
+  ];
+  const wrap = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+    `${binds.map((_, i) => `mount --bind "$${2 * i + 1}" "$${2 * i + 2}"`).join(' && ')} && shift ${2 * binds.length} && exec "$@"`,
+    'sh', ...binds.flat(), ...argv];
+  try {
+    await withDaemon({ args: ['--uid-range', `${first}:5`], wrap }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      assert.deepEqual(await xvncUids(client, created.structuredContent.session), [first + 4, first + 4, first + 4, first + 4]);
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, 'each of the five is taken');
+      assert.match(textOf(refused), /no free host uid/);
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--uid-range takes FIRST:COUNT of unprivileged uids, and says what is wrong with another', async () => {
+  for (const [value, why] of [
+    ['3000', /'3000' is not FIRST:COUNT/],
+    ['100:10', /starts below 65536/],
+    ['2000000:0', /COUNT must be at least 1/],
+    ['2147483000:1000', /goes past uid 2147483647/],
+  ]) {
+    const run = await stdioOnce([bridgeBin, 'stdio', '--uid-range', value], [], bridgeEnv());
+    assert.equal(run.code, 2, value);
+    assert.match(run.stderr, why);
+    assert.match(run.stderr, /^lizard-bridge: --uid-range: /);
   }
 });
 
