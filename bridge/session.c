@@ -17,6 +17,8 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,7 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 		goto oom;
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	atomic_init(&s->refs, 1);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->kind = spec->kind;
 	s->width = spec->width;
 	s->height = spec->height;
@@ -222,6 +225,41 @@ static void *supervise(void *arg)
 	return NULL;
 }
 
+/* Local sessions: when the desktop ends by itself (its X server or its
+ * sandbox's init died: the OOM killer, a program that killed it), the
+ * session fails, saying why, and what is left of its sandbox stops then,
+ * helpers included. The session stays known, failed, until it is killed
+ * or its deadline passes. */
+static void *watch_local(void *arg)
+{
+	struct bridge_session *s = arg;
+	char why[200];
+	while (!ended(s)) {
+		if (!sandbox_desktop_wait_ended(s->desktop, 1000, s->stop_fd, why, sizeof(why)))
+			continue;
+		if (ended(s))
+			break;
+		char reason[512];
+		struct sandbox_usage usage;
+		struct sandbox_error failed;
+		if (s->cgroup && sandbox_cgroup_usage(s->cgroup, &usage, &failed) &&
+		    usage.oom_kills != SANDBOX_USAGE_UNKNOWN && usage.oom_kills > 0) {
+			char limits[160];
+			sandbox_limits_describe(&s->limits, limits, sizeof(limits));
+			snprintf(reason, sizeof(reason),
+				 "%.200s; the kernel's OOM killer ended %llu of the session's "
+				 "processes (its size: %.160s)",
+				 why, (unsigned long long)usage.oom_kills, limits);
+		} else {
+			snprintf(reason, sizeof(reason), "%s", why);
+		}
+		set_state(s, BRIDGE_FAILED, reason);
+		sandbox_desktop_end(s->desktop);
+		break;
+	}
+	return NULL;
+}
+
 static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 {
 	struct sandbox_desktop_options options = {
@@ -297,6 +335,8 @@ bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
 			s->supervising = true;
 	} else {
 		ok = start_local(s, err, err_size);
+		if (ok && pthread_create(&s->supervisor, NULL, watch_local, s) == 0)
+			s->supervising = true;
 	}
 	if (ok) {
 		int w, h;
@@ -351,8 +391,12 @@ void bridge_session_end(struct bridge_session *s, const char *why)
 	if (s->viewers)
 		bridge_viewers_end(s->viewers);
 	pthread_mutex_unlock(&s->lock);
-	if (first)
+	if (first) {
+		uint64_t one = 1;
+		if (s->stop_fd >= 0 && write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
+			log_debug("session %s: cannot wake its supervisor", s->id);
 		stop_programs(s);
+	}
 }
 
 void bridge_session_unref(struct bridge_session *s)
@@ -388,6 +432,8 @@ void bridge_session_unref(struct bridge_session *s)
 	if (s->kind == BRIDGE_ATTACHED)
 		vnc_target_finish(&s->target);
 	cJSON_Delete(s->metadata);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
 	pthread_rwlock_destroy(&s->conn_lock);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
@@ -532,7 +578,7 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
 	bool paused = s->paused;
-	char failure[256];
+	char failure[sizeof(s->failure)];
 	snprintf(failure, sizeof(failure), "%s", s->failure);
 	pthread_mutex_unlock(&s->lock);
 	switch (state) {

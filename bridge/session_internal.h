@@ -52,14 +52,15 @@ struct bridge_session {
 	pthread_mutex_t lock; /* the fields below */
 	pthread_cond_t changed;
 	enum bridge_session_state state;
-	char failure[256];
+	char failure[400];
 	int64_t timeout_ms, deadline_ms;
 	int buttons_held;
 	bool paused;
 	int64_t paused_at_ms;
 	struct bridge_viewers *viewers;
 	bool supervising;
-	pthread_t supervisor;
+	pthread_t supervisor; /* attached: reconnects; local: watches the desktop */
+	int stop_fd;          /* an eventfd the supervisor polls; readable once ended */
 };
 
 /* Adds "resources" (size, limits, usage) for a session with a size. */

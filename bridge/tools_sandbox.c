@@ -56,8 +56,9 @@ static struct sandbox *session_sandbox(struct bridge_context *c, struct mcp_call
 			      mcp_call_tool_name(call), bridge_session_id(s));
 		return NULL;
 	}
-	char err[320];
-	if (bridge_session_state(s) == BRIDGE_ENDED) {
+	char err[512];
+	enum bridge_session_state state = bridge_session_state(s);
+	if (state == BRIDGE_ENDED || state == BRIDGE_FAILED) {
 		bridge_session_usable(s, err, sizeof(err));
 		mcp_call_fail(call, "%s", err);
 		return NULL;

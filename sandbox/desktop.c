@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,6 +127,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	};
 	struct sandbox_command command = user_command("Xvnc", argv);
 	command.fd3 = pipe_fds[1];
+	command.oom_last = true;
 	bool ok = sandbox_spawn(d->sandbox, &command, &d->xvnc, err);
 	close(pipe_fds[1]);
 	if (!ok) {
@@ -167,6 +169,7 @@ static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error
 		 sandbox_inside_run_dir(d->sandbox));
 	const char *argv[] = { "openbox", "--sm-disable", "--startup", startup, NULL };
 	struct sandbox_command command = user_command("openbox", argv);
+	command.oom_last = true;
 	if (!sandbox_spawn(d->sandbox, &command, &d->window_manager, err))
 		return false;
 	for (int waited = 0; waited < WM_START_TIMEOUT_MS; waited += 20) {
@@ -239,6 +242,38 @@ void sandbox_desktop_destroy(struct sandbox_desktop *d)
 		close(d->socket_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
+}
+
+bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int stop_fd, char *why,
+				size_t size)
+{
+	struct pollfd pfds[3] = { { .fd = d->xvnc.channel, .events = POLLIN },
+				  { .fd = sandbox_watch_fd(d->sandbox), .events = 0 },
+				  { .fd = stop_fd, .events = POLLIN } };
+	int n;
+	while ((n = poll(pfds, 3, timeout_ms)) < 0 && errno == EINTR)
+		;
+	if (n <= 0 || pfds[2].revents)
+		return false;
+	if (pfds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		snprintf(why, size, "the sandbox's init is gone");
+		return true;
+	}
+	if (!sandbox_process_wait(&d->xvnc, 0))
+		return false; /* a message, not an end */
+	int status = d->xvnc.status;
+	if (WIFSIGNALED(status))
+		snprintf(why, size, "the X server (Xvnc) was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(why, size, "the X server (Xvnc) exited with status %d", WEXITSTATUS(status));
+	return true;
+}
+
+void sandbox_desktop_end(struct sandbox_desktop *d)
+{
+	if (d)
+		sandbox_end(d->sandbox);
 }
 
 void sandbox_desktop_kill(struct sandbox_desktop *d)

@@ -286,6 +286,24 @@ static bool child_started(int status_fd, pid_t pid, char *why, size_t why_size, 
 	return false;
 }
 
+/* How readily the memory cgroup's OOM killer takes a program, so that
+ * running out of memory costs a program and not the session: every
+ * program is raised well above the init (0, or -1000 where the daemon may
+ * lower it), the desktop's own (OOM_LAST) a little, so that they go last.
+ * Raising needs no privilege. Written here once the program runs its own
+ * image: before its exec a CLONE_VM child shares the init's memory, and
+ * the kernel would give the init the same value. Best effort: a program
+ * that is not dumpable keeps what it inherited. */
+#define OOM_SCORE_PROGRAM "600"
+#define OOM_SCORE_DESKTOP "100"
+
+static void set_oom_score(pid_t pid, bool last)
+{
+	char path[48];
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	write_string(path, last ? OOM_SCORE_DESKTOP : OOM_SCORE_PROGRAM);
+}
+
 pid_t sandbox_init_start_program(struct sandbox_child_setup *setup, int channel)
 {
 	int status_pipe[2];
@@ -320,6 +338,8 @@ pid_t sandbox_init_start_program(struct sandbox_child_setup *setup, int channel)
 		sandbox_init_reply(channel, SANDBOX_REPLY_FAILED, error, why);
 		return -1;
 	}
+	if (isolated)
+		set_oom_score(pid, setup->flags & SANDBOX_REQUEST_OOM_LAST);
 	return pid;
 }
 

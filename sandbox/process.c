@@ -80,7 +80,8 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	request.flags = (c->user == SANDBOX_AS_ROOT ? SANDBOX_REQUEST_AS_ROOT : 0) |
 			(c->own_process_tree ? SANDBOX_REQUEST_OWN_TREE : 0) |
 			(detached ? SANDBOX_REQUEST_DETACHED : 0) |
-			(c->builtin ? SANDBOX_REQUEST_BUILTIN : 0);
+			(c->builtin ? SANDBOX_REQUEST_BUILTIN : 0) |
+			(c->oom_last ? SANDBOX_REQUEST_OOM_LAST : 0);
 	bool fits = put(buffer, &used, c->cwd ? c->cwd : s->inside_home);
 	for (size_t i = 0; fits && c->argv[i]; i++, request.argc++)
 		fits = put(buffer, &used, c->argv[i]);

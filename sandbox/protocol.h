@@ -29,6 +29,8 @@ enum sandbox_request_flags {
 						 * killing it or its end kills all it started */
 	SANDBOX_REQUEST_DETACHED = 1 << 2,      /* lives on when its channel closes */
 	SANDBOX_REQUEST_BUILTIN = 1 << 3,       /* argv[0] names a built-in file operation */
+	SANDBOX_REQUEST_OOM_LAST = 1 << 4,      /* the OOM killer takes it after every other
+						 * program (the desktop's own: Xvnc, openbox) */
 };
 
 struct sandbox_request {

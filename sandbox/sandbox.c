@@ -588,13 +588,28 @@ static pid_t read_sandbox_pid(int info_fd)
  * as soon as bwrap names its pid: slirp4netns sets the loopback up, which
  * races with bwrap's own setup of it (bwrap then fails with "loopback:
  * Failed RTM_NEWADDR", about one start in twenty-five). */
-static bool start_network(struct sandbox *s, int info_fd, const struct sandbox_cgroup_join *join,
+static bool start_network(struct sandbox *s, const struct sandbox_cgroup_join *join,
 			  struct sandbox_error *err)
 {
-	pid_t target = read_sandbox_pid(info_fd);
-	if (target <= 0)
+	if (s->init_pid <= 0)
 		return sandbox_error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
-	return sandbox_network_start(&s->net, target, s->host_uid, s->log_fd, join, err);
+	return sandbox_network_start(&s->net, s->init_pid, s->host_uid, s->log_fd, join, err);
+}
+
+/* The init is the last thing the OOM killer may take: the init raises
+ * every program above itself (init.c), and where the daemon may lower a
+ * score (CAP_SYS_RESOURCE, which not every root has) it is never taken. */
+static void protect_init(struct sandbox *s)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/oom_score_adj", (long)s->init_pid);
+	int fd = s->init_pid > 0 && geteuid() == 0 ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (write(fd, "-1000", 5) != 5)
+			log_debug("cannot protect the sandbox's init from the OOM killer: %s",
+				  strerror(errno));
+		close(fd);
+	}
 }
 
 /* Waits for the helper; a failure carries the last thing it said. */
@@ -816,9 +831,12 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	s->pid = pid;
 	bool started = wait_for_init(s, err);
 	unmount_volume(s);
+	if (started && s->isolated) {
+		s->init_pid = read_sandbox_pid(info_read);
+		protect_init(s);
+	}
 	if (started && s->isolated && s->network)
-		started = start_network(s, info_read, o->cgroup ? &join : NULL, err) &&
-			  wait_network(s, err);
+		started = start_network(s, o->cgroup ? &join : NULL, err) && wait_network(s, err);
 	sandbox_cgroup_join_close(&join);
 	if (info_read >= 0)
 		close(info_read);
@@ -858,8 +876,29 @@ void sandbox_kill(struct sandbox *s)
 	 * (--die-with-parent), even when the init does not get to look. */
 	if (s->control >= 0)
 		shutdown(s->control, SHUT_RDWR);
+	pthread_mutex_lock(&s->lock);
 	if (s->isolated && s->pid > 0)
 		kill(s->pid, SIGKILL);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sandbox_end(struct sandbox *s)
+{
+	if (!s)
+		return;
+	sandbox_kill(s);
+	/* Reaped under the lock, so that no kill reaches a pid reused since. */
+	pthread_mutex_lock(&s->lock);
+	if (s->pid > 0)
+		sandbox_reap(s->pid, INIT_EXIT_TIMEOUT_MS);
+	s->pid = 0;
+	pthread_mutex_unlock(&s->lock);
+	sandbox_network_stop(&s->net);
+}
+
+int sandbox_watch_fd(const struct sandbox *s)
+{
+	return s->control;
 }
 
 void sandbox_destroy(struct sandbox *s)

@@ -75,6 +75,13 @@ void sandbox_destroy(struct sandbox *sandbox);
  * may still use it: what they wait on ends, and what they start fails.
  * The rest goes with sandbox_destroy. NULL is fine. */
 void sandbox_kill(struct sandbox *sandbox);
+/* sandbox_kill, then waits for the sandbox's processes and its network
+ * helper to be gone (2 s at most, then they are killed harder): for a
+ * sandbox that failed and stays known a while. Not with sandbox_destroy
+ * at the same time. NULL is fine. */
+void sandbox_end(struct sandbox *sandbox);
+/* A descriptor that polls POLLHUP once the sandbox's init is gone. */
+int sandbox_watch_fd(const struct sandbox *sandbox);
 
 /* Where HOME, the run directory and /workspace are in the programs' view
  * (the fixed paths above when isolated). */
@@ -127,6 +134,7 @@ struct sandbox_command {
 	int stdin_fd, stdout_fd, stderr_fd; /* -1: /dev/null in, the sandbox log out */
 	int fd3;                       /* becomes fd 3, or -1 */
 	bool builtin;                  /* argv is a file operation (files_inside.h) */
+	bool oom_last;                 /* the OOM killer takes it after every other */
 };
 
 struct sandbox_process {

@@ -38,7 +38,8 @@ struct sandbox {
 	int log_fd;         /* its write end */
 	struct sandbox_network net;
 	bool has_dns;       /* the inside has nameservers it can reach */
-	pid_t pid;          /* bwrap (or the init itself when not isolated) */
+	pid_t pid;          /* bwrap (or the init itself when not isolated); 0 once reaped */
+	pid_t init_pid;     /* the init, on the host (isolated only; 0: not known) */
 	int control;        /* to the init */
 	pthread_mutex_t lock; /* sending on control; env */
 	char **env;         /* NAME=value for every program, NULL-terminated */

@@ -171,30 +171,34 @@ test('links, locked directories and FIFOs the sandbox leaves are removed without
   assert.ok(fs.existsSync(hostSocket()));
 });
 
-test('a link planted in a volume does not hand its target to the next session', async () => {
-  const keep = path.join(secretDir, 'volume-target.txt');
-  fs.writeFileSync(keep, 'host file');
-  const name = `planted-${process.pid}`;
-  assert.equal((await client.call('create_volume', { name })).isError, false);
-  try {
-    const first = JSON.parse(textOf(await client.call('create_session', { template: 'bare', volume: name }))).session;
-    await run(first, `ln -s ${keep} /workspace/link && ln -s ${secretDir} /workspace/link-dir`);
-    await client.call('kill_session', { session: first });
-    // The next session gets a uid of its own, and the volume's files with it.
-    const second = await client.call('create_session', { template: 'bare', volume: name });
-    assert.equal(second.isError, false, textOf(second));
-    const session = JSON.parse(textOf(second)).session;
-    assert.equal(await run(session, 'readlink /workspace/link'), `${keep}\n`);
-    await client.call('kill_session', { session });
-    assert.equal(fs.statSync(keep).uid, 0);
-    assert.equal(fs.statSync(secretDir).uid, 0);
-    const listed = JSON.parse(textOf(await client.call('list_volumes', {}))).volumes.find((v) => v.name === name);
-    assert.ok(listed.bytes < 1 << 20, `the volume's size counts the links, not their targets: ${listed.bytes}`);
-  } finally {
-    assert.equal((await client.call('delete_volume', { name })).isError, false);
-  }
-  assert.equal(fs.readFileSync(keep, 'utf8'), 'host file');
-});
+for (const size of ['unlimited', '64M']) {
+  test(`a link planted in a volume (size ${size}) does not hand its target to the next session`, async () => {
+    const keep = path.join(secretDir, 'volume-target.txt');
+    fs.writeFileSync(keep, 'host file');
+    const name = `planted-${process.pid}-${size}`;
+    assert.equal((await client.call('create_volume', { name, size })).isError, false);
+    try {
+      const first = JSON.parse(textOf(await client.call('create_session', { template: 'bare', volume: name }))).session;
+      await run(first, `ln -s ${keep} /workspace/link && ln -s ${secretDir} /workspace/link-dir`);
+      await client.call('kill_session', { session: first });
+      // The next session gets a uid of its own, and the volume's files with it.
+      const second = await client.call('create_session', { template: 'bare', volume: name });
+      assert.equal(second.isError, false, textOf(second));
+      const session = JSON.parse(textOf(second)).session;
+      assert.equal(await run(session, 'readlink /workspace/link'), `${keep}\n`);
+      await client.call('kill_session', { session });
+      assert.equal(fs.statSync(keep).uid, 0);
+      assert.equal(fs.statSync(secretDir).uid, 0);
+      // A directory volume is sized by walking it on the host: the links,
+      // not their targets (an image is sized by what it holds on the host).
+      const listed = JSON.parse(textOf(await client.call('list_volumes', {}))).volumes.find((v) => v.name === name);
+      if (size === 'unlimited') assert.ok(listed.bytes < 1 << 20, `the volume's size counts the links, not their targets: ${listed.bytes}`);
+    } finally {
+      assert.equal((await client.call('delete_volume', { name })).isError, false);
+    }
+    assert.equal(fs.readFileSync(keep, 'utf8'), 'host file');
+  });
+}
 
 test('write_file refuses a planted FIFO, device or directory at once, and writes regular files', async (t) => {
   const session = await createSession('640x480');
