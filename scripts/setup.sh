@@ -9,9 +9,10 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
   libseccomp-dev)
 # bubblewrap makes the sandbox every local session runs in, libseccomp builds
 # its system call filter and slirp4netns its network (without the host's
-# loopback); the daemon serves noVNC's files from Debian's novnc package.
-run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2 slirp4netns
-  novnc)
+# loopback); mke2fs (e2fsprogs) makes the disks that hold a session's
+# files; the daemon serves noVNC's files from Debian's novnc package.
+run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
+  slirp4netns e2fsprogs novnc)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
   scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
 
