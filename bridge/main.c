@@ -412,6 +412,11 @@ static int run_bridge(int argc, char **argv, bool serve)
 	int rc = parse_stdio_options(argc, argv, &options);
 	if (rc != 0)
 		return rc;
+	/* Before any thread: a fork. */
+	struct sandbox_error janitor;
+	if (!sandbox_janitor_start(&janitor))
+		log_warn("what sessions leave on the host stays if the daemon is killed: %s",
+			 janitor.message);
 	if (!install_stop_signals()) {
 		log_error("cannot install signal handlers: %s", strerror(errno));
 		return 1;

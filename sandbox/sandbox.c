@@ -55,72 +55,11 @@ static const char *bwrap_path(void)
 	return NULL;
 }
 
-/* The parent of every daemon's directories: one per host user, so a
- * daemon never trusts a directory someone else could have made. */
-static bool base_dir(char *out, size_t size, struct sandbox_error *err)
-{
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || tmp[0] != '/' || strlen(tmp) > 64)
-		tmp = "/tmp";
-	snprintf(out, size, "%s/lizard-sandboxes-%u", tmp, (unsigned)geteuid());
-	if (mkdir(out, 0711) != 0 && errno != EEXIST) {
-		sandbox_error_set(err, errno, "cannot create %s", out);
-		return false;
-	}
-	struct stat st;
-	if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		sandbox_error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
-			 (unsigned)geteuid());
-		return false;
-	}
-	/* Sandbox users must be able to pass through to their own directory. */
-	chmod(out, 0711);
-	return true;
-}
-
 void sandbox_remove_tree(const char *path)
 {
 	struct sandbox_error err;
 	if (!sandbox_tree_remove(path, &err))
 		log_warn("%s", err.message);
-}
-
-/* Whether pid is a lizard-bridge that is still running. */
-static bool daemon_alive(long pid)
-{
-	char path[64], comm[64] = "";
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool ok = fgets(comm, sizeof(comm), f) != NULL;
-	fclose(f);
-	return ok && strncmp(comm, "lizard-bridge", 13) == 0;
-}
-
-/* A daemon killed while a sandbox ran may have left a volume bound or a
- * session's disk mounted in its directory: unmount them before removing
- * anything, or the removal would delete the volume's files (and walk the
- * disk's for nothing). */
-static void unmount_volumes(const char *daemon_dir)
-{
-	DIR *dir = opendir(daemon_dir);
-	if (!dir)
-		return;
-	struct dirent *entry;
-	while ((entry = readdir(dir))) {
-		if (entry->d_name[0] == '.')
-			continue;
-		static const char *const mounts[] = { "volume", "disk" };
-		for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-			char mount_point[640];
-			snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/%s", daemon_dir,
-				 entry->d_name, mounts[i]);
-			if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
-				log_info("unmounted a %s left at %s", mounts[i], mount_point);
-		}
-	}
-	closedir(dir);
 }
 
 /* A directory made in parent and opened there without following a link,
@@ -201,31 +140,6 @@ static bool mount_volume_image(struct sandbox *s, const char *image, struct sand
 	       sandbox_tree_chown(mount_point, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err);
 }
 
-void sandbox_remove_stale(void)
-{
-	char base[128];
-	struct sandbox_error err;
-	if (!base_dir(base, sizeof(base), &err))
-		return;
-	DIR *dir = opendir(base);
-	if (!dir)
-		return;
-	struct dirent *entry;
-	while ((entry = readdir(dir))) {
-		char *end;
-		long pid = strtol(entry->d_name, &end, 10);
-		if (end == entry->d_name || *end || pid <= 0 || pid == (long)getpid() ||
-		    daemon_alive(pid))
-			continue;
-		char path[400];
-		snprintf(path, sizeof(path), "%s/%.200s", base, entry->d_name);
-		log_info("removing sandbox files left by lizard-bridge %ld: %s", pid, path);
-		unmount_volumes(path);
-		sandbox_remove_tree(path);
-	}
-	closedir(dir);
-}
-
 /* The private directory stays the daemon's (0711: the sandbox's uid may
  * pass through to bind what is inside); only run, home and workspace are
  * the sandbox's, and those the daemon holds by descriptor from here on. */
@@ -251,7 +165,7 @@ static bool make_disk(struct sandbox *s, uint64_t bytes, struct sandbox_error *e
 static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct sandbox_error *err)
 {
 	char base[128];
-	if (!base_dir(base, sizeof(base), err))
+	if (!sandbox_base_dir(base, sizeof(base), err))
 		return false;
 	char daemon_dir[160];
 	snprintf(daemon_dir, sizeof(daemon_dir), "%s/%ld", base, (long)getpid());

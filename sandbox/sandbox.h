@@ -61,6 +61,10 @@ struct sandbox_options {
 /* Removes the private directories of daemons that died without cleaning
  * up (killed with SIGKILL). Call once at start. */
 void sandbox_remove_stale(void);
+/* Forks the janitor, which removes this daemon's private directories, and
+ * unmounts what is mounted in them, once the daemon has died, however it
+ * died. Call once at start, before any thread (stale.c). */
+bool sandbox_janitor_start(struct sandbox_error *err);
 
 /* Failures fill err (error.h) with a sentence that says what failed and,
  * where it helps, what would work.
