@@ -2,8 +2,8 @@
  * half flat colour and text-like stripes, half noise (the worst case for
  * PNG), captured whole, unchanged, and after a change of three bands.
  * Usage: build/bench/capture-micro [rounds] */
-#include "../vnc/capture.h"
-#include "../util/base64.h"
+#include "vnc/capture.h"
+#include "util/base64.h"
 
 #include <stdio.h>
 #include <stdlib.h>

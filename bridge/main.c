@@ -1,22 +1,23 @@
 /* lizard-bridge: command line and the stdio daemon. */
-#include "client.h"
-#include "forwarded.h"
-#include "geometry.h"
-#include "metrics.h"
-#include "registry.h"
-#include "server.h"
-#include "session.h"
-#include "tools.h"
-#include "../mcp/server.h"
-#include "../mcp/workers.h"
-#include "../mcp/stdio.h"
-#include "../sandbox/cgroup.h"
-#include "../sandbox/disk.h"
-#include "../sandbox/sandbox.h"
-#include "../sandbox/volume.h"
-#include "../util/log.h"
-#include "../vnc/conn.h"
-#include "../vnc/target.h"
+#include "bridge/client/client.h"
+#include "bridge/context.h"
+#include "bridge/server/forwarded.h"
+#include "bridge/tools/geometry.h"
+#include "bridge/server/metrics.h"
+#include "bridge/session/registry.h"
+#include "bridge/server/server.h"
+#include "bridge/session/session.h"
+#include "bridge/tools/catalog.h"
+#include "mcp/server.h"
+#include "mcp/workers.h"
+#include "mcp/stdio.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/disk.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/volume.h"
+#include "util/log.h"
+#include "vnc/conn.h"
+#include "vnc/target.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -251,7 +252,7 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 }
 
 /* The default session: lives as long as the bridge. */
-static bool start_default_session(const struct stdio_options *o, struct bridge_context *c)
+static bool start_default_session(const struct stdio_options *o, struct bridge_tools_context *c)
 {
 	struct bridge_registry *registry = c->registry;
 	if (o->serve && !o->vnc_url)
@@ -352,7 +353,7 @@ static bool api_key(char *key, size_t size)
 }
 
 /* Sizes need cgroups; without them sessions still run, unlimited. */
-static void open_resources(struct bridge_context *c, const char *data_dir)
+static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 {
 	struct sandbox_error failed;
 	c->cgroup_root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &failed);
@@ -392,7 +393,7 @@ static void open_resources(struct bridge_context *c, const char *data_dir)
 	}
 }
 
-static void close_resources(struct bridge_context *c)
+static void close_resources(struct bridge_tools_context *c)
 {
 	struct sandbox_error failed;
 	sandbox_error_clear(&failed);
@@ -404,7 +405,7 @@ static void close_resources(struct bridge_context *c)
 
 static int run_bridge(int argc, char **argv, bool serve)
 {
-	struct bridge_context context = { .registry = NULL };
+	struct bridge_tools_context context = { .registry = NULL };
 	sandbox_sizes_init(&context.sizes);
 	context.uid_range = SANDBOX_UID_RANGE_DEFAULT;
 	struct stdio_options options = { .serve = serve, .sizes = &context.sizes,
@@ -437,6 +438,11 @@ static int run_bridge(int argc, char **argv, bool serve)
 		return 1;
 	}
 
+	/* Filled before the tools are registered, not written after. */
+	struct bridge_viewer_links links = { .base_url = "" };
+	if (serve)
+		bridge_server_viewer_links(options.listen, &links);
+	context.viewer_links = &links;
 	struct mcp_server *server =
 		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, &worker_limits);
 	if (!server || !bridge_tools_register(server, &context)) {
@@ -457,7 +463,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 			.listen = options.listen,
 			.api_key = key,
 			.mcp = server,
-			.context = &context,
+			.registry = context.registry,
 			.metrics = metrics,
 			.max_message = MCP_STDIO_MAX_MESSAGE,
 			.stop_fd = stop_pipe[0],

@@ -1,6 +1,6 @@
-#include "jsonrpc.h"
+#include "mcp/jsonrpc.h"
 
-#include "../util/utf8.h"
+#include "util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

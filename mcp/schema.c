@@ -1,6 +1,6 @@
-#include "schema.h"
+#include "mcp/schema.h"
 
-#include "../util/utf8.h"
+#include "util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,13 +1,13 @@
-#include "server.h"
+#include "mcp/server.h"
 
-#include "jsonrpc.h"
-#include "schema.h"
-#include "workers.h"
-#include "../util/base64.h"
-#include "../util/blob.h"
-#include "../util/clock.h"
-#include "../util/log.h"
-#include "../util/utf8.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/schema.h"
+#include "mcp/workers.h"
+#include "util/base64.h"
+#include "util/blob.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

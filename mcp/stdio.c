@@ -1,8 +1,8 @@
-#include "stdio.h"
+#include "mcp/stdio.h"
 
-#include "server.h"
-#include "../util/io.h"
-#include "../util/log.h"
+#include "mcp/server.h"
+#include "util/io.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

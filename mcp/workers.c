@@ -1,4 +1,4 @@
-#include "workers.h"
+#include "mcp/workers.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* One session's cgroup: limits, joining, freezing, usage, killing, removal.
  * Under v1 the group is one directory per hierarchy and each operation goes
  * to the hierarchy holding its controller; under v2 it is one directory. */
-#include "cgroup_internal.h"
+#include "sandbox/cgroup_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -32,8 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "size.h"
+#include "sandbox/error.h"
+#include "sandbox/size.h"
 
 enum sandbox_cgroup_version {
 	SANDBOX_CGROUP_AUTO, /* v2 when it has the memory controller, else v1, else v2 */

@@ -2,7 +2,7 @@
  * are single lines or "key value" lines, and a failed write carries the
  * kernel's reason in errno (EBUSY, EINVAL, ...), so every error names the
  * file and keeps errno. */
-#include "cgroup_internal.h"
+#include "sandbox/cgroup_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

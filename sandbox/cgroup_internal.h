@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "cgroup.h"
+#include "sandbox/cgroup.h"
 
 /* Controller bits: what a hierarchy (v1) or the unified tree (v2) offers. */
 enum {

@@ -5,7 +5,7 @@
  * root is not "/"); /proc/self/cgroup says which cgroup we are in, in each.
  * Together they give our own cgroup's directory, under which everything of
  * this daemon goes: <own>/lizard-bridge/<pid>-<start time>/<session>. */
-#include "cgroup_internal.h"
+#include "sandbox/cgroup_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
-#include "desktop.h"
+#include "sandbox/desktop.h"
 
-#include "sandbox.h"
-#include "../util/log.h"
+#include "sandbox/sandbox.h"
+#include "util/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

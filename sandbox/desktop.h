@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 struct sandbox;
 struct sandbox_cgroup;

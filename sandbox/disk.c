@@ -1,5 +1,5 @@
 /* Disks for sessions and volumes (see disk.h). */
-#include "disk.h"
+#include "sandbox/disk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/clock.h"
+#include "util/clock.h"
 
 #define MKFS_TIMEOUT_MS 30000
 /* LOOP_CTL_GET_FREE names a free device, which another process may take

@@ -14,7 +14,7 @@
 #ifndef LIZARD_SANDBOX_DISK_H
 #define LIZARD_SANDBOX_DISK_H
 
-#include "error.h"
+#include "sandbox/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>

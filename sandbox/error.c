@@ -1,4 +1,4 @@
-#include "error.h"
+#include "sandbox/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The daemon's side of the file operations: each runs as a built-in
  * program inside the sandbox (files_inside.c), its data through pipes. */
-#include "sandbox_internal.h"
+#include "sandbox/sandbox_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-#include "files_inside.h"
+#include "sandbox/files_inside.h"
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>

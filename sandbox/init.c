@@ -25,11 +25,11 @@
  * the init reads it for nothing more than retrying an interrupted poll.
  * Built-in file operations, which run to their end without an exec, fork
  * as before. */
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
-#include "files_inside.h"
-#include "init_internal.h"
-#include "protocol.h"
+#include "sandbox/files_inside.h"
+#include "sandbox/init_internal.h"
+#include "sandbox/protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>

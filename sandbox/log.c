@@ -1,5 +1,5 @@
 /* The bounded sandbox log (see log.h). */
-#include "log.h"
+#include "sandbox/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

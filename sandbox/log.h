@@ -9,7 +9,7 @@
 #ifndef LIZARD_SANDBOX_LOG_H
 #define LIZARD_SANDBOX_LOG_H
 
-#include "error.h"
+#include "sandbox/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

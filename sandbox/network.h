@@ -9,7 +9,7 @@
 #ifndef LIZARD_SANDBOX_NETWORK_H
 #define LIZARD_SANDBOX_NETWORK_H
 
-#include "error.h"
+#include "sandbox/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>

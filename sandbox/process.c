@@ -2,12 +2,12 @@
  * the init over the control socket with a channel of its own (protocol.h),
  * and everything about that program afterwards goes over its channel, so
  * any number of threads can start and wait without sharing replies. */
-#include "sandbox_internal.h"
+#include "sandbox/sandbox_internal.h"
 
-#include "log.h"
-#include "protocol.h"
-#include "../util/clock.h"
-#include "../util/log.h"
+#include "sandbox/log.h"
+#include "sandbox/protocol.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

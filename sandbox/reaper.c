@@ -14,9 +14,9 @@
  * ps and kill know. The price: a program can kill its reaper (they are the
  * same host user), and what it started then lives on until the session
  * ends. */
-#include "init_internal.h"
-#include "protocol.h"
-#include "../util/io.h"
+#include "sandbox/init_internal.h"
+#include "sandbox/protocol.h"
+#include "util/io.h"
 
 #include <dirent.h>
 #include <errno.h>

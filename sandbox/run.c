@@ -3,9 +3,9 @@
  * stderr are pipes this thread serves with one poll loop, so a command
  * that floods one stream while waiting for input on another cannot wedge
  * it, and the deadline holds whatever the command does. */
-#include "sandbox_internal.h"
+#include "sandbox/sandbox_internal.h"
 
-#include "../util/clock.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

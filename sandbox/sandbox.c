@@ -9,17 +9,17 @@
  * the sandbox's root is never the host's.
  * A daemon running as an ordinary user runs bwrap as itself, which needs
  * the kernel to allow unprivileged user namespaces. */
-#include "sandbox_internal.h"
+#include "sandbox/sandbox_internal.h"
 
-#include "cgroup.h"
-#include "disk.h"
-#include "log.h"
-#include "network.h"
-#include "protocol.h"
-#include "seccomp.h"
-#include "tree.h"
-#include "uid.h"
-#include "../util/log.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/disk.h"
+#include "sandbox/log.h"
+#include "sandbox/network.h"
+#include "sandbox/protocol.h"
+#include "sandbox/seccomp.h"
+#include "sandbox/tree.h"
+#include "sandbox/uid.h"
+#include "util/log.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 struct sandbox;
 struct sandbox_cgroup;

@@ -2,9 +2,9 @@
 #ifndef LIZARD_SANDBOX_INTERNAL_H
 #define LIZARD_SANDBOX_INTERNAL_H
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
-#include "network.h"
+#include "sandbox/network.h"
 
 #include <pthread.h>
 #include <sys/types.h>

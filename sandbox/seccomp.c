@@ -13,7 +13,7 @@
  * numbers lead around the list. Since Linux 5.11 the kernel caches, per
  * call number, that a call the filter does not name is allowed whatever
  * its arguments, so the filter costs most calls nothing. */
-#include "seccomp.h"
+#include "sandbox/seccomp.h"
 
 #include <errno.h>
 #include <linux/netlink.h>

@@ -6,7 +6,7 @@
 #ifndef LIZARD_SANDBOX_SECCOMP_H
 #define LIZARD_SANDBOX_SECCOMP_H
 
-#include "error.h"
+#include "sandbox/error.h"
 
 /* A close-on-exec descriptor of the filter's BPF program (a memfd, read
  * from its start to its end, so no pipe's capacity bounds it); the caller

@@ -1,4 +1,4 @@
-#include "size.h"
+#include "sandbox/size.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 /* What a session may use. Every field 0 means "no limit". A cgroup
  * enforces the first three; the disk is a filesystem of that size (disk.h)

@@ -1,4 +1,4 @@
-#include "tree.h"
+#include "sandbox/tree.h"
 
 #include <dirent.h>
 #include <errno.h>

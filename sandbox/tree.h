@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 /* Directories open at once in a walk; sizes count no deeper. */
 #define SANDBOX_TREE_MAX_DEPTH 128

@@ -6,9 +6,9 @@
  * from a random place, a subordinate range skipped as a whole, so a full
  * range is said to be full instead of guessed at. The ids this daemon's
  * sandboxes hold are a set under a lock, checked and added in one step. */
-#include "uid.h"
+#include "sandbox/uid.h"
 
-#include "../util/io.h"
+#include "util/io.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 struct sandbox_uid_range {
 	uint32_t first;

@@ -1,4 +1,4 @@
-#include "volume.h"
+#include "sandbox/volume.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "disk.h"
-#include "size.h"
-#include "tree.h"
+#include "sandbox/disk.h"
+#include "sandbox/size.h"
+#include "sandbox/tree.h"
 
 #define LOCKS_DIR ".locks"
 #define IMAGES_DIR ".images"

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "sandbox/error.h"
 
 struct sandbox_volumes;
 

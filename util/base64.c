@@ -1,5 +1,5 @@
-#include "base64.h"
-#include "blob.h"
+#include "util/base64.h"
+#include "util/blob.h"
 
 #include <pthread.h>
 #include <stdint.h>

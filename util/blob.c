@@ -1,4 +1,4 @@
-#include "blob.h"
+#include "util/blob.h"
 
 #include <stdint.h>
 #include <stdlib.h>

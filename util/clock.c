@@ -1,4 +1,4 @@
-#include "clock.h"
+#include "util/clock.h"
 
 void clock_cond_init(pthread_cond_t *cond)
 {

@@ -1,4 +1,4 @@
-#include "io.h"
+#include "util/io.h"
 
 #include <errno.h>
 #include <fcntl.h>

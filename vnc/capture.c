@@ -1,6 +1,6 @@
-#include "capture.h"
+#include "vnc/capture.h"
 
-#include "../util/base64.h"
+#include "util/base64.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -13,9 +13,9 @@
 #ifndef LIZARD_VNC_CAPTURE_H
 #define LIZARD_VNC_CAPTURE_H
 
-#include "framebuffer.h"
-#include "png.h"
-#include "../util/blob.h"
+#include "vnc/framebuffer.h"
+#include "vnc/png.h"
+#include "util/blob.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
-#include "conn.h"
+#include "vnc/conn.h"
 
-#include "framebuffer.h"
-#include "target.h"
-#include "../util/log.h"
+#include "vnc/framebuffer.h"
+#include "vnc/target.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/clock.h"
-#include "../util/io.h"
+#include "util/clock.h"
+#include "util/io.h"
 
 /* How often the watchdog looks. */
 #define WATCH_PERIOD_MS 200

@@ -1,6 +1,6 @@
-#include "framebuffer.h"
+#include "vnc/framebuffer.h"
 
-#include "../util/clock.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <pthread.h>

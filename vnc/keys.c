@@ -1,6 +1,6 @@
-#include "keys.h"
+#include "vnc/keys.h"
 
-#include "../util/utf8.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
 #include <string.h>

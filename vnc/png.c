@@ -1,6 +1,6 @@
-#include "png.h"
+#include "vnc/png.h"
 
-#include "framebuffer.h"
+#include "vnc/framebuffer.h"
 
 #include <png.h>
 #include <stdio.h> /* jpeglib.h needs FILE */

@@ -1,4 +1,4 @@
-#include "relay.h"
+#include "vnc/relay.h"
 
 #include <rfb/rfbclient.h>
 #include <stdio.h>

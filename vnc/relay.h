@@ -12,7 +12,7 @@
 #ifndef LIZARD_VNC_RELAY_H
 #define LIZARD_VNC_RELAY_H
 
-#include "png.h" /* struct vnc_bytes */
+#include "vnc/png.h" /* struct vnc_bytes */
 
 #include <stdbool.h>
 #include <stddef.h>

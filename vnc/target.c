@@ -1,6 +1,6 @@
-#include "target.h"
+#include "vnc/target.h"
 
-#include "../util/utf8.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <stdio.h>

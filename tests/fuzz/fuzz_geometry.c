@@ -4,7 +4,7 @@
  * non-empty part of it, and nothing divides by zero. */
 #include "fuzz.h"
 
-#include "../../bridge/geometry.h"
+#include "bridge/tools/geometry.h"
 
 #include <stdint.h>
 #include <string.h>

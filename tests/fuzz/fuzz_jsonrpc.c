@@ -3,11 +3,11 @@
  * call may be left running. */
 #include "fuzz.h"
 
-#include "../../mcp/jsonrpc.h"
-#include "../../mcp/server.h"
-#include "../../mcp/workers.h"
-#include "../../util/log.h"
-#include "../../util/utf8.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "mcp/workers.h"
+#include "util/log.h"
+#include "util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * combos within the bounds or a message in valid UTF-8 when the text was. */
 #include "fuzz.h"
 
-#include "../../util/utf8.h"
-#include "../../vnc/keys.h"
+#include "util/utf8.h"
+#include "vnc/keys.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -12,10 +12,10 @@
  * (libvncclient is the system library: its own code is exercised but not
  * instrumented for coverage). */
 #include "../fake-rfb/rfb_server.h"
-#include "../../util/log.h"
-#include "../../vnc/conn.h"
-#include "../../vnc/framebuffer.h"
-#include "../../vnc/target.h"
+#include "util/log.h"
+#include "vnc/conn.h"
+#include "vnc/framebuffer.h"
+#include "vnc/target.h"
 
 #include <poll.h>
 #include <pthread.h>

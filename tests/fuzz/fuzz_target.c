@@ -3,8 +3,8 @@
  * refusal carries a message, in UTF-8 when the URL was. */
 #include "fuzz.h"
 
-#include "../../util/utf8.h"
-#include "../../vnc/target.h"
+#include "util/utf8.h"
+#include "vnc/target.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef LIZARD_TEST_PNG_DECODE_H
 #define LIZARD_TEST_PNG_DECODE_H
 
-#include "../../vnc/png.h"
+#include "vnc/png.h"
 
 #include <png.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #include "test.h"
 
-#include "../../util/base64.h"
-#include "../../util/blob.h"
+#include "util/base64.h"
+#include "util/blob.h"
 
 /* One character at a time, straight from RFC 4648, to check the fast one. */
 static void reference_encode(const unsigned char *data, size_t len, char *out)

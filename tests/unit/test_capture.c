@@ -1,7 +1,7 @@
 #include "test.h"
 
-#include "../../util/base64.h"
-#include "../../vnc/capture.h"
+#include "util/base64.h"
+#include "vnc/capture.h"
 
 #include "png_decode.h"
 

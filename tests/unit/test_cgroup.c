@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../sandbox/cgroup.h"
+#include "sandbox/cgroup.h"
 
 #define MIB ((uint64_t)1 << 20)
 

@@ -1,6 +1,6 @@
 /* The client behind trusted proxies: --trusted-proxy values, and which
  * X-Forwarded-For entry names the client whatever a client forges. */
-#include "../../bridge/forwarded.h"
+#include "bridge/server/forwarded.h"
 #include "test.h"
 
 #include <arpa/inet.h>

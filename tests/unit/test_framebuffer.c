@@ -4,7 +4,7 @@
 #include <string.h>
 #include "test.h"
 
-#include "../../vnc/framebuffer.h"
+#include "vnc/framebuffer.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 #include "test.h"
 
-#include "../../mcp/jsonrpc.h"
-#include "../../mcp/server.h"
-#include "../../mcp/workers.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "mcp/workers.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>

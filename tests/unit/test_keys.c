@@ -1,6 +1,6 @@
 #include "test.h"
 
-#include "../../vnc/keys.h"
+#include "vnc/keys.h"
 
 #include <xkbcommon/xkbcommon-keysyms.h>
 

@@ -4,10 +4,10 @@
  * echoed exactly, UTF-8 only, logging, and the bounds on queued calls. */
 #include "test.h"
 
-#include "../../mcp/jsonrpc.h"
-#include "../../mcp/server.h"
-#include "../../mcp/workers.h"
-#include "../../util/utf8.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "mcp/workers.h"
+#include "util/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>

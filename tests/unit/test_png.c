@@ -1,7 +1,7 @@
 #include "test.h"
 
-#include "../../vnc/framebuffer.h"
-#include "../../vnc/png.h"
+#include "vnc/framebuffer.h"
+#include "vnc/png.h"
 
 #include "png_decode.h"
 

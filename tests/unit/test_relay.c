@@ -1,5 +1,5 @@
 /* The RFB relay: both handshakes, and view-only dropping input messages. */
-#include "../../vnc/relay.h"
+#include "vnc/relay.h"
 #include "test.h"
 
 #include <stdint.h>

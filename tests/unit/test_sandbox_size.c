@@ -2,8 +2,8 @@
  * rule volumes and cgroups share. */
 #include "test.h"
 
-#include "../../sandbox/error.h"
-#include "../../sandbox/size.h"
+#include "sandbox/error.h"
+#include "sandbox/size.h"
 
 #define GIB ((uint64_t)1 << 30)
 #define MIB ((uint64_t)1 << 20)

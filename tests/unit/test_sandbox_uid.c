@@ -2,8 +2,8 @@
  * /etc/subgid) a root daemon reads before it gives a sandbox a uid. */
 #include "test.h"
 
-#include "../../sandbox/error.h"
-#include "../../sandbox/uid.h"
+#include "sandbox/error.h"
+#include "sandbox/uid.h"
 
 static void a_range_is_first_and_count(void)
 {

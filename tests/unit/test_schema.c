@@ -1,6 +1,6 @@
 #include "test.h"
 
-#include "../../mcp/schema.h"
+#include "mcp/schema.h"
 
 #include <cjson/cJSON.h>
 

@@ -6,7 +6,7 @@
  * every socket family, and arguments with garbage in their upper half. */
 #include "test.h"
 
-#include "../../sandbox/seccomp.h"
+#include "sandbox/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

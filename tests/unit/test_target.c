@@ -1,6 +1,6 @@
 #include "test.h"
 
-#include "../../vnc/target.h"
+#include "vnc/target.h"
 
 static void parses_host_and_default_port(void)
 {

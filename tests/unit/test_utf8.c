@@ -2,7 +2,7 @@
  * excerpts are cut. */
 #include "test.h"
 
-#include "../../util/utf8.h"
+#include "util/utf8.h"
 
 static void decodes_each_length_and_refuses_malformed_forms(void)
 {

@@ -1,6 +1,6 @@
 /* The viewer's account of what its canvas lacks: rectangles clipped,
  * merged, bounded, and carried along when the canvas copies. */
-#include "../../bridge/viewer_region.h"
+#include "bridge/viewer/region.h"
 #include "test.h"
 
 /* Whether every pixel of r is covered by the region. */

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../sandbox/tree.h"
-#include "../../sandbox/volume.h"
+#include "sandbox/tree.h"
+#include "sandbox/volume.h"
 
 static char data_dir[64];
 

@@ -3,7 +3,7 @@
  * test lets them go, and note what ran beside them. */
 #include "test.h"
 
-#include "../../mcp/workers.h"
+#include "mcp/workers.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,0 +1,437 @@
+#include "bridge/tools/common.h"
+
+#include "bridge/session/registry.h"
+#include "bridge/session/session.h"
+#include "mcp/server.h"
+#include "vnc/capture.h"
+#include "vnc/framebuffer.h"
+#include "util/log.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+
+/* Sessions a tool call took; released when the call ends. */
+#define MAX_HELD 4
+static __thread struct bridge_session *held[MAX_HELD];
+static __thread int held_count;
+
+struct bridge_session *tools_session(struct bridge_tools_context *c, struct mcp_call *call,
+				     const cJSON *args)
+{
+	char err[600];
+	if (held_count == MAX_HELD) {
+		mcp_call_fail(call, "internal error: too many sessions in one call");
+		return NULL;
+	}
+	struct bridge_session *s =
+		bridge_registry_acquire(c->registry, tools_string(args, "session", NULL), err,
+					sizeof(err));
+	if (!s) {
+		mcp_call_fail(call, "%s", err);
+		return NULL;
+	}
+	held[held_count++] = s;
+	return s;
+}
+
+static void release_held(void)
+{
+	while (held_count > 0)
+		bridge_session_unref(held[--held_count]);
+}
+
+struct bridge_session *tools_usable_session(struct bridge_tools_context *c, struct mcp_call *call,
+					    const cJSON *args)
+{
+	struct bridge_session *s = tools_session(c, call, args);
+	char err[320];
+	if (s && !bridge_session_usable(s, err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
+		return NULL;
+	}
+	return s;
+}
+
+int tools_int(const cJSON *args, const char *name, int def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+}
+
+const char *tools_string(const cJSON *args, const char *name, const char *def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+bool tools_bool(const cJSON *args, const char *name, bool def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}
+
+void tools_agent_space(struct bridge_session *s, struct agent_space *space)
+{
+	int w, h;
+	vnc_framebuffer_size(bridge_session_framebuffer(s), &w, &h);
+	bridge_agent_space_init(space, w, h);
+}
+
+void tools_pointer(struct bridge_session *s, int *x, int *y)
+{
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	int nx, ny;
+	vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), &nx, &ny);
+	tools_to_agent(&space, nx, ny, x, y);
+}
+
+bool tools_check_point(struct bridge_session *s, struct mcp_call *call, int x, int y,
+		       const char *what, int *native_x, int *native_y)
+{
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	if (x < 0 || x >= space.width || y < 0 || y >= space.height) {
+		mcp_call_fail(call,
+			      "%s (%d, %d) is outside the %dx%d screen%s; x must be 0..%d and y "
+			      "0..%d",
+			      what, x, y, space.width, space.height,
+			      space.scaled ? " (the scaled space screenshots use)" : "",
+			      space.width - 1, space.height - 1);
+		return false;
+	}
+	tools_to_native(&space, x, y, native_x, native_y);
+	return true;
+}
+
+bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+		 bool required, int *native_x, int *native_y)
+{
+	const cJSON *jx = cJSON_GetObjectItemCaseSensitive(args, "x");
+	const cJSON *jy = cJSON_GetObjectItemCaseSensitive(args, "y");
+	if (!jx && !jy && !required) {
+		vnc_framebuffer_cursor_position(bridge_session_framebuffer(s), native_x, native_y);
+		return true;
+	}
+	if (!jx || !jy) {
+		mcp_call_fail(call, "give both x and y%s",
+			      required ? "" : ", or neither to use the pointer position");
+		return false;
+	}
+	return tools_check_point(s, call, (int)jx->valuedouble, (int)jy->valuedouble, "point",
+				 native_x, native_y);
+}
+
+bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const int *region,
+			  const char *format, int quality, bool show_cursor)
+{
+	/* Right after connecting or a resize, the server's first picture may
+	 * still be on its way: a blank screenshot would mislead. */
+	if (vnc_framebuffer_wait_picture(bridge_session_framebuffer(s), SETTLE_TIMEOUT_MS) ==
+	    VNC_WAIT_CLOSED) {
+		char err[320];
+		if (bridge_session_usable(s, err, sizeof(err)))
+			snprintf(err, sizeof(err), "the desktop connection closed");
+		mcp_call_fail(call, "%s before its picture arrived", err);
+		return false;
+	}
+	struct agent_space space;
+	tools_agent_space(s, &space);
+	struct vnc_capture_request request = {
+		.with_cursor = show_cursor,
+		.format = strcmp(format, "jpeg") == 0 ? VNC_FORMAT_JPEG : VNC_FORMAT_PNG,
+		.jpeg_quality = quality,
+	};
+	if (region) {
+		/* The screen pixels under the region, at full resolution. */
+		int source[4];
+		char why[200];
+		if (!bridge_region_to_native(&space, region, source, why, sizeof(why))) {
+			mcp_call_fail(call, "%s", why);
+			return false;
+		}
+		request.source = (struct vnc_rect){ source[0], source[1], source[2], source[3] };
+		bridge_fit_for_models(request.source.width, request.source.height, &request.width,
+				      &request.height);
+	} else {
+		request.source = (struct vnc_rect){ 0, 0, space.native_width, space.native_height };
+		request.width = space.width;
+		request.height = space.height;
+	}
+
+	/* Full screens keep their bands in the session's cache; zooms come
+	 * and go, so they are encoded afresh. */
+	struct blob *image;
+	char err[256];
+	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
+	bool unchanged = false;
+	int64_t started = vnc_monotonic_ms();
+	if (!vnc_capture_base64(bridge_session_framebuffer(s),
+				whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
+				&unchanged, err, sizeof(err))) {
+		mcp_call_fail(call, "%s", err);
+		return false;
+	}
+	bool ok = mcp_call_image_blob(call, image, request.format == VNC_FORMAT_JPEG ?
+							   "image/jpeg" : "image/png");
+	log_debug("screenshot %dx%d: %zu base64 characters in %lld ms%s", request.width,
+		  request.height, image->len, (long long)(vnc_monotonic_ms() - started),
+		  unchanged ? " (unchanged)" : "");
+	blob_unref(image);
+	if (!ok) {
+		mcp_call_fail(call, "out of memory while sending the screenshot");
+		return false;
+	}
+
+	int ax, ay;
+	tools_pointer(s, &ax, &ay);
+	if (region)
+		mcp_call_text(call,
+			      "Zoomed view of region [%d, %d, %d, %d], shown at %dx%d. Points in "
+			      "this image are not screen coordinates: image point (u, v) is screen "
+			      "point (%d + u * %.4f, %d + v * %.4f). Pointer at (%d, %d).",
+			      region[0], region[1], region[2], region[3], request.width,
+			      request.height, region[0], (double)(region[2] - region[0]) / request.width,
+			      region[1], (double)(region[3] - region[1]) / request.height, ax, ay);
+	else if (space.scaled)
+		mcp_call_text(call,
+			      "Screenshot %dx%d. The %dx%d screen is shown scaled by %.4f; give "
+			      "every coordinate in this %dx%d space, the bridge maps it to screen "
+			      "pixels. Pointer at (%d, %d).",
+			      space.width, space.height, space.native_width, space.native_height,
+			      (double)space.width / space.native_width, space.width, space.height,
+			      ax, ay);
+	else
+		mcp_call_text(call,
+			      "Screenshot %dx%d; coordinates are screen pixels, (0, 0) top left. "
+			      "Pointer at (%d, %d).",
+			      space.width, space.height, ax, ay);
+	return true;
+}
+
+/* Waits are cut into slices this long, so that a long call reports
+ * progress and notices cancellation between them. */
+#define STEP_SLICE_MS 250
+#define PROGRESS_SPACING_MS 250
+
+void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
+		      struct mcp_call *call, double total, const char *unit)
+{
+	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
+				       .unit = unit, .sent = -1, .started_ms = vnc_monotonic_ms() };
+	/* The first notification comes one spacing in: quick calls send none. */
+	steps->sent_ms = steps->started_ms;
+}
+
+void tools_report(struct tools_steps *steps, double value, const char *fmt, ...)
+{
+	int64_t now = vnc_monotonic_ms();
+	if (!mcp_call_wants_progress(steps->call) || value <= steps->sent ||
+	    now - steps->sent_ms < PROGRESS_SPACING_MS)
+		return;
+	char message[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	mcp_call_progress(steps->call, value, steps->total, message);
+	steps->sent = value;
+	steps->sent_ms = now;
+}
+
+bool tools_step(struct tools_steps *steps, double done)
+{
+	if (mcp_call_cancelled(steps->call)) {
+		mcp_call_fail(steps->call, "cancelled by the client");
+		return false;
+	}
+	char err[320];
+	if (steps->session && !bridge_session_usable(steps->session, err, sizeof(err))) {
+		mcp_call_fail(steps->call, "%s", err);
+		return false;
+	}
+	if (steps->total >= 0)
+		tools_report(steps, done, "%.0f of %.0f %s", done, steps->total, steps->unit);
+	else
+		tools_report(steps, done, "%.0f %s", done, steps->unit);
+	return true;
+}
+
+static int slice_ms(int64_t give_up)
+{
+	int64_t left = give_up - vnc_monotonic_ms();
+	return left <= 0 ? 0 : left < STEP_SLICE_MS ? (int)left : STEP_SLICE_MS;
+}
+
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
+			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+			   enum vnc_wait_result *result)
+{
+	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	for (;;) {
+		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms,
+						       slice_ms(give_up));
+		if (*result != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			return true;
+		if (!tools_step(steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return false;
+	}
+}
+
+static void fail_closed(struct bridge_session *s, struct mcp_call *call)
+{
+	char err[320];
+	if (bridge_session_usable(s, err, sizeof(err)))
+		snprintf(err, sizeof(err), "the desktop connection closed");
+	mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+}
+
+void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+			 int64_t action_end_ms)
+{
+	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
+		return;
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, SETTLE_TIMEOUT_MS, "ms");
+	enum vnc_wait_result r;
+	if (!tools_settle_in_steps(&steps, bridge_session_framebuffer(s), action_end_ms,
+				   SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS, vnc_monotonic_ms(), &r))
+		return;
+	if (r == VNC_WAIT_CLOSED) {
+		fail_closed(s, call);
+		return;
+	}
+	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
+		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+}
+
+void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
+			uint64_t drawn_before, int64_t started_ms, int draw_timeout_ms)
+{
+	if (!tools_bool(args, "screenshot", false) || mcp_call_failed(call))
+		return;
+	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
+	struct tools_steps steps;
+	tools_steps_init(&steps, s, call, draw_timeout_ms + SETTLE_TIMEOUT_MS, "ms");
+	int64_t give_up = started_ms + draw_timeout_ms;
+	enum vnc_wait_result drawn;
+	for (;;) {
+		drawn = vnc_framebuffer_wait_drawn(fb, drawn_before, START_DRAWN_MIN_PIXELS,
+						   slice_ms(give_up));
+		if (drawn != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+			break;
+		if (!tools_step(&steps, (double)(vnc_monotonic_ms() - started_ms)))
+			return;
+	}
+	int64_t drawn_ms = vnc_monotonic_ms();
+	long long after = (long long)(drawn_ms - started_ms);
+	/* A program that took long to draw at all runs on a busy machine or
+	 * starts in stages (Chromium: window, then its bar, then the page),
+	 * and its next stage comes at a like pace: the quiet window grows
+	 * with the time to first drawing. */
+	long long quiet = after / 4;
+	int quiet_ms = quiet < SETTLE_QUIET_MS ? SETTLE_QUIET_MS
+		       : quiet > START_QUIET_MAX_MS ? START_QUIET_MAX_MS : (int)quiet;
+	enum vnc_wait_result settled = VNC_WAIT_OK;
+	if (drawn == VNC_WAIT_OK &&
+	    !tools_settle_in_steps(&steps, fb, drawn_ms, quiet_ms, SETTLE_TIMEOUT_MS, started_ms,
+				   &settled))
+		return;
+	if (drawn == VNC_WAIT_CLOSED || settled == VNC_WAIT_CLOSED) {
+		fail_closed(s, call);
+		return;
+	}
+	if (!tools_add_screenshot(s, call, NULL, "png", 0, true))
+		return;
+	if (drawn != VNC_WAIT_OK)
+		mcp_call_text(call,
+			      "The screen did not change within %d s, so this may show it before "
+			      "the program drew anything.",
+			      draw_timeout_ms / 1000);
+	else if (settled == VNC_WAIT_TIMEOUT)
+		mcp_call_text(call, "The screen changed after %lld ms and was still changing %d ms "
+				    "later.",
+			      after, SETTLE_TIMEOUT_MS);
+	else
+		mcp_call_text(call, "The screen changed after %lld ms, then was quiet for %d ms.",
+			      after, quiet_ms);
+}
+
+void tools_reply_wait(struct mcp_call *call, bool until_settled,
+		      const struct tools_wait_report *report)
+{
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply &&
+		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
+		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
+		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
+		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
+}
+
+/* Each tool runs through here, so the sessions it took are released
+ * however it returns. */
+struct binding {
+	mcp_tool_fn handler;
+	struct bridge_tools_context *context;
+};
+
+static void dispatch(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct binding *binding = userdata;
+	binding->handler(call, args, binding->context);
+	release_held();
+}
+
+/* One binding per registered tool, for the life of the process. */
+#define MAX_TOOLS 64
+static struct binding bindings[MAX_TOOLS];
+static size_t binding_count;
+
+bool tools_register(struct mcp_server *server, struct bridge_tools_context *context,
+		    const struct mcp_tool *tools, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (binding_count == MAX_TOOLS)
+			return false;
+		struct binding *binding = &bindings[binding_count++];
+		*binding = (struct binding){ tools[i].handler, context };
+		struct mcp_tool tool = tools[i];
+		tool.handler = dispatch;
+		if (!mcp_server_add_tool(server, &tool, binding))
+			return false;
+	}
+	return true;
+}
+
+bool bridge_tools_register(struct mcp_server *server, struct bridge_tools_context *context)
+{
+	return tools_register_screen(server, context) && tools_register_input(server, context) &&
+	       tools_register_desktop(server, context) && tools_register_computer(server, context) &&
+	       tools_register_sessions(server, context) && tools_register_sandbox(server, context) &&
+	       tools_register_volumes(server, context);
+}
+
+bool bridge_tools_group(const char *tool, const cJSON *args, char *group, size_t size,
+			void *userdata)
+{
+	/* Tools about no one session count against none. */
+	static const char *const sessionless[] = { "create_session", "list_sessions",
+						   "create_volume", "list_volumes",
+						   "delete_volume" };
+	for (size_t i = 0; i < sizeof(sessionless) / sizeof(sessionless[0]); i++)
+		if (strcmp(tool, sessionless[i]) == 0)
+			return false;
+	struct bridge_tools_context *c = userdata;
+	return bridge_registry_lane(c->registry, tools_string(args, "session", NULL), group, size);
+}

@@ -1,0 +1,222 @@
+/* Persistent volumes: create_volume, list_volumes, delete_volume. A
+ * session mounts one with create_session's volume argument. */
+#include "bridge/tools/common.h"
+
+#include "mcp/server.h"
+#include "sandbox/disk.h"
+#include "sandbox/size.h"
+#include "sandbox/volume.h"
+#include "util/utf8.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A volume's limit when create_volume names none, where disks can be made. */
+#define VOLUME_DEFAULT_BYTES ((uint64_t)10 << 30)
+
+/* The daemon's volumes, or NULL with the call failed saying why not. */
+static struct sandbox_volumes *volumes_of(struct bridge_tools_context *c, struct mcp_call *call)
+{
+	if (!c->volumes)
+		mcp_call_fail(call, "volumes are unavailable in this daemon: %s", c->volumes_why);
+	return c->volumes;
+}
+
+static void reply_name(struct mcp_call *call, const char *name)
+{
+	cJSON *reply = cJSON_CreateObject();
+	if (!reply || !cJSON_AddStringToObject(reply, "name", name)) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
+}
+
+/* The limit create_volume's size asks for: bytes, or 0 for "unlimited". */
+static bool volume_limit(struct mcp_call *call, const cJSON *args, uint64_t *bytes)
+{
+	const char *size = tools_string(args, "size", NULL);
+	struct sandbox_error failed;
+	bool disks = sandbox_disk_available(&failed);
+	char shown[40];
+	if (!size) {
+		*bytes = disks ? VOLUME_DEFAULT_BYTES : 0;
+		return true;
+	}
+	if (strcmp(size, "unlimited") == 0) {
+		*bytes = 0;
+		return true;
+	}
+	if (!sandbox_parse_bytes(size, bytes, &failed) || *bytes < SANDBOX_DISK_MIN ||
+	    *bytes > SANDBOX_DISK_MAX) {
+		mcp_call_fail(call, "size \"%s\" is not a size from 64M to 16T (like 512M or 20G) "
+				    "or \"unlimited\"",
+			      utf8_excerpt(shown, sizeof(shown), size));
+		return false;
+	}
+	if (!disks) {
+		mcp_call_fail(call, "size %s cannot be enforced: %s. Use size \"unlimited\" for "
+				    "a volume without a limit.",
+			      utf8_excerpt(shown, sizeof(shown), size), failed.message);
+		return false;
+	}
+	return true;
+}
+
+static void create_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	const char *name = tools_string(args, "name", "");
+	uint64_t limit;
+	struct sandbox_error failed;
+	if (!volumes || !volume_limit(call, args, &limit))
+		return;
+	if (!sandbox_volume_create(volumes, name, limit, &failed)) {
+		mcp_call_fail(call, "%s", failed.message);
+		return;
+	}
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply && cJSON_AddStringToObject(reply, "name", name) &&
+		  (limit ? cJSON_AddNumberToObject(reply, "limit_bytes", (double)limit) != NULL
+			 : cJSON_AddNullToObject(reply, "limit_bytes") != NULL);
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
+}
+
+static void delete_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	const char *name = tools_string(args, "name", "");
+	struct sandbox_error failed;
+	if (!volumes)
+		return;
+	if (!sandbox_volume_delete(volumes, name, &failed)) {
+		mcp_call_fail(call, "%s", failed.message);
+		return;
+	}
+	reply_name(call, name);
+}
+
+static cJSON *describe_volume(const struct sandbox_volume_info *v)
+{
+	cJSON *item = cJSON_CreateObject();
+	bool ok = item && cJSON_AddStringToObject(item, "name", v->name) &&
+		  cJSON_AddNumberToObject(item, "bytes", (double)v->bytes) &&
+		  cJSON_AddBoolToObject(item, "bytes_complete", v->bytes_complete) &&
+		  (v->limit_bytes ? cJSON_AddNumberToObject(item, "limit_bytes",
+							    (double)v->limit_bytes) != NULL
+				  : cJSON_AddNullToObject(item, "limit_bytes") != NULL) &&
+		  (v->session[0] ? cJSON_AddStringToObject(item, "session", v->session) != NULL
+				 : cJSON_AddNullToObject(item, "session") != NULL) &&
+		  cJSON_AddBoolToObject(item, "other_daemon", v->other_daemon);
+	if (!ok) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}
+
+static void list_volumes(struct mcp_call *call, const cJSON *args, void *userdata)
+{
+	(void)args;
+	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	if (!volumes)
+		return;
+	struct sandbox_volume_info *list = NULL;
+	size_t count = 0;
+	struct sandbox_error failed;
+	if (!sandbox_volume_list(volumes, &list, &count, &failed)) {
+		mcp_call_fail(call, "%s", failed.message);
+		return;
+	}
+	cJSON *reply = cJSON_CreateObject();
+	cJSON *array = reply ? cJSON_AddArrayToObject(reply, "volumes") : NULL;
+	bool ok = array != NULL;
+	for (size_t i = 0; ok && i < count; i++) {
+		cJSON *item = describe_volume(&list[i]);
+		ok = item && cJSON_AddItemToArray(array, item);
+	}
+	free(list);
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	mcp_call_structured(call, reply);
+}
+
+#define VOLUME_NAME_PROPERTY                                                               \
+	"\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":"    \
+	"\"1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit, no '..'.\"}"
+#define VOLUME_NAME_SCHEMA                                                                 \
+	"{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"             \
+	"\"required\":[\"name\"]}"
+
+static const struct mcp_tool volume_tools[] = {
+	{
+		.name = "create_volume",
+		.quick = true,
+		.title = "Create a volume",
+		.description = "Create an empty persistent volume that create_session with volume "
+			       "NAME mounts read-write at /workspace, and that outlives sessions "
+			       "and daemon restarts. It holds at most size (default 10G where the "
+			       "daemon can make disks; writes past it fail with 'No space left on "
+			       "device' inside), or is a plain directory without a limit with "
+			       "size \"unlimited\".",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" VOLUME_NAME_PROPERTY
+				",\"size\":{\"type\":\"string\",\"description\":\"The most it "
+				"holds, like 512M or 20G (64M to 16T; powers of 1024), or "
+				"\\\"unlimited\\\".\"}},\"required\":[\"name\"]}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+				 "\"string\"},\"limit_bytes\":{\"type\":[\"number\",\"null\"],"
+				 "\"description\":\"null: no limit.\"}},\"required\":[\"name\","
+				 "\"limit_bytes\"]}",
+		.handler = create_volume,
+	},
+	{
+		.name = "list_volumes",
+		.title = "List volumes",
+		.description = "Every volume with its size on disk and the session using it (null "
+			       "when free).",
+		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
+		.output_schema =
+			"{\"type\":\"object\",\"properties\":{\"volumes\":{\"type\":\"array\","
+			"\"items\":{\"type\":\"object\",\"properties\":{"
+			"\"name\":{\"type\":\"string\"},"
+			"\"bytes\":{\"type\":\"number\",\"description\":\"Allocated on the "
+			"host's disk.\"},"
+			"\"limit_bytes\":{\"type\":[\"number\",\"null\"],\"description\":\"The "
+			"most it holds; null: no limit.\"},"
+			"\"bytes_complete\":{\"type\":\"boolean\",\"description\":\"false: too "
+			"many files to count, bytes is a lower bound.\"},"
+			"\"session\":{\"type\":[\"string\",\"null\"]},"
+			"\"other_daemon\":{\"type\":\"boolean\",\"description\":\"The session "
+			"belongs to another daemon on the same data directory.\"}},"
+			"\"required\":[\"name\",\"bytes\",\"session\"]}}},"
+			"\"required\":[\"volumes\"]}",
+		.handler = list_volumes,
+		.read_only = true,
+	},
+	{
+		.name = "delete_volume",
+		.title = "Delete a volume",
+		.description = "Remove a volume and its files. A volume a session uses cannot be "
+			       "deleted.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{" VOLUME_NAME_PROPERTY
+				"},\"required\":[\"name\"]}",
+		.output_schema = VOLUME_NAME_SCHEMA,
+		.handler = delete_volume,
+	},
+};
+
+bool tools_register_volumes(struct mcp_server *server, struct bridge_tools_context *context)
+{
+	return tools_register(server, context, volume_tools,
+			      sizeof(volume_tools) / sizeof(volume_tools[0]));
+}
