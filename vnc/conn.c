@@ -578,7 +578,7 @@ static void *watchdog_thread(void *arg)
 				pthread_kill(conn->thread_self, KICK_SIGNAL);
 			continue;
 		}
-		int64_t now = vnc_monotonic_ms();
+		int64_t now = clock_monotonic_ms();
 		if (conn->stopping || (conn->abandon && atomic_load(conn->abandon))) {
 			conn->stopping = true;
 			cut_locked(conn, "the VNC connection was closed by the bridge");
@@ -631,7 +631,7 @@ static bool wait_connected(int sock, int64_t deadline_ms, const atomic_bool *aba
 			   const char **why)
 {
 	for (;;) {
-		int64_t left = deadline_ms - vnc_monotonic_ms();
+		int64_t left = deadline_ms - clock_monotonic_ms();
 		if (left <= 0) {
 			*why = "timed out";
 			return false;
@@ -827,7 +827,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 	if (conn->wake_fd < 0)
 		goto fail_early;
 
-	int64_t deadline = vnc_monotonic_ms() + (int64_t)connect_timeout_s * 1000;
+	int64_t deadline = clock_monotonic_ms() + (int64_t)connect_timeout_s * 1000;
 	char why[200];
 	conn->sock = connect_socket(target, deadline, abandon, why, sizeof(why));
 	if (conn->sock < 0) {

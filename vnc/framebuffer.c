@@ -57,13 +57,6 @@ struct vnc_framebuffer {
 	void *listener_context;
 };
 
-int64_t vnc_monotonic_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 struct vnc_framebuffer *vnc_framebuffer_create(void)
 {
 	struct vnc_framebuffer *fb = calloc(1, sizeof(*fb));
@@ -76,7 +69,7 @@ struct vnc_framebuffer *vnc_framebuffer_create(void)
 	}
 	clock_cond_init(&fb->changed);
 	pthread_mutex_init(&fb->lock, NULL);
-	fb->last_change_ms = vnc_monotonic_ms();
+	fb->last_change_ms = clock_monotonic_ms();
 	return fb;
 }
 
@@ -313,7 +306,7 @@ bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
 static void note_change_locked(struct vnc_framebuffer *fb)
 {
 	fb->sequence++;
-	fb->last_change_ms = vnc_monotonic_ms();
+	fb->last_change_ms = clock_monotonic_ms();
 	pthread_cond_broadcast(&fb->changed);
 	if (fb->listener)
 		fb->listener(fb->listener_context);
@@ -623,7 +616,7 @@ enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint
 enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int64_t since_ms,
 						  int quiet_ms, int timeout_ms)
 {
-	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	int64_t give_up = clock_monotonic_ms() + timeout_ms;
 	enum vnc_wait_result result = VNC_WAIT_OK;
 	pthread_mutex_lock(&fb->lock);
 	for (;;) {
@@ -631,7 +624,7 @@ enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, in
 			result = VNC_WAIT_CLOSED;
 			break;
 		}
-		int64_t now = vnc_monotonic_ms();
+		int64_t now = clock_monotonic_ms();
 		int64_t quiet_from = fb->last_change_ms > since_ms ? fb->last_change_ms : since_ms;
 		int64_t quiet_until = quiet_from + quiet_ms;
 		if (now >= quiet_until)

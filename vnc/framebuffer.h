@@ -146,11 +146,9 @@ enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint
 					       uint64_t at_least, int timeout_ms);
 
 /* Waits until the screen has not changed for quiet_ms, counting from
- * since_ms (vnc_monotonic_ms time, e.g. when an action was sent) at the
+ * since_ms (clock_monotonic_ms time, e.g. when an action was sent) at the
  * earliest, for at most timeout_ms. */
 enum vnc_wait_result vnc_framebuffer_wait_settled(struct vnc_framebuffer *fb, int64_t since_ms,
 						  int quiet_ms, int timeout_ms);
-
-int64_t vnc_monotonic_ms(void);
 
 #endif

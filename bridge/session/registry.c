@@ -80,7 +80,7 @@ static void reap(struct bridge_registry *r)
 {
 	struct bridge_session *expired[BRIDGE_MAX_SESSIONS];
 	size_t n = 0;
-	int64_t now = vnc_monotonic_ms();
+	int64_t now = clock_monotonic_ms();
 	pthread_mutex_lock(&r->lock);
 	for (size_t i = 0; i < r->count;) {
 		int64_t deadline = bridge_session_deadline(r->sessions[i]);

@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "vnc/conn.h"
 #include "vnc/framebuffer.h"
+#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -129,7 +130,7 @@ bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
 	if (ok) {
 		pthread_mutex_lock(&s->lock);
 		s->paused = true;
-		s->paused_at_ms = vnc_monotonic_ms();
+		s->paused_at_ms = clock_monotonic_ms();
 		pthread_cond_broadcast(&s->changed);
 		if (s->viewers)
 			bridge_viewers_set_paused(s->viewers, true);
@@ -151,7 +152,7 @@ bool bridge_session_resume(struct bridge_session *s, char *err, size_t err_size)
 		pthread_mutex_lock(&s->lock);
 		/* The deadline moves by the time spent paused. */
 		if (s->deadline_ms > 0)
-			s->deadline_ms += vnc_monotonic_ms() - s->paused_at_ms;
+			s->deadline_ms += clock_monotonic_ms() - s->paused_at_ms;
 		s->paused = false;
 		pthread_cond_broadcast(&s->changed);
 		if (s->viewers)

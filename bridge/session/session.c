@@ -506,7 +506,7 @@ void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
 	pthread_mutex_lock(&s->lock);
 	s->timeout_ms = timeout_ms;
 	/* While paused the clock stands at the pause: resume adds the gap. */
-	int64_t now = s->paused ? s->paused_at_ms : vnc_monotonic_ms();
+	int64_t now = s->paused ? s->paused_at_ms : clock_monotonic_ms();
 	s->deadline_ms = timeout_ms > 0 ? now + timeout_ms : 0;
 	pthread_mutex_unlock(&s->lock);
 }
@@ -546,7 +546,7 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 		cJSON_AddStringToObject(info, "reason", s->failure);
 	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
 	if (s->deadline_ms > 0) {
-		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : vnc_monotonic_ms());
+		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : clock_monotonic_ms());
 		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
 		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
 	} else {
@@ -618,13 +618,13 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control,
 			size_t sent, size_t total)
 {
-	int64_t until = vnc_monotonic_ms() + ms;
+	int64_t until = clock_monotonic_ms() + ms;
 	for (;;) {
 		if (control && control->cancelled && control->cancelled(control->context))
 			return false;
 		if (control && control->progress)
 			control->progress(control->context, sent, total);
-		int64_t left = until - vnc_monotonic_ms();
+		int64_t left = until - clock_monotonic_ms();
 		if (left <= 0)
 			return !ended(s);
 		/* Cancellation is asked for, not signalled: look again soon. */

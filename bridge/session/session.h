@@ -89,7 +89,7 @@ struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *sessio
 struct sandbox_desktop *bridge_session_desktop(struct bridge_session *session);
 struct sandbox *bridge_session_sandbox(struct bridge_session *session);
 
-/* Deadlines, as vnc_monotonic_ms() times; 0 for none. */
+/* Deadlines, as clock_monotonic_ms() times; 0 for none. */
 int64_t bridge_session_deadline(struct bridge_session *session);
 void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
 /* Freezes (resumes) every process of a local session with a cgroup. While

@@ -6,6 +6,7 @@
 #include "vnc/capture.h"
 #include "vnc/framebuffer.h"
 #include "util/log.h"
+#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -170,7 +171,7 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	char err[256];
 	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
 	bool unchanged = false;
-	int64_t started = vnc_monotonic_ms();
+	int64_t started = clock_monotonic_ms();
 	if (!vnc_capture_base64(bridge_session_framebuffer(s),
 				whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
 				&unchanged, err, sizeof(err))) {
@@ -180,7 +181,7 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	bool ok = mcp_call_image_blob(call, image, request.format == VNC_FORMAT_JPEG ?
 							   "image/jpeg" : "image/png");
 	log_debug("screenshot %dx%d: %zu base64 characters in %lld ms%s", request.width,
-		  request.height, image->len, (long long)(vnc_monotonic_ms() - started),
+		  request.height, image->len, (long long)(clock_monotonic_ms() - started),
 		  unchanged ? " (unchanged)" : "");
 	blob_unref(image);
 	if (!ok) {
@@ -223,14 +224,14 @@ void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
 		      struct mcp_call *call, double total, const char *unit)
 {
 	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
-				       .unit = unit, .sent = -1, .started_ms = vnc_monotonic_ms() };
+				       .unit = unit, .sent = -1, .started_ms = clock_monotonic_ms() };
 	/* The first notification comes one spacing in: quick calls send none. */
 	steps->sent_ms = steps->started_ms;
 }
 
 void tools_report(struct tools_steps *steps, double value, const char *fmt, ...)
 {
-	int64_t now = vnc_monotonic_ms();
+	int64_t now = clock_monotonic_ms();
 	if (!mcp_call_wants_progress(steps->call) || value <= steps->sent ||
 	    now - steps->sent_ms < PROGRESS_SPACING_MS)
 		return;
@@ -264,7 +265,7 @@ bool tools_step(struct tools_steps *steps, double done)
 
 static int slice_ms(int64_t give_up)
 {
-	int64_t left = give_up - vnc_monotonic_ms();
+	int64_t left = give_up - clock_monotonic_ms();
 	return left <= 0 ? 0 : left < STEP_SLICE_MS ? (int)left : STEP_SLICE_MS;
 }
 
@@ -272,13 +273,13 @@ bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb
 			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
 			   enum vnc_wait_result *result)
 {
-	int64_t give_up = vnc_monotonic_ms() + timeout_ms;
+	int64_t give_up = clock_monotonic_ms() + timeout_ms;
 	for (;;) {
 		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms,
 						       slice_ms(give_up));
-		if (*result != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+		if (*result != VNC_WAIT_TIMEOUT || clock_monotonic_ms() >= give_up)
 			return true;
-		if (!tools_step(steps, (double)(vnc_monotonic_ms() - started_ms)))
+		if (!tools_step(steps, (double)(clock_monotonic_ms() - started_ms)))
 			return false;
 	}
 }
@@ -300,7 +301,7 @@ void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const 
 	tools_steps_init(&steps, s, call, SETTLE_TIMEOUT_MS, "ms");
 	enum vnc_wait_result r;
 	if (!tools_settle_in_steps(&steps, bridge_session_framebuffer(s), action_end_ms,
-				   SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS, vnc_monotonic_ms(), &r))
+				   SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS, clock_monotonic_ms(), &r))
 		return;
 	if (r == VNC_WAIT_CLOSED) {
 		fail_closed(s, call);
@@ -323,12 +324,12 @@ void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const c
 	for (;;) {
 		drawn = vnc_framebuffer_wait_drawn(fb, drawn_before, START_DRAWN_MIN_PIXELS,
 						   slice_ms(give_up));
-		if (drawn != VNC_WAIT_TIMEOUT || vnc_monotonic_ms() >= give_up)
+		if (drawn != VNC_WAIT_TIMEOUT || clock_monotonic_ms() >= give_up)
 			break;
-		if (!tools_step(&steps, (double)(vnc_monotonic_ms() - started_ms)))
+		if (!tools_step(&steps, (double)(clock_monotonic_ms() - started_ms)))
 			return;
 	}
-	int64_t drawn_ms = vnc_monotonic_ms();
+	int64_t drawn_ms = clock_monotonic_ms();
 	long long after = (long long)(drawn_ms - started_ms);
 	/* A program that took long to draw at all runs on a busy machine or
 	 * starts in stages (Chromium: window, then its bar, then the page),

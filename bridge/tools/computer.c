@@ -9,6 +9,7 @@
 #include "bridge/session/session.h"
 #include "mcp/server.h"
 #include "vnc/framebuffer.h"
+#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -148,7 +149,7 @@ static void computer(struct mcp_call *call, const cJSON *args, void *userdata)
 		if (with_screenshot) {
 			cJSON_DeleteItemFromObjectCaseSensitive(with_screenshot, "screenshot");
 			cJSON_AddTrueToObject(with_screenshot, "screenshot");
-			tools_finish_action(s, call, with_screenshot, vnc_monotonic_ms());
+			tools_finish_action(s, call, with_screenshot, clock_monotonic_ms());
 			cJSON_Delete(with_screenshot);
 		}
 	}

@@ -13,6 +13,7 @@
 #include "vnc/framebuffer.h"
 #include "util/utf8.h"
 #include "vnc/keys.h"
+#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -75,7 +76,7 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 		return;
 	}
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
-	int64_t called = vnc_monotonic_ms();
+	int64_t called = clock_monotonic_ms();
 	bool started;
 	struct sandbox_error failed;
 	if (!sandbox_desktop_open_url(d, url, &started, &failed)) {
@@ -110,7 +111,7 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct sandbox_error err;
 	struct sandbox_launched result;
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
-	int64_t called = vnc_monotonic_ms();
+	int64_t called = clock_monotonic_ms();
 	if (!sandbox_launch_watched(sandbox_desktop_sandbox(d), &launched, LAUNCH_WATCH_MS, &result,
 				    &err)) {
 		mcp_call_fail(call, "could not launch: %s", err.message);
@@ -247,9 +248,9 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 	/* Ready once the clipboard reads back what we put there, within one
 	 * deadline however the reads go. */
 	bool confirmed = false;
-	int64_t give_up = vnc_monotonic_ms() + CLIPBOARD_TIMEOUT_MS;
+	int64_t give_up = clock_monotonic_ms() + CLIPBOARD_TIMEOUT_MS;
 	while (written && !confirmed) {
-		int64_t left = give_up - vnc_monotonic_ms();
+		int64_t left = give_up - clock_monotonic_ms();
 		if (left < 100) /* too short for a read that can answer */
 			break;
 		char read_err[64];

@@ -9,6 +9,7 @@
 #include "vnc/conn.h"
 #include "vnc/framebuffer.h"
 #include "vnc/keys.h"
+#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -84,7 +85,7 @@ static void input_progress(void *context, size_t sent, size_t total)
 {
 	/* Pauses send nothing; elapsed time keeps the progress growing. */
 	struct tools_steps *steps = context;
-	tools_report(steps, (double)(vnc_monotonic_ms() - steps->started_ms),
+	tools_report(steps, (double)(clock_monotonic_ms() - steps->started_ms),
 		     "sent %zu of %zu input events", sent, total);
 }
 
@@ -357,7 +358,7 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 		   int quiet_ms, int timeout_ms, struct tools_wait_report *report)
 {
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
-	int64_t start = vnc_monotonic_ms();
+	int64_t start = clock_monotonic_ms();
 	uint64_t frames_before = vnc_framebuffer_sequence(fb);
 	struct tools_steps steps;
 	tools_steps_init(&steps, s, call, -1, "ms");
@@ -365,12 +366,12 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 		/* A fixed wait still ends early if the session does, or the call
 		 * is cancelled. */
 		int64_t until = start + ms;
-		while (vnc_monotonic_ms() < until && bridge_session_usable(s, NULL, 0) &&
+		while (clock_monotonic_ms() < until && bridge_session_usable(s, NULL, 0) &&
 		       !mcp_call_cancelled(call)) {
-			int64_t left = until - vnc_monotonic_ms();
+			int64_t left = until - clock_monotonic_ms();
 			struct timespec pause = { 0, (left < 50 ? left : 50) * 1000000L };
 			nanosleep(&pause, NULL);
-			long long waited = (long long)(vnc_monotonic_ms() - start);
+			long long waited = (long long)(clock_monotonic_ms() - start);
 			tools_report(&steps, (double)waited, "waited %lld of %d ms", waited, ms);
 		}
 		char err[320];
@@ -393,7 +394,7 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	int64_t give_up = start + timeout_ms;
 	enum vnc_wait_result r = VNC_WAIT_TIMEOUT;
 	for (;;) {
-		int64_t left = give_up - vnc_monotonic_ms();
+		int64_t left = give_up - clock_monotonic_ms();
 		r = vnc_framebuffer_wait_settled(fb, start, quiet_ms,
 						 left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0)
 								      : WAIT_SLICE_MS);
@@ -403,12 +404,12 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			mcp_call_fail(call, "the wait was cancelled");
 			return false;
 		}
-		long long waited = (long long)(vnc_monotonic_ms() - start);
+		long long waited = (long long)(clock_monotonic_ms() - start);
 		tools_report(&steps, (double)waited,
 			     "waited %lld of at most %d ms for the screen to settle", waited,
 			     timeout_ms);
 	}
-	long long waited = (long long)(vnc_monotonic_ms() - start);
+	long long waited = (long long)(clock_monotonic_ms() - start);
 	unsigned long long frames = vnc_framebuffer_sequence(fb) - frames_before;
 	if (r == VNC_WAIT_CLOSED) {
 		char err[320];
@@ -460,7 +461,7 @@ static void click(struct mcp_call *call, const cJSON *args, void *userdata)
 	static const char *const times[] = { "", "once", "twice", "three times" };
 	mcp_call_text(call, "Clicked %s %s%s%s.", button_name(button), times[count],
 		      modifiers ? " holding " : "", modifiers ? modifiers : "");
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void move_mouse(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -470,7 +471,7 @@ static void move_mouse(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (!s || !tools_point(s, call, args, true, &x, &y) || !tools_do_move(s, call, x, y))
 		return;
 	mcp_call_text(call, "Moved the pointer.");
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void mouse_button(struct mcp_call *call, const cJSON *args, void *userdata, bool down)
@@ -485,7 +486,7 @@ static void mouse_button(struct mcp_call *call, const cJSON *args, void *userdat
 	mcp_call_text(call, down ? "Pressed the %s button; it stays down until mouse_up."
 				 : "Released the %s button.",
 		      button_name(button));
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void mouse_down(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -551,7 +552,7 @@ static void drag(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (count >= 2 && tools_do_drag(s, call, points, count, button)) {
 		mcp_call_text(call, "Dragged with the %s button through %d points.",
 			      button_name(button), count);
-		tools_finish_action(s, call, args, vnc_monotonic_ms());
+		tools_finish_action(s, call, args, clock_monotonic_ms());
 	}
 	free(points);
 }
@@ -567,7 +568,7 @@ static void scroll(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (!tools_do_scroll(s, call, x, y, direction, amount, tools_string(args, "modifiers", NULL)))
 		return;
 	mcp_call_text(call, "Scrolled %s by %d.", direction, amount);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void type(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -576,7 +577,7 @@ static void type(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (!s || !tools_do_type(s, call, tools_string(args, "text", "")))
 		return;
 	mcp_call_text(call, "Typed the text.");
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void press(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -586,7 +587,7 @@ static void press(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (!s || !tools_do_press(s, call, keys))
 		return;
 	mcp_call_text(call, "Pressed %s.", keys);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void hold_key(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -597,7 +598,7 @@ static void hold_key(struct mcp_call *call, const cJSON *args, void *userdata)
 	if (!s || !tools_do_hold_key(s, call, keys, duration))
 		return;
 	mcp_call_text(call, "Held %s for %d ms.", keys, duration);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
@@ -617,7 +618,7 @@ static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 			   tools_int(args, "timeout_ms", SETTLE_TIMEOUT_MS), &report))
 		return;
 	tools_reply_wait(call, settle, &report);
-	tools_finish_action(s, call, args, vnc_monotonic_ms());
+	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
 #define POINT_PROPERTIES                                                                   \

@@ -506,7 +506,7 @@ static void free_pixels(struct job *job)
 static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *view)
 {
 	int width = view->width, height = view->height, count = 0;
-	int64_t now = vnc_monotonic_ms();
+	int64_t now = clock_monotonic_ms();
 	for (struct bridge_viewer *w = v->viewers; w; w = w->next_viewer) {
 		if (w->kicked || width <= 0)
 			continue;
@@ -589,7 +589,7 @@ static bool produce(struct bridge_viewers *v)
 		free_pixels(job);
 	}
 
-	int64_t now = vnc_monotonic_ms();
+	int64_t now = clock_monotonic_ms();
 	pthread_mutex_lock(&v->lock);
 	for (int i = 0; i < count; i++) {
 		struct job *job = &v->jobs[i];
