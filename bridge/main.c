@@ -210,7 +210,7 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			o->listen = value;
 			i++;
 		} else if (strcmp(arg, "--sizes") == 0 && value) {
-			struct sandbox_error failed;
+			struct error failed;
 			if (!sandbox_sizes_parse(o->sizes, value, &failed)) {
 				fprintf(stderr, "lizard-bridge: --sizes: %s\n", failed.message);
 				return 2;
@@ -220,7 +220,7 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			o->data_dir = value;
 			i++;
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
-			struct sandbox_error failed;
+			struct error failed;
 			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {
 				fprintf(stderr, "lizard-bridge: --uid-range: %s\n", failed.message);
 				return 2;
@@ -355,7 +355,7 @@ static bool api_key(char *key, size_t size)
 /* Sizes need cgroups; without them sessions still run, unlimited. */
 static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 {
-	struct sandbox_error failed;
+	struct error failed;
 	c->cgroup_root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &failed);
 	if (c->cgroup_root) {
 		unsigned removed = 0;
@@ -395,8 +395,8 @@ static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 
 static void close_resources(struct bridge_tools_context *c)
 {
-	struct sandbox_error failed;
-	sandbox_error_clear(&failed);
+	struct error failed;
+	error_clear(&failed);
 	sandbox_cgroup_root_close(c->cgroup_root, &failed);
 	if (failed.message[0])
 		log_warn("%s", failed.message);
@@ -414,7 +414,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	if (rc != 0)
 		return rc;
 	/* Before any thread: a fork. */
-	struct sandbox_error janitor;
+	struct error janitor;
 	if (!sandbox_janitor_start(&janitor))
 		log_warn("what sessions leave on the host stays if the daemon is killed: %s",
 			 janitor.message);
@@ -426,7 +426,12 @@ static int run_bridge(int argc, char **argv, bool serve)
 	char key[128] = "";
 	if (serve && !api_key(key, sizeof(key)))
 		return 1;
-	sandbox_remove_stale();
+	struct error stale;
+	unsigned removed = sandbox_remove_stale(&stale);
+	if (removed)
+		log_info("removed the sandbox files of %u daemons that died", removed);
+	if (stale.message[0])
+		log_warn("sandbox files of a daemon that died: %s", stale.message);
 	open_resources(&context, options.data_dir);
 	context.registry = bridge_registry_create();
 	bool started = context.registry && start_default_session(&options, &context);

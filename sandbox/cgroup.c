@@ -1,6 +1,7 @@
 /* One session's cgroup: limits, joining, freezing, usage, killing, removal.
  * Under v1 the group is one directory per hierarchy and each operation goes
  * to the hierarchy holding its controller; under v2 it is one directory. */
+#include "sandbox/name.h"
 #include "sandbox/cgroup_internal.h"
 
 #include <errno.h>
@@ -34,7 +35,7 @@ static const char *dir_with(const struct sandbox_cgroup *cg, unsigned bit)
 }
 
 static bool missing_controller(const struct sandbox_cgroup_root *root,
-			       const struct sandbox_limits *limits, struct sandbox_error *err)
+			       const struct sandbox_limits *limits, struct error *err)
 {
 	const char *missing = NULL, *what = NULL;
 	if (limits->cpu_millis && !(root->controllers & CGROUP_CPU))
@@ -45,7 +46,7 @@ static bool missing_controller(const struct sandbox_cgroup_root *root,
 		missing = "pids", what = "a pids";
 	if (!missing)
 		return false;
-	sandbox_error_set(err, 0, "%s limit cannot be enforced: the %s controller is not "
+	error_set(err, 0, "%s limit cannot be enforced: the %s controller is not "
 			  "available to %s (cgroup v%d)", what, missing,
 			  root->count ? root->hierarchy[0].dir : "this daemon",
 			  root->version == SANDBOX_CGROUP_V1 ? 1 : 2);
@@ -54,7 +55,7 @@ static bool missing_controller(const struct sandbox_cgroup_root *root,
 
 /* Writes file when it exists; a kernel without it (no swap accounting) is fine. */
 static bool write_if_present(const char *dir, const char *file, const char *value,
-			     struct sandbox_error *err)
+			     struct error *err)
 {
 	if (cgroup_write(dir, file, value, err))
 		return true;
@@ -62,7 +63,7 @@ static bool write_if_present(const char *dir, const char *file, const char *valu
 }
 
 static bool apply_v1(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
-		     struct sandbox_error *err)
+		     struct error *err)
 {
 	char value[32];
 	const char *dir;
@@ -92,7 +93,7 @@ static bool apply_v1(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
 }
 
 static bool apply_v2(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
-		     struct sandbox_error *err)
+		     struct error *err)
 {
 	char value[48];
 	const char *dir = cg->dir[0];
@@ -121,7 +122,7 @@ static bool apply_v2(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
 
 struct sandbox_cgroup *sandbox_cgroup_create(struct sandbox_cgroup_root *root, const char *name,
 					     const struct sandbox_limits *limits,
-					     struct sandbox_error *err)
+					     struct error *err)
 {
 	static const struct sandbox_limits none;
 	if (!limits)
@@ -130,18 +131,18 @@ struct sandbox_cgroup *sandbox_cgroup_create(struct sandbox_cgroup_root *root, c
 		return NULL;
 	struct sandbox_cgroup *cg = calloc(1, sizeof(*cg));
 	if (!cg)
-		return sandbox_error_null(err, ENOMEM, "cgroup %s", name);
+		return error_null(err, ENOMEM, "cgroup %s", name);
 	cg->version = root->version;
 	cg->limits = *limits;
 	snprintf(cg->name, sizeof(cg->name), "%s", name);
 	for (size_t i = 0; i < root->count; i++) {
 		char *dir = cgroup_path_join(root->hierarchy[i].dir, name);
 		if (!dir) {
-			sandbox_error_set(err, ENOMEM, "cgroup %s", name);
+			error_set(err, ENOMEM, "cgroup %s", name);
 			goto failed;
 		}
 		if (mkdir(dir, 0755) != 0) {
-			sandbox_error_set(err, errno, errno == EEXIST ?
+			error_set(err, errno, errno == EEXIST ?
 				"cgroup %s already exists (a session of that name is running)" :
 				"cannot create cgroup %s", dir);
 			free(dir);
@@ -178,7 +179,7 @@ const char *sandbox_cgroup_dir(const struct sandbox_cgroup *cg, size_t index)
 	return index < cg->count ? cg->dir[index] : NULL;
 }
 
-bool sandbox_cgroup_attach_pid(struct sandbox_cgroup *cg, pid_t pid, struct sandbox_error *err)
+bool sandbox_cgroup_attach_pid(struct sandbox_cgroup *cg, pid_t pid, struct error *err)
 {
 	char value[24];
 	snprintf(value, sizeof(value), "%d", (int)pid);
@@ -189,7 +190,7 @@ bool sandbox_cgroup_attach_pid(struct sandbox_cgroup *cg, pid_t pid, struct sand
 }
 
 bool sandbox_cgroup_join_open(struct sandbox_cgroup *cg, struct sandbox_cgroup_join *join,
-			      struct sandbox_error *err)
+			      struct error *err)
 {
 	join->count = 0;
 	for (size_t i = 0; i < cg->count; i++) {
@@ -197,7 +198,7 @@ bool sandbox_cgroup_join_open(struct sandbox_cgroup *cg, struct sandbox_cgroup_j
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir[i]);
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
-			sandbox_error_set(err, errno, "cannot open %s", path);
+			error_set(err, errno, "cannot open %s", path);
 			sandbox_cgroup_join_close(join);
 			return false;
 		}
@@ -230,7 +231,7 @@ void sandbox_cgroup_join_close(struct sandbox_cgroup_join *join)
 
 /* Whether the freezer says the group reached the wanted state. */
 static bool freezer_reached(const struct sandbox_cgroup *cg, const char *dir, bool frozen,
-			    bool *reached, struct sandbox_error *err)
+			    bool *reached, struct error *err)
 {
 	if (cg->version == SANDBOX_CGROUP_V2) {
 		uint64_t value;
@@ -248,11 +249,11 @@ static bool freezer_reached(const struct sandbox_cgroup *cg, const char *dir, bo
 }
 
 static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	const char *dir = dir_with(cg, CGROUP_FREEZER);
 	if (!dir)
-		return sandbox_error_set(err, 0, "cgroup %s cannot be %s: no freezer controller is "
+		return error_set(err, 0, "cgroup %s cannot be %s: no freezer controller is "
 					 "available", cg->name, frozen ? "frozen" : "thawed");
 	bool v2 = cg->version == SANDBOX_CGROUP_V2;
 	const char *file = v2 ? "cgroup.freeze" : "freezer.state";
@@ -270,7 +271,7 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
 		if (cgroup_now_ms() >= deadline) {
 			if (frozen) /* leave it running rather than half frozen */
 				cgroup_write(dir, file, v2 ? "0" : "THAWED", NULL);
-			return sandbox_error_set(err, ETIMEDOUT, "cgroup %s did not %s within %d ms "
+			return error_set(err, ETIMEDOUT, "cgroup %s did not %s within %d ms "
 						 "(a process may be stuck in the kernel)", dir,
 						 frozen ? "freeze" : "thaw", timeout_ms);
 		}
@@ -285,12 +286,12 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
 	return true;
 }
 
-bool sandbox_cgroup_freeze(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err)
+bool sandbox_cgroup_freeze(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	return set_frozen(cg, true, timeout_ms, err);
 }
 
-bool sandbox_cgroup_thaw(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err)
+bool sandbox_cgroup_thaw(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	return set_frozen(cg, false, timeout_ms, err);
 }
@@ -301,7 +302,7 @@ bool sandbox_cgroup_is_frozen(const struct sandbox_cgroup *cg)
 }
 
 /* Reads one usage value; a file this kernel lacks leaves it unknown. */
-static bool usage_value(bool ok, struct sandbox_error *err, uint64_t *value)
+static bool usage_value(bool ok, struct error *err, uint64_t *value)
 {
 	if (ok)
 		return true;
@@ -310,7 +311,7 @@ static bool usage_value(bool ok, struct sandbox_error *err, uint64_t *value)
 }
 
 bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u,
-			  struct sandbox_error *err)
+			  struct error *err)
 {
 	u->cpu_usec = u->memory_bytes = u->memory_peak_bytes = SANDBOX_USAGE_UNKNOWN;
 	u->tasks = u->oom_kills = u->cpu_throttled_usec = SANDBOX_USAGE_UNKNOWN;
@@ -370,7 +371,7 @@ bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u,
 }
 
 /* SIGKILLs what cgroup.procs lists in every directory; how many it found. */
-static bool kill_listed(struct sandbox_cgroup *cg, size_t *found, struct sandbox_error *err)
+static bool kill_listed(struct sandbox_cgroup *cg, size_t *found, struct error *err)
 {
 	*found = 0;
 	for (size_t i = 0; i < cg->count; i++) {
@@ -394,7 +395,7 @@ static bool kill_listed(struct sandbox_cgroup *cg, size_t *found, struct sandbox
  * frozen by the v1 freezer only acts on SIGKILL once thawed), and repeat
  * until a pass finds nobody. */
 static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline,
-			    struct sandbox_error *err)
+			    struct error *err)
 {
 	bool freezer = dir_with(cg, CGROUP_FREEZER) != NULL;
 	unsigned step = 0;
@@ -411,13 +412,13 @@ static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline,
 		if (found == 0)
 			return true;
 		if (cgroup_now_ms() >= deadline)
-			return sandbox_error_set(err, ETIMEDOUT, "%zu processes were still in cgroup "
+			return error_set(err, ETIMEDOUT, "%zu processes were still in cgroup "
 						 "%s at the deadline", found, cg->dir[0]);
 		cgroup_backoff(&step, deadline);
 	}
 }
 
-static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct sandbox_error *err)
+static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct error *err)
 {
 	const char *dir = cg->dir[0];
 	/* cgroup.kill (Linux 5.14) kills the whole subtree atomically: no
@@ -435,13 +436,13 @@ static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct sandbox_
 		if (!populated)
 			return true;
 		if (cgroup_now_ms() >= deadline)
-			return sandbox_error_set(err, ETIMEDOUT, "cgroup %s still had processes at the "
+			return error_set(err, ETIMEDOUT, "cgroup %s still had processes at the "
 						 "deadline after cgroup.kill", dir);
 		cgroup_backoff(&step, deadline);
 	}
 }
 
-bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err)
+bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	int64_t deadline = cgroup_now_ms() + timeout_ms;
 	bool ok = cg->version == SANDBOX_CGROUP_V2 ? kill_v2(cg, deadline, err) :
@@ -451,7 +452,7 @@ bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct s
 	return ok;
 }
 
-bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err)
+bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	int64_t deadline = cgroup_now_ms() + timeout_ms;
 	if (cg->count == 0)
@@ -466,7 +467,7 @@ bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct sa
 			if (errno == ENOENT)
 				break;
 			if (errno != EBUSY || cgroup_now_ms() >= deadline) {
-				ok = sandbox_error_set(err, errno, "cannot remove cgroup %s", cg->dir[i]);
+				ok = error_set(err, errno, "cannot remove cgroup %s", cg->dir[i]);
 				break;
 			}
 			cgroup_backoff(&step, deadline);
@@ -475,7 +476,7 @@ bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct sa
 	return ok;
 }
 
-bool sandbox_cgroup_destroy(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err)
+bool sandbox_cgroup_destroy(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	if (!cg)
 		return true;

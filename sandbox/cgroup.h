@@ -32,7 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/error.h"
+#include "sandbox/name.h"
+#include "util/error.h"
 #include "sandbox/size.h"
 
 enum sandbox_cgroup_version {
@@ -51,12 +52,12 @@ struct sandbox_cgroup;
  * that it can write there. NULL with err saying why not (no cgroup mounted,
  * not root and no delegation, read-only mount...). */
 struct sandbox_cgroup_root *sandbox_cgroup_root_open(enum sandbox_cgroup_version version,
-						     struct sandbox_error *err);
+						     struct error *err);
 
 /* Removes the daemon's directories (sessions must be destroyed first; a
  * leftover is logged by the caller through err and removed at the next
  * start by sandbox_cgroup_root_remove_stale). Accepts NULL. */
-void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct sandbox_error *err);
+void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct error *err);
 
 enum sandbox_cgroup_version sandbox_cgroup_root_version(const struct sandbox_cgroup_root *root);
 
@@ -67,7 +68,7 @@ void sandbox_cgroup_root_describe(const struct sandbox_cgroup_root *root, char *
  * longer running (same parent cgroup). *removed counts the sessions' cgroups
  * removed. Call once at start. */
 bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned *removed,
-				      struct sandbox_error *err);
+				      struct error *err);
 
 /* Whether this process can create limited cgroups; why not in `why`. It
  * opens and closes a root, so it also creates and removes its directory. */
@@ -78,10 +79,10 @@ bool sandbox_cgroup_available(char *why, size_t why_size);
  * says which controller. The root must outlive the cgroup. */
 struct sandbox_cgroup *sandbox_cgroup_create(struct sandbox_cgroup_root *root, const char *name,
 					     const struct sandbox_limits *limits,
-					     struct sandbox_error *err);
+					     struct error *err);
 
 /* Moves a running process (all its threads) into the cgroup. */
-bool sandbox_cgroup_attach_pid(struct sandbox_cgroup *cg, pid_t pid, struct sandbox_error *err);
+bool sandbox_cgroup_attach_pid(struct sandbox_cgroup *cg, pid_t pid, struct error *err);
 
 /* For a child between fork and exec, which may only make async-signal-safe
  * calls: the parent opens the cgroup.procs files before fork, the child calls
@@ -92,7 +93,7 @@ struct sandbox_cgroup_join {
 	size_t count;
 };
 bool sandbox_cgroup_join_open(struct sandbox_cgroup *cg, struct sandbox_cgroup_join *join,
-			      struct sandbox_error *err);
+			      struct error *err);
 /* Async-signal-safe. 0, or the errno of the first write that failed. */
 int sandbox_cgroup_join_self(const struct sandbox_cgroup_join *join);
 void sandbox_cgroup_join_close(struct sandbox_cgroup_join *join);
@@ -100,8 +101,8 @@ void sandbox_cgroup_join_close(struct sandbox_cgroup_join *join);
 /* Stops every process of the group and returns once the kernel says all are
  * frozen, or fails (and thaws again) after timeout_ms. Freezing a frozen
  * group, thawing a thawed one, succeed. */
-bool sandbox_cgroup_freeze(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err);
-bool sandbox_cgroup_thaw(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err);
+bool sandbox_cgroup_freeze(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
+bool sandbox_cgroup_thaw(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
 bool sandbox_cgroup_is_frozen(const struct sandbox_cgroup *cg);
 
 #define SANDBOX_USAGE_UNKNOWN UINT64_MAX
@@ -118,7 +119,7 @@ struct sandbox_usage {
 	uint64_t oom_kills;        /* processes the kernel killed for memory */
 };
 bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *usage,
-			  struct sandbox_error *err);
+			  struct error *err);
 
 const struct sandbox_limits *sandbox_cgroup_limits(const struct sandbox_cgroup *cg);
 const char *sandbox_cgroup_name(const struct sandbox_cgroup *cg);
@@ -131,11 +132,11 @@ const char *sandbox_cgroup_root_dir(const struct sandbox_cgroup_root *root, size
 /* SIGKILLs every process in the group, including ones that setsid() or
  * forked meanwhile, and waits until the group is empty (zombies do not count:
  * their parents reap them) or timeout_ms passed. */
-bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err);
+bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
 
 /* kill_all, then removes the directories and frees cg, which is gone even
  * when this fails (what was left is named in err; the next daemon start
  * removes it). Accepts NULL. */
-bool sandbox_cgroup_destroy(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err);
+bool sandbox_cgroup_destroy(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
 
 #endif

@@ -24,14 +24,14 @@ char *cgroup_path_join(const char *dir, const char *name)
 	return path;
 }
 
-bool cgroup_write(const char *dir, const char *file, const char *value, struct sandbox_error *err)
+bool cgroup_write(const char *dir, const char *file, const char *value, struct error *err)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
-		return sandbox_error_set(err, ENAMETOOLONG, "cgroup path %s/%s", dir, file);
+		return error_set(err, ENAMETOOLONG, "cgroup path %s/%s", dir, file);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return sandbox_error_set(err, errno, "cannot open %s", path);
+		return error_set(err, errno, "cannot open %s", path);
 	size_t len = strlen(value);
 	ssize_t n;
 	do
@@ -40,21 +40,21 @@ bool cgroup_write(const char *dir, const char *file, const char *value, struct s
 	int saved = errno;
 	close(fd);
 	if (n < 0)
-		return sandbox_error_set(err, saved, "cannot write \"%s\" to %s", value, path);
+		return error_set(err, saved, "cannot write \"%s\" to %s", value, path);
 	if ((size_t)n != len)
-		return sandbox_error_set(err, EIO, "short write of \"%s\" to %s", value, path);
+		return error_set(err, EIO, "short write of \"%s\" to %s", value, path);
 	return true;
 }
 
 bool cgroup_read(const char *dir, const char *file, char *out, size_t size,
-		 struct sandbox_error *err)
+		 struct error *err)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
-		return sandbox_error_set(err, ENAMETOOLONG, "cgroup path %s/%s", dir, file);
+		return error_set(err, ENAMETOOLONG, "cgroup path %s/%s", dir, file);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return sandbox_error_set(err, errno, "cannot open %s", path);
+		return error_set(err, errno, "cannot open %s", path);
 	size_t used = 0;
 	while (used + 1 < size) {
 		ssize_t n = read(fd, out + used, size - 1 - used);
@@ -63,7 +63,7 @@ bool cgroup_read(const char *dir, const char *file, char *out, size_t size,
 		if (n < 0) {
 			int saved = errno;
 			close(fd);
-			return sandbox_error_set(err, saved, "cannot read %s", path);
+			return error_set(err, saved, "cannot read %s", path);
 		}
 		if (n == 0)
 			break;
@@ -91,19 +91,19 @@ static bool parse_u64(const char *text, uint64_t *value)
 	return true;
 }
 
-bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct sandbox_error *err)
+bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct error *err)
 {
 	char text[64];
 	if (!cgroup_read(dir, file, text, sizeof(text), err))
 		return false;
 	if (!parse_u64(text, value))
-		return sandbox_error_set(err, EINVAL, "%s/%s holds \"%.20s\", not a number", dir,
+		return error_set(err, EINVAL, "%s/%s holds \"%.20s\", not a number", dir,
 					 file, text);
 	return true;
 }
 
 bool cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *value,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	char text[4096];
 	if (!cgroup_read(dir, file, text, sizeof(text), err))
@@ -118,18 +118,18 @@ bool cgroup_read_keyed(const char *dir, const char *file, const char *key, uint6
 			break;
 		line = next + 1;
 	}
-	return sandbox_error_set(err, ENOENT, "%s/%s has no \"%s\" line", dir, file, key);
+	return error_set(err, ENOENT, "%s/%s has no \"%s\" line", dir, file, key);
 }
 
 bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out,
-		      struct sandbox_error *err)
+		      struct error *err)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
-		return sandbox_error_set(err, ENAMETOOLONG, "cgroup path %s/cgroup.procs", dir);
+		return error_set(err, ENAMETOOLONG, "cgroup path %s/cgroup.procs", dir);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return sandbox_error_set(err, errno, "cannot open %s", path);
+		return error_set(err, errno, "cannot open %s", path);
 	pid_t *pids = NULL;
 	size_t count = 0, capacity = 0;
 	long long pid;
@@ -143,7 +143,7 @@ bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out,
 			if (!bigger) {
 				free(pids);
 				fclose(f);
-				return sandbox_error_set(err, ENOMEM, "reading %s", path);
+				return error_set(err, ENOMEM, "reading %s", path);
 			}
 			pids = bigger;
 			capacity = grown;
@@ -154,7 +154,7 @@ bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out,
 	fclose(f);
 	if (failed) {
 		free(pids);
-		return sandbox_error_set(err, EIO, "cannot read %s", path);
+		return error_set(err, EIO, "cannot read %s", path);
 	}
 	*pids_out = pids;
 	*count_out = count;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "sandbox/name.h"
 #include "sandbox/cgroup.h"
 
 /* Controller bits: what a hierarchy (v1) or the unified tree (v2) offers. */
@@ -53,17 +54,17 @@ struct sandbox_cgroup {
 
 char *cgroup_path_join(const char *dir, const char *name);
 
-bool cgroup_write(const char *dir, const char *file, const char *value, struct sandbox_error *err);
+bool cgroup_write(const char *dir, const char *file, const char *value, struct error *err);
 /* Reads the whole small file as a string (at most size - 1 bytes). */
 bool cgroup_read(const char *dir, const char *file, char *out, size_t size,
-		 struct sandbox_error *err);
+		 struct error *err);
 /* A file holding one number, or "max" (read as UINT64_MAX). */
-bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct sandbox_error *err);
+bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct error *err);
 /* The value of "key value" line key in a flat keyed file (cpu.stat, memory.events). */
 bool cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *value,
-		       struct sandbox_error *err);
+		       struct error *err);
 /* The pids in dir/cgroup.procs into a malloc'ed array (*pids, *count). */
-bool cgroup_read_pids(const char *dir, pid_t **pids, size_t *count, struct sandbox_error *err);
+bool cgroup_read_pids(const char *dir, pid_t **pids, size_t *count, struct error *err);
 
 /* Monotonic milliseconds, and a pause that backs off from 1 to 16 ms without
  * passing deadline_ms, for waiting on a state the kernel changes. */
@@ -72,6 +73,6 @@ void cgroup_backoff(unsigned *step, int64_t deadline_ms);
 
 /* Ends everything in the group's directories and removes them; used by
  * destroy and for the groups of dead daemons. The group is not freed. */
-bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct sandbox_error *err);
+bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
 
 #endif

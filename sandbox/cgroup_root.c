@@ -5,6 +5,7 @@
  * root is not "/"); /proc/self/cgroup says which cgroup we are in, in each.
  * Together they give our own cgroup's directory, under which everything of
  * this daemon goes: <own>/lizard-bridge/<pid>-<start time>/<session>. */
+#include "sandbox/name.h"
 #include "sandbox/cgroup_internal.h"
 
 #include <dirent.h>
@@ -70,12 +71,12 @@ static void unescape_octal(char *s)
 	*out = '\0';
 }
 
-static size_t read_mounts(struct cgroup_mount *mounts, struct sandbox_error *err, bool *ok)
+static size_t read_mounts(struct cgroup_mount *mounts, struct error *err, bool *ok)
 {
 	*ok = false;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f) {
-		sandbox_error_set(err, errno, "cannot open /proc/self/mountinfo");
+		error_set(err, errno, "cannot open /proc/self/mountinfo");
 		return 0;
 	}
 	size_t count = 0;
@@ -179,18 +180,18 @@ static bool process_id(pid_t pid, char *out, size_t size)
 	return (size_t)snprintf(out, size, "%d-%llu", (int)pid, start) < size;
 }
 
-static bool make_dir(const char *path, bool may_exist, struct sandbox_error *err)
+static bool make_dir(const char *path, bool may_exist, struct error *err)
 {
 	if (mkdir(path, 0755) == 0 || (may_exist && errno == EEXIST))
 		return true;
 	if (errno == EACCES || errno == EPERM || errno == EROFS)
-		return sandbox_error_set(err, errno, "cannot create cgroup %s (the daemon needs root, "
+		return error_set(err, errno, "cannot create cgroup %s (the daemon needs root, "
 					 "or a cgroup delegated to its user)", path);
-	return sandbox_error_set(err, errno, "cannot create cgroup %s", path);
+	return error_set(err, errno, "cannot create cgroup %s", path);
 }
 
 static bool add_hierarchy(struct sandbox_cgroup_root *root, char *own, unsigned controllers,
-			  struct sandbox_error *err)
+			  struct error *err)
 {
 	struct cgroup_hierarchy *h = &root->hierarchy[root->count];
 	h->parent = cgroup_path_join(own, CGROUP_PARENT_NAME);
@@ -200,7 +201,7 @@ static bool add_hierarchy(struct sandbox_cgroup_root *root, char *own, unsigned 
 	if (!h->dir) {
 		free(h->parent);
 		h->parent = NULL;
-		return sandbox_error_set(err, ENOMEM, "cgroup paths");
+		return error_set(err, ENOMEM, "cgroup paths");
 	}
 	root->count++;
 	root->controllers |= controllers;
@@ -208,7 +209,7 @@ static bool add_hierarchy(struct sandbox_cgroup_root *root, char *own, unsigned 
 }
 
 static bool setup_v1(struct sandbox_cgroup_root *root, const struct cgroup_mount *mounts,
-		     size_t mount_count, struct sandbox_error *err)
+		     size_t mount_count, struct error *err)
 {
 	for (size_t i = 0; i < mount_count; i++) {
 		const struct cgroup_mount *m = &mounts[i];
@@ -231,7 +232,7 @@ static bool setup_v1(struct sandbox_cgroup_root *root, const struct cgroup_mount
 			return false;
 	}
 	if (root->count == 0)
-		return sandbox_error_set(err, 0, "no cgroup v1 hierarchy with cpu, memory, pids or "
+		return error_set(err, 0, "no cgroup v1 hierarchy with cpu, memory, pids or "
 					 "freezer is mounted where this process can reach it");
 	for (size_t i = 0; i < root->count; i++) {
 		if (!make_dir(root->hierarchy[i].parent, true, err) ||
@@ -246,7 +247,7 @@ static bool setup_v1(struct sandbox_cgroup_root *root, const struct cgroup_mount
  * Delegate=yes) usually holds the daemon itself, so the daemon moves into a
  * leaf of its own; any other process there is somebody else's, and we stop. */
 static bool enable_v2(struct sandbox_cgroup_root *root, const char *own, const char *enable,
-		      struct sandbox_error *err)
+		      struct error *err)
 {
 	struct cgroup_hierarchy *h = &root->hierarchy[0];
 	if (cgroup_write(own, "cgroup.subtree_control", enable, err))
@@ -263,13 +264,13 @@ static bool enable_v2(struct sandbox_cgroup_root *root, const char *own, const c
 			other = pids[i];
 	free(pids);
 	if (other)
-		return sandbox_error_set(err, EBUSY, "cgroup v2: %s also holds process %d, so no "
+		return error_set(err, EBUSY, "cgroup v2: %s also holds process %d, so no "
 					 "controller can be enabled below it; start the daemon in a "
 					 "cgroup of its own (e.g. systemd-run --scope -p Delegate=yes)",
 					 own, (int)other);
 	char *leaf = cgroup_path_join(h->dir, CGROUP_DAEMON_LEAF);
 	if (!leaf)
-		return sandbox_error_set(err, ENOMEM, "cgroup paths");
+		return error_set(err, ENOMEM, "cgroup paths");
 	char pid[24];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	bool moved = make_dir(leaf, false, err) && cgroup_write(leaf, "cgroup.procs", pid, err);
@@ -281,17 +282,17 @@ static bool enable_v2(struct sandbox_cgroup_root *root, const char *own, const c
 }
 
 static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount *mounts,
-		     size_t mount_count, struct sandbox_error *err)
+		     size_t mount_count, struct error *err)
 {
 	char path[2048];
 	if (!own_path(0, path, sizeof(path)))
-		return sandbox_error_set(err, 0, "/proc/self/cgroup has no cgroup v2 entry");
+		return error_set(err, 0, "/proc/self/cgroup has no cgroup v2 entry");
 	char *own = NULL;
 	for (size_t i = 0; i < mount_count && !own; i++)
 		if (mounts[i].v2)
 			own = own_dir(&mounts[i], path);
 	if (!own)
-		return sandbox_error_set(err, 0, "no cgroup v2 mount shows this process's cgroup %s",
+		return error_set(err, 0, "no cgroup v2 mount shows this process's cgroup %s",
 					 path);
 	/* Opened before in this process (a probe, then the real one): we sit in
 	 * our own leaf already, and our cgroup is the one above it. */
@@ -317,7 +318,7 @@ static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount
 	struct cgroup_hierarchy *h = &root->hierarchy[0];
 	char *own_again = strndup(h->parent, strlen(h->parent) - strlen("/" CGROUP_PARENT_NAME));
 	if (!own_again)
-		return sandbox_error_set(err, ENOMEM, "cgroup paths");
+		return error_set(err, ENOMEM, "cgroup paths");
 	char enable[64] = "";
 	if (controllers & CGROUP_CPU)
 		strcat(enable, "+cpu ");
@@ -373,14 +374,14 @@ static bool v2_has_memory(const struct cgroup_mount *mounts, size_t count)
 }
 
 struct sandbox_cgroup_root *sandbox_cgroup_root_open(enum sandbox_cgroup_version version,
-						     struct sandbox_error *err)
+						     struct error *err)
 {
 	struct cgroup_mount *mounts = calloc(MAX_MOUNTS, sizeof(*mounts));
 	struct sandbox_cgroup_root *root = calloc(1, sizeof(*root));
 	if (!mounts || !root) {
 		free(mounts);
 		free(root);
-		return sandbox_error_null(err, ENOMEM, "cgroup discovery");
+		return error_null(err, ENOMEM, "cgroup discovery");
 	}
 	bool ok;
 	size_t count = read_mounts(mounts, err, &ok);
@@ -399,14 +400,14 @@ struct sandbox_cgroup_root *sandbox_cgroup_root_open(enum sandbox_cgroup_version
 	}
 	if (version == SANDBOX_CGROUP_AUTO || (version == SANDBOX_CGROUP_V1 && !any_v1) ||
 	    (version == SANDBOX_CGROUP_V2 && !any_v2)) {
-		sandbox_error_set(err, 0, "no %scgroup file system is mounted (see /proc/self/mountinfo)",
+		error_set(err, 0, "no %scgroup file system is mounted (see /proc/self/mountinfo)",
 				  version == SANDBOX_CGROUP_V1 ? "v1 " :
 				  version == SANDBOX_CGROUP_V2 ? "v2 " : "");
 		goto failed;
 	}
 	root->version = version;
 	if (!process_id(getpid(), root->id, sizeof(root->id))) {
-		sandbox_error_set(err, errno, "cannot read /proc/%d/stat", (int)getpid());
+		error_set(err, errno, "cannot read /proc/%d/stat", (int)getpid());
 		goto failed;
 	}
 	if (!(version == SANDBOX_CGROUP_V1 ? setup_v1 : setup_v2)(root, mounts, count, err)) {
@@ -442,7 +443,7 @@ void sandbox_cgroup_root_describe(const struct sandbox_cgroup_root *root, char *
 		 root->controllers & CGROUP_FREEZER ? " freezer" : "");
 }
 
-void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct sandbox_error *err)
+void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct error *err)
 {
 	if (!root)
 		return;
@@ -450,7 +451,7 @@ void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct sandbox_
 		/* A v2 daemon sits in its own leaf and cannot leave it (its old cgroup
 		 * now has controllers enabled): the next start removes the leaf. */
 		if (!root->moved_into_leaf && rmdir(root->hierarchy[i].dir) != 0 && errno != ENOENT)
-			sandbox_error_set(err, errno, "cannot remove cgroup %s", root->hierarchy[i].dir);
+			error_set(err, errno, "cannot remove cgroup %s", root->hierarchy[i].dir);
 		rmdir(root->hierarchy[i].parent);
 	}
 	free_root(root);
@@ -458,8 +459,8 @@ void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct sandbox_
 
 bool sandbox_cgroup_available(char *why, size_t why_size)
 {
-	struct sandbox_error err;
-	sandbox_error_clear(&err);
+	struct error err;
+	error_clear(&err);
 	struct sandbox_cgroup_root *root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &err);
 	if (!root) {
 		snprintf(why, why_size, "%s", err.message);
@@ -481,7 +482,7 @@ bool sandbox_cgroup_available(char *why, size_t why_size)
 
 /* A session cgroup of a dead daemon: its directory in every hierarchy. */
 static unsigned remove_stale_group(struct sandbox_cgroup_root *root, const char *id,
-				   const char *name, struct sandbox_error *err)
+				   const char *name, struct error *err)
 {
 	struct sandbox_cgroup cg = { .version = root->version };
 	/* Names in messages only; a foreign directory name may be longer. */
@@ -516,14 +517,14 @@ static bool stale_id(const struct sandbox_cgroup_root *root, const char *name)
 }
 
 bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned *removed,
-				      struct sandbox_error *err)
+				      struct error *err)
 {
 	*removed = 0;
 	bool ok = true;
 	for (size_t i = 0; i < root->count; i++) {
 		DIR *parent = opendir(root->hierarchy[i].parent);
 		if (!parent)
-			return sandbox_error_set(err, errno, "cannot list %s", root->hierarchy[i].parent);
+			return error_set(err, errno, "cannot list %s", root->hierarchy[i].parent);
 		struct dirent *d;
 		while ((d = readdir(parent))) {
 			if (d->d_type != DT_DIR || !stale_id(root, d->d_name))
@@ -539,7 +540,7 @@ bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned
 			while ((s = readdir(daemon))) {
 				if (s->d_type == DT_DIR && strcmp(s->d_name, ".") != 0 &&
 				    strcmp(s->d_name, "..") != 0) {
-					struct sandbox_error group_err;
+					struct error group_err;
 					unsigned n = remove_stale_group(root, id, s->d_name, &group_err);
 					*removed += n;
 					if (!n && strcmp(s->d_name, CGROUP_DAEMON_LEAF) != 0) {
@@ -553,7 +554,7 @@ bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned
 				snprintf(path, sizeof(path), "%s/%s", root->hierarchy[j].parent, id);
 				if (rmdir(path) != 0 && errno != ENOENT && ok) {
 					ok = false;
-					sandbox_error_set(err, errno, "cannot remove stale cgroup %s", path);
+					error_set(err, errno, "cannot remove stale cgroup %s", path);
 				}
 			}
 		}

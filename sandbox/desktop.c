@@ -1,7 +1,6 @@
 #include "sandbox/desktop.h"
 
 #include "sandbox/sandbox.h"
-#include "util/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,11 +37,11 @@ struct sandbox_desktop {
 /* An Xauthority entry with family FamilyWild and an empty display number
  * matches whichever display Xvnc ends up on, so the cookie can be written
  * before the display is known. */
-static bool write_xauthority(struct sandbox *sandbox, struct sandbox_error *err)
+static bool write_xauthority(struct sandbox *sandbox, struct error *err)
 {
 	unsigned char cookie[16];
 	if (getrandom(cookie, sizeof(cookie), 0) != (ssize_t)sizeof(cookie))
-		return sandbox_error_set(err, errno, "cannot make an X cookie");
+		return error_set(err, errno, "cannot make an X cookie");
 	static const char protocol[] = "MIT-MAGIC-COOKIE-1";
 	unsigned char entry[2 + 2 + 2 + 2 + sizeof(protocol) - 1 + 2 + sizeof(cookie)];
 	unsigned char *p = entry;
@@ -58,9 +57,9 @@ static bool write_xauthority(struct sandbox *sandbox, struct sandbox_error *err)
 	int fd = sandbox_run_create_file(sandbox, "Xauthority", err);
 	bool ok = fd >= 0 && write(fd, entry, sizeof(entry)) == (ssize_t)sizeof(entry);
 	if (fd >= 0 && !ok)
-		sandbox_error_set(err, errno, "cannot write the X cookie");
+		error_set(err, errno, "cannot write the X cookie");
 	if (fd >= 0 && close(fd) != 0 && ok)
-		ok = sandbox_error_set(err, errno, "cannot write the X cookie");
+		ok = error_set(err, errno, "cannot write the X cookie");
 	memset(cookie, 0, sizeof(cookie));
 	memset(entry, 0, sizeof(entry));
 	return ok;
@@ -106,11 +105,11 @@ static struct sandbox_command user_command(const char *name, const char *const *
 }
 
 static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_options *o,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	int pipe_fds[2];
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-		sandbox_error_set(err, errno, "cannot create a pipe");
+		error_set(err, errno, "cannot create a pipe");
 		return false;
 	}
 	char geometry[32];
@@ -139,7 +138,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	if (d->display < 0) {
 		char tail[256];
 		sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
-		sandbox_error_set(err, 0, "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
+		error_set(err, 0, "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
 			 tail[0] ? ": " : "", tail);
 		return false;
 	}
@@ -149,7 +148,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	for (int i = 0; i < 100 && !sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK); i++)
 		sleep_ms(20);
 	if (!sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK)) {
-		sandbox_error_set(err, 0, "Xvnc started on :%d but never opened %s/vnc.sock",
+		error_set(err, 0, "Xvnc started on :%d but never opened %s/vnc.sock",
 				  d->display, sandbox_run_dir(d->sandbox));
 		return false;
 	}
@@ -162,7 +161,7 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 /* openbox, and the wait until it manages the screen: windows mapped before
  * that can end up without focus, so typing into them goes nowhere. openbox
  * runs its --startup command once it is up. */
-static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error *err)
+static bool start_window_manager(struct sandbox_desktop *d, struct error *err)
 {
 	char startup[320];
 	snprintf(startup, sizeof(startup), "touch %s/window-manager-ready",
@@ -181,16 +180,16 @@ static bool start_window_manager(struct sandbox_desktop *d, struct sandbox_error
 	}
 	char tail[256];
 	sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
-	sandbox_error_set(err, 0, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
+	error_set(err, 0, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
 		 tail);
 	return false;
 }
 
-struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, struct sandbox_error *err)
+struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, struct error *err)
 {
 	struct sandbox_desktop *d = calloc(1, sizeof(*d));
 	if (!d) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&d->lock, NULL);
@@ -203,7 +202,6 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
-	const char *run = sandbox_run_dir(d->sandbox);
 	const char *inside = sandbox_inside_run_dir(d->sandbox);
 	snprintf(d->inside_socket, sizeof(d->inside_socket), "%s/vnc.sock", inside);
 	snprintf(d->inside_xauthority, sizeof(d->inside_xauthority), "%s/Xauthority", inside);
@@ -215,26 +213,24 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	char display[16];
 	snprintf(display, sizeof(display), ":%d", d->display);
 	if (!sandbox_set_env(d->sandbox, "DISPLAY", display)) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		goto fail;
 	}
 	if (o->window_manager && !start_window_manager(d, err))
 		goto fail;
-	log_info("local desktop on display :%d (%dx%d), files in %s", d->display, o->width,
-		 o->height, run);
 	return d;
 
 fail:
-	sandbox_desktop_destroy(d);
+	sandbox_desktop_destroy(d, NULL);
 	return NULL;
 }
 
-void sandbox_desktop_destroy(struct sandbox_desktop *d)
+bool sandbox_desktop_destroy(struct sandbox_desktop *d, struct error *err)
 {
 	if (!d)
-		return;
+		return true;
 	/* Everything in the sandbox ends with it; the handles just let go. */
-	sandbox_destroy(d->sandbox);
+	bool ok = sandbox_destroy(d->sandbox, err);
 	sandbox_process_stop(&d->browser);
 	sandbox_process_stop(&d->window_manager);
 	sandbox_process_stop(&d->xvnc);
@@ -242,6 +238,12 @@ void sandbox_desktop_destroy(struct sandbox_desktop *d)
 		close(d->socket_fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
+	return ok;
+}
+
+int sandbox_desktop_display(const struct sandbox_desktop *d)
+{
+	return d->display;
 }
 
 bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int stop_fd, char *why,
@@ -298,7 +300,7 @@ bool sandbox_desktop_running(struct sandbox_desktop *d)
 }
 
 bool sandbox_desktop_open_url(struct sandbox_desktop *d, const char *url, bool *started,
-			      struct sandbox_error *err)
+			      struct error *err)
 {
 	const char *browser = getenv("LIZARD_BROWSER");
 	char profile[400];

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 struct sandbox;
 struct sandbox_cgroup;
@@ -30,10 +30,13 @@ struct sandbox_desktop_options {
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,
-					      struct sandbox_error *err);
-/* Kills every process of the desktop and removes its private files. NULL
- * is fine. */
-void sandbox_desktop_destroy(struct sandbox_desktop *desktop);
+					      struct error *err);
+/* Kills every process of the desktop and removes its private files
+ * (sandbox_destroy: false with the first failure in err, which may be
+ * NULL). NULL is fine. */
+bool sandbox_desktop_destroy(struct sandbox_desktop *desktop, struct error *err);
+/* Its X display number (":N" inside the sandbox). */
+int sandbox_desktop_display(const struct sandbox_desktop *desktop);
 
 /* Waits up to timeout_ms, or until stop_fd (may be -1) is readable, for
  * the desktop to end by itself: Xvnc exits or the sandbox's init is gone
@@ -56,6 +59,6 @@ bool sandbox_desktop_running(struct sandbox_desktop *desktop);
 /* Shows url in the desktop's Chromium, starting it on first use (then
  * *started is true) and opening a new tab after. */
 bool sandbox_desktop_open_url(struct sandbox_desktop *desktop, const char *url, bool *started,
-			      struct sandbox_error *err);
+			      struct error *err);
 
 #endif

@@ -34,16 +34,16 @@ static const char *mkfs_path(void)
 	return NULL;
 }
 
-bool sandbox_disk_available(struct sandbox_error *err)
+bool sandbox_disk_available(struct error *err)
 {
 	if (geteuid() != 0)
-		return sandbox_error_set(err, 0, "disk limits need a daemon running as root "
+		return error_set(err, 0, "disk limits need a daemon running as root "
 					 "(loop devices and ext4 mounts)");
 	if (!mkfs_path())
-		return sandbox_error_set(err, 0, "disk limits need mke2fs (apt-get install e2fsprogs)");
+		return error_set(err, 0, "disk limits need mke2fs (apt-get install e2fsprogs)");
 	int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (control < 0)
-		return sandbox_error_set(err, errno, "disk limits need loop devices: cannot open "
+		return error_set(err, errno, "disk limits need loop devices: cannot open "
 					 "/dev/loop-control (modprobe loop)");
 	close(control);
 	return true;
@@ -51,7 +51,7 @@ bool sandbox_disk_available(struct sandbox_error *err)
 
 /* Runs mke2fs on the open image, its output kept for the message. */
 static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const char *where,
-		     const char *name, struct sandbox_error *err)
+		     const char *name, struct error *err)
 {
 	char target[32], extended[96], size_kib[32];
 	snprintf(target, sizeof(target), "/proc/self/fd/%d", image);
@@ -67,10 +67,10 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 			       extended, "-O", journal ? "has_journal" : "^has_journal", target,
 			       size_kib, NULL };
 	if (!mkfs)
-		return sandbox_error_set(err, 0, "mke2fs is not installed (apt-get install e2fsprogs)");
+		return error_set(err, 0, "mke2fs is not installed (apt-get install e2fsprogs)");
 	int out[2];
 	if (pipe2(out, O_CLOEXEC) != 0)
-		return sandbox_error_set(err, errno, "cannot create a pipe for mke2fs");
+		return error_set(err, errno, "cannot create a pipe for mke2fs");
 	pid_t pid = fork();
 	if (pid == 0) {
 		int null_fd = open("/dev/null", O_RDONLY);
@@ -85,7 +85,7 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 	close(out[1]);
 	if (pid < 0) {
 		close(out[0]);
-		return sandbox_error_set(err, errno, "cannot start mke2fs");
+		return error_set(err, errno, "cannot start mke2fs");
 	}
 	char said[300] = "";
 	size_t used = 0;
@@ -118,19 +118,19 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 	for (size_t i = 0; i < used; i++)
 		if (said[i] == '\n')
 			said[i] = ' ';
-	return sandbox_error_set(err, 0, "mke2fs could not make %s/%s%s%s", where, name,
+	return error_set(err, 0, "mke2fs could not make %s/%s%s%s", where, name,
 				 said[0] ? ": " : " (it did not finish in time)", said);
 }
 
 bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes,
-		       uid_t uid, bool journal, struct sandbox_error *err)
+		       uid_t uid, bool journal, struct error *err)
 {
 	int image = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (image < 0)
-		return sandbox_error_set(err, errno, "cannot create %s/%s", where, name);
+		return error_set(err, errno, "cannot create %s/%s", where, name);
 	bool ok = true;
 	if (ftruncate(image, (off_t)bytes) != 0)
-		ok = sandbox_error_set(err, errno, "cannot size %s/%s to %llu bytes", where, name,
+		ok = error_set(err, errno, "cannot size %s/%s to %llu bytes", where, name,
 				       (unsigned long long)bytes);
 	ok = ok && run_mkfs(image, bytes, uid, journal, where, name, err);
 	close(image);
@@ -142,25 +142,25 @@ bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t
 /* A free loop device bound to image, let go of when its last user closes
  * it; its descriptor, or -1 with err set. */
 static int attach_loop(int image, const char *where, const char *name, int *number,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (control < 0) {
-		sandbox_error_set(err, errno, "cannot open /dev/loop-control");
+		error_set(err, errno, "cannot open /dev/loop-control");
 		return -1;
 	}
 	int fd = -1;
 	for (int attempt = 0; attempt < LOOP_ATTEMPTS && fd < 0; attempt++) {
 		int n = ioctl(control, LOOP_CTL_GET_FREE);
 		if (n < 0) {
-			sandbox_error_set(err, errno, "no free loop device for %s/%s", where, name);
+			error_set(err, errno, "no free loop device for %s/%s", where, name);
 			break;
 		}
 		char device[32];
 		snprintf(device, sizeof(device), "/dev/loop%d", n);
 		fd = open(device, O_RDWR | O_CLOEXEC);
 		if (fd < 0) {
-			sandbox_error_set(err, errno, "cannot open %s", device);
+			error_set(err, errno, "cannot open %s", device);
 			break;
 		}
 		struct loop_config config = { .fd = (unsigned)image };
@@ -175,22 +175,22 @@ static int attach_loop(int image, const char *where, const char *name, int *numb
 		close(fd);
 		fd = -1;
 		if (saved != EBUSY) {
-			sandbox_error_set(err, saved, "cannot bind %s to %s/%s", device, where, name);
+			error_set(err, saved, "cannot bind %s to %s/%s", device, where, name);
 			break;
 		}
-		sandbox_error_set(err, EBUSY, "every free loop device was taken meanwhile");
+		error_set(err, EBUSY, "every free loop device was taken meanwhile");
 	}
 	close(control);
 	return fd;
 }
 
 bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
-			const char *mount_point, int *loop, struct sandbox_error *err)
+			const char *mount_point, int *loop, struct error *err)
 {
 	int image = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (image < 0 || fstat(image, &st) != 0 || !S_ISREG(st.st_mode)) {
-		sandbox_error_set(err, image < 0 ? errno : EINVAL, "cannot open the image %s/%s",
+		error_set(err, image < 0 ? errno : EINVAL, "cannot open the image %s/%s",
 				  where, name);
 		if (image >= 0)
 			close(image);
@@ -205,7 +205,7 @@ bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
 	snprintf(path, sizeof(path), "/dev/loop%d", number);
 	bool ok = mount(path, mount_point, "ext4", MS_NOSUID | MS_NODEV, MOUNT_OPTIONS) == 0;
 	if (!ok)
-		sandbox_error_set(err, errno, "cannot mount %s/%s at %s", where, name, mount_point);
+		error_set(err, errno, "cannot mount %s/%s at %s", where, name, mount_point);
 	/* From here the mount holds the device; closing ours lets it go with
 	 * the last mount (or now, when the mount failed). */
 	close(device);

@@ -14,7 +14,7 @@
 #ifndef LIZARD_SANDBOX_DISK_H
 #define LIZARD_SANDBOX_DISK_H
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,21 +22,21 @@
 #include <sys/types.h>
 
 /* Whether this daemon can make and mount disks; why not in err. */
-bool sandbox_disk_available(struct sandbox_error *err);
+bool sandbox_disk_available(struct error *err);
 
 /* Makes an image of bytes in dir_fd named name (a new file: an existing one
  * is an error), ext4 with its root directory owned by uid:uid, with a
  * journal when the image outlives sessions. where names the directory in
  * messages. */
 bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes,
-		       uid_t uid, bool journal, struct sandbox_error *err);
+		       uid_t uid, bool journal, struct error *err);
 
 /* Mounts image name of dir_fd at mount_point (a directory of the
  * daemon's) without suid or devices. The loop device lets go of the image
  * when the last mount of it goes, in whichever mount namespace that is;
  * *loop is its number, for sandbox_disk_released. */
 bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
-			const char *mount_point, int *loop, struct sandbox_error *err);
+			const char *mount_point, int *loop, struct error *err);
 
 /* Whether loop device number loop no longer holds an image (every mount of
  * it has gone), waiting up to timeout_ms: an image must not be mounted

@@ -11,7 +11,7 @@
 
 static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *const *argv,
 			const void *input, size_t input_len, size_t max_output,
-			struct sandbox_run_result *r, struct sandbox_error *err)
+			struct sandbox_run_result *r, struct error *err)
 {
 	struct sandbox_run run = {
 		.command = { .name = argv[0] + 1, .argv = argv, .user = user, .builtin = true,
@@ -24,13 +24,13 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 	if (!sandbox_run(s, &run, r, err))
 		return false;
 	if (r->timed_out) {
-		sandbox_error_set(err, 0, "the file operation did not finish within %d s",
+		error_set(err, 0, "the file operation did not finish within %d s",
 			 FILE_OP_TIMEOUT_MS / 1000);
 		sandbox_run_result_finish(r);
 		return false;
 	}
 	if (!r->exited || r->exit_code != 0) {
-		sandbox_error_set(err, 0, "%s", r->err.len ? r->err.data : "the file operation failed");
+		error_set(err, 0, "%s", r->err.len ? r->err.data : "the file operation failed");
 		sandbox_run_result_finish(r);
 		return false;
 	}
@@ -38,7 +38,7 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 }
 
 bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct sandbox_error *err)
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (length > SANDBOX_FILE_MAX_BYTES)
@@ -52,7 +52,7 @@ bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *pa
 		return false;
 	char *newline = memchr(r.out.data, '\n', r.out.len < 24 ? r.out.len : 24);
 	if (!newline) {
-		sandbox_error_set(err, 0, "the sandbox sent a malformed file");
+		error_set(err, 0, "the sandbox sent a malformed file");
 		sandbox_run_result_finish(&r);
 		return false;
 	}
@@ -77,10 +77,10 @@ bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *pa
 }
 
 bool sandbox_write_file(struct sandbox *s, enum sandbox_user user, const char *path,
-			const void *data, size_t len, unsigned mode, struct sandbox_error *err)
+			const void *data, size_t len, unsigned mode, struct error *err)
 {
 	if (len > SANDBOX_FILE_MAX_BYTES) {
-		sandbox_error_set(err, 0, "%zu bytes is more than the %d MiB a call may write", len,
+		error_set(err, 0, "%zu bytes is more than the %d MiB a call may write", len,
 			 SANDBOX_FILE_MAX_BYTES / (1024 * 1024));
 		return false;
 	}
@@ -103,7 +103,7 @@ void sandbox_free_entries(struct sandbox_dir_entry *entries, size_t count)
 
 bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *path,
 			struct sandbox_dir_entry **entries, size_t *count, bool *truncated,
-			struct sandbox_error *err)
+			struct error *err)
 {
 	*entries = NULL;
 	*count = 0;
@@ -140,7 +140,7 @@ bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *p
 	sandbox_run_result_finish(&r);
 	if (!ok) {
 		sandbox_free_entries(list, n);
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		return false;
 	}
 	*entries = list;

@@ -85,31 +85,31 @@ static void *copy_main(void *arg)
 	}
 }
 
-struct sandbox_log *sandbox_log_create(const char *path, struct sandbox_error *err)
+struct sandbox_log *sandbox_log_create(const char *path, struct error *err)
 {
 	struct sandbox_log *log = calloc(1, sizeof(*log));
 	if (!log)
-		return sandbox_error_null(err, 0, "out of memory");
+		return error_null(err, 0, "out of memory");
 	log->read_fd = log->write_fd = log->stop[0] = log->stop[1] = -1;
 	pthread_mutex_init(&log->lock, NULL);
 	int pipe_fds[2];
 	if (!(log->buffer = malloc(CHUNK))) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		goto fail;
 	}
 	if ((log->file = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		sandbox_error_set(err, errno, "cannot create %s", path);
+		error_set(err, errno, "cannot create %s", path);
 		goto fail;
 	}
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0 || pipe2(log->stop, O_CLOEXEC) != 0) {
-		sandbox_error_set(err, errno, "cannot create a pipe for %s", path);
+		error_set(err, errno, "cannot create a pipe for %s", path);
 		goto fail;
 	}
 	log->read_fd = pipe_fds[0];
 	log->write_fd = pipe_fds[1];
 	fcntl(log->read_fd, F_SETFL, O_NONBLOCK);
 	if (pthread_create(&log->thread, NULL, copy_main, log) != 0) {
-		sandbox_error_set(err, 0, "cannot start the thread that copies %s", path);
+		error_set(err, 0, "cannot start the thread that copies %s", path);
 		goto fail;
 	}
 	log->thread_started = true;

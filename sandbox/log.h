@@ -9,7 +9,7 @@
 #ifndef LIZARD_SANDBOX_LOG_H
 #define LIZARD_SANDBOX_LOG_H
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +18,7 @@
 
 struct sandbox_log;
 
-struct sandbox_log *sandbox_log_create(const char *path, struct sandbox_error *err);
+struct sandbox_log *sandbox_log_create(const char *path, struct error *err);
 /* Stops the copy and closes everything; the file stays. NULL is fine. */
 void sandbox_log_destroy(struct sandbox_log *log);
 

@@ -120,13 +120,13 @@ static _Noreturn void exec_helper(const char *helper, char *const *argv, uid_t u
 }
 
 bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid, int log_fd,
-			   const struct sandbox_cgroup_join *join, struct sandbox_error *err)
+			   const struct sandbox_cgroup_join *join, struct error *err)
 {
 	net->pid = 0;
 	net->exit_fd = net->ready_fd = -1;
 	const char *helper = sandbox_network_helper();
 	if (!helper)
-		return sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed; sessions with a "
+		return error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed; sessions with a "
 					 "network need it: apt-get install " SANDBOX_NETWORK_PACKAGE
 					 " (or create the session with network: false)");
 	char userns[64], netns[64];
@@ -139,10 +139,10 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 	};
 	int exit_pipe[2], ready_pipe[2];
 	if (pipe2(exit_pipe, O_CLOEXEC) != 0)
-		return sandbox_error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
+		return error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
 	if (pipe2(ready_pipe, O_CLOEXEC) != 0) {
 		close(exit_pipe[0]), close(exit_pipe[1]);
-		return sandbox_error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
+		return error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -155,14 +155,14 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 	if (pid < 0) {
 		close(ready_pipe[0]);
 		sandbox_network_stop(net);
-		return sandbox_error_set(err, fork_errno, "cannot fork for " SANDBOX_NETWORK_PACKAGE);
+		return error_set(err, fork_errno, "cannot fork for " SANDBOX_NETWORK_PACKAGE);
 	}
 	net->pid = pid;
 	net->ready_fd = ready_pipe[0];
 	return true;
 }
 
-bool sandbox_network_wait(struct sandbox_network *net, struct sandbox_error *err)
+bool sandbox_network_wait(struct sandbox_network *net, struct error *err)
 {
 	/* It writes "1" once the interface is up; an exit closes the pipe. */
 	struct pollfd pfd = { .fd = net->ready_fd, .events = POLLIN };
@@ -175,7 +175,7 @@ bool sandbox_network_wait(struct sandbox_network *net, struct sandbox_error *err
 	net->ready_fd = -1;
 	if (!up) {
 		sandbox_network_stop(net);
-		return sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " %s the sandbox's network",
+		return error_set(err, 0, SANDBOX_NETWORK_PACKAGE " %s the sandbox's network",
 					 n == 0 ? "did not connect, within 5 s," : "failed to connect");
 	}
 	return true;

@@ -9,7 +9,7 @@
 #ifndef LIZARD_SANDBOX_NETWORK_H
 #define LIZARD_SANDBOX_NETWORK_H
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,9 +40,9 @@ void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns);
  * helper runs as host uid, in the cgroup of join (may be NULL), writes to
  * log_fd, and dies with the daemon (death signal, and exit_fd's close). */
 bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid, int log_fd,
-			   const struct sandbox_cgroup_join *join, struct sandbox_error *err);
+			   const struct sandbox_cgroup_join *join, struct error *err);
 /* Fails, and stops the helper, when it exits or is not up within 5 s. */
-bool sandbox_network_wait(struct sandbox_network *net, struct sandbox_error *err);
+bool sandbox_network_wait(struct sandbox_network *net, struct error *err);
 
 /* Ends the helper and waits for it. Fine on one never started. */
 void sandbox_network_stop(struct sandbox_network *net);

@@ -7,7 +7,6 @@
 #include "sandbox/log.h"
 #include "sandbox/protocol.h"
 #include "util/clock.h"
-#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,11 +67,11 @@ static bool put_env(struct sandbox *s, const struct sandbox_command *c, char *bu
 }
 
 bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bool detached,
-			  int channel, struct sandbox_error *err)
+			  int channel, struct error *err)
 {
 	char *buffer = malloc(SANDBOX_MAX_REQUEST);
 	if (!buffer) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		return false;
 	}
 	struct sandbox_request request = { .argc = 0 };
@@ -123,12 +122,12 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	if (null_fd >= 0)
 		close(null_fd);
 	if (!fits) {
-		sandbox_error_set(err, 0, "the command, its arguments and environment take more than %d KiB",
+		error_set(err, 0, "the command, its arguments and environment take more than %d KiB",
 			 SANDBOX_MAX_REQUEST / 1024);
 		return false;
 	}
 	if (!sent) {
-		sandbox_error_set(err, send_errno,
+		error_set(err, send_errno,
 				  "the sandbox's init does not answer; the session's sandbox has ended");
 		return false;
 	}
@@ -153,7 +152,7 @@ static int read_reply(int channel, struct sandbox_reply *reply, int timeout_ms)
 }
 
 static bool start(struct sandbox *s, const struct sandbox_command *c, bool detached,
-		  struct sandbox_process *p, struct sandbox_error *err)
+		  struct sandbox_process *p, struct error *err)
 {
 	p->channel = -1;
 	p->pid = 0;
@@ -161,7 +160,7 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 	p->status = 0;
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-		sandbox_error_set(err, errno, "cannot start %s: socketpair", c->name);
+		error_set(err, errno, "cannot start %s: socketpair", c->name);
 		return false;
 	}
 	bool sent = sandbox_send_request(s, c, detached, pair[1], err);
@@ -175,24 +174,23 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 	if (got == 1 && reply.type == SANDBOX_REPLY_STARTED) {
 		p->pid = reply.value;
 		p->channel = pair[0];
-		log_debug("started %s (pid %d in the sandbox)", c->name, p->pid);
 		return true;
 	}
 	close(pair[0]);
 	if (got == 1 && reply.type == SANDBOX_REPLY_FAILED) {
 		reply.text[sizeof(reply.text) - 1] = '\0';
-		sandbox_error_set(err, 0, "cannot start %s: %s", c->name, reply.text);
+		error_set(err, 0, "cannot start %s: %s", c->name, reply.text);
 	} else if (got == 0) {
-		sandbox_error_set(err, 0, "cannot start %s: the sandbox did not answer within %d ms",
+		error_set(err, 0, "cannot start %s: the sandbox did not answer within %d ms",
 			 c->name, START_TIMEOUT_MS);
 	} else {
-		sandbox_error_set(err, 0, "cannot start %s: the sandbox has ended", c->name);
+		error_set(err, 0, "cannot start %s: the sandbox has ended", c->name);
 	}
 	return false;
 }
 
 bool sandbox_spawn(struct sandbox *s, const struct sandbox_command *c, struct sandbox_process *p,
-		   struct sandbox_error *err)
+		   struct error *err)
 {
 	return start(s, c, false, p, err);
 }
@@ -214,7 +212,7 @@ static bool check(struct sandbox_process *p, int timeout_ms)
 	return true;
 }
 
-bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct sandbox_error *err)
+bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct error *err)
 {
 	struct sandbox_process p;
 	if (!start(s, c, true, &p, err))
@@ -224,7 +222,7 @@ bool sandbox_launch(struct sandbox *s, const struct sandbox_command *c, struct s
 }
 
 bool sandbox_launch_watched(struct sandbox *s, const struct sandbox_command *c, int watch_ms,
-			    struct sandbox_launched *out, struct sandbox_error *err)
+			    struct sandbox_launched *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t log_start = sandbox_log_position(s->log);

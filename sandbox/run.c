@@ -83,12 +83,12 @@ static void close_fd(int *fd)
 }
 
 bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbox_run_result *r,
-		 struct sandbox_error *err)
+		 struct error *err)
 {
 	memset(r, 0, sizeof(*r));
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-		sandbox_error_set(err, errno, "cannot create pipes");
+		error_set(err, errno, "cannot create pipes");
 		close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
 		close_fd(&errp[0]), close_fd(&errp[1]);
 		return false;
@@ -188,7 +188,7 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 	}
 	if (!memory_ok || !r->out.data || !r->err.data) {
 		sandbox_run_result_finish(r);
-		sandbox_error_set(err, 0, "out of memory collecting the output");
+		error_set(err, 0, "out of memory collecting the output");
 		return false;
 	}
 	return true;

@@ -19,7 +19,6 @@
 #include "sandbox/seccomp.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
-#include "util/log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,29 +54,22 @@ static const char *bwrap_path(void)
 	return NULL;
 }
 
-void sandbox_remove_tree(const char *path)
-{
-	struct sandbox_error err;
-	if (!sandbox_tree_remove(path, &err))
-		log_warn("%s", err.message);
-}
-
 /* A directory made in parent and opened there without following a link,
  * then given to uid: the open descriptor, or -1 with err set. */
 static int make_dir_at(int parent, const char *name, mode_t mode, uid_t uid, const char *under,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	if (mkdirat(parent, name, mode) != 0) {
-		sandbox_error_set(err, errno, "cannot create %s/%s", under, name);
+		error_set(err, errno, "cannot create %s/%s", under, name);
 		return -1;
 	}
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		sandbox_error_set(err, errno, "cannot open %s/%s", under, name);
+		error_set(err, errno, "cannot open %s/%s", under, name);
 		return -1;
 	}
 	if (uid != geteuid() && fchown(fd, uid, uid) != 0) {
-		sandbox_error_set(err, errno, "cannot give %s/%s to uid %u", under, name, (unsigned)uid);
+		error_set(err, errno, "cannot give %s/%s to uid %u", under, name, (unsigned)uid);
 		close(fd);
 		return -1;
 	}
@@ -85,18 +77,19 @@ static int make_dir_at(int parent, const char *name, mode_t mode, uid_t uid, con
 }
 
 /* Ends the host's binding of the volume once bwrap has its own. */
-static void unmount_volume(struct sandbox *s)
+static bool unmount_volume(struct sandbox *s, struct error *err)
 {
 	if (!s->volume_mount[0])
-		return;
-	if (umount2(s->volume_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
-		log_warn("cannot unbind %s: %s", s->volume_mount, strerror(errno));
+		return true;
+	bool ok = umount2(s->volume_mount, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 ||
+		  error_set(err, errno, "cannot unbind %s", s->volume_mount);
 	s->volume_mount[0] = '\0';
+	return ok;
 }
 
 /* Binds the volume into the sandbox's own directory, where its uid can
  * reach it, for bwrap to bind at /workspace. */
-static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
+static bool mount_volume(struct sandbox *s, struct error *err)
 {
 	char mount_point[240];
 	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
@@ -105,25 +98,25 @@ static bool mount_volume(struct sandbox *s, struct sandbox_error *err)
 		return false;
 	close(fd);
 	if (mount(s->workspace, mount_point, NULL, MS_BIND, NULL) != 0)
-		return sandbox_error_set(err, errno, "cannot bind the volume %s", s->workspace);
+		return error_set(err, errno, "cannot bind the volume %s", s->workspace);
 	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
 	return true;
 }
 
 /* Mounts a volume's disk image at the sandbox's own dir/volume for bwrap
  * to bind at /workspace, and gives its files to the sandbox's uid. */
-static bool mount_volume_image(struct sandbox *s, const char *image, struct sandbox_error *err)
+static bool mount_volume_image(struct sandbox *s, const char *image, struct error *err)
 {
 	char images[512];
 	snprintf(images, sizeof(images), "%s", image);
 	char *slash = strrchr(images, '/');
 	if (!slash || !slash[1])
-		return sandbox_error_set(err, EINVAL, "the volume image %s", image);
+		return error_set(err, EINVAL, "the volume image %s", image);
 	*slash = '\0';
 	const char *name = slash + 1;
 	int images_fd = open(images, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (images_fd < 0)
-		return sandbox_error_set(err, errno, "cannot open %s", images);
+		return error_set(err, errno, "cannot open %s", images);
 	char mount_point[240];
 	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
 	int fd = make_dir_at(s->dir_fd, "volume", 0700, s->host_uid, s->dir, err);
@@ -144,25 +137,25 @@ static bool mount_volume_image(struct sandbox *s, const char *image, struct sand
  * pass through to bind what is inside); only run, home and workspace are
  * the sandbox's, and those the daemon holds by descriptor from here on. */
 /* The session's own disk, mounted at dir/disk: where its directories go. */
-static bool make_disk(struct sandbox *s, uint64_t bytes, struct sandbox_error *err)
+static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
 {
 	if (!sandbox_disk_make(s->dir_fd, s->dir, "disk.img", bytes, geteuid(), false, err))
 		return false;
 	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
 	if (mkdirat(s->dir_fd, "disk", 0700) != 0)
-		return sandbox_error_set(err, errno, "cannot create %s", s->disk_mount);
+		return error_set(err, errno, "cannot create %s", s->disk_mount);
 	if (!sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop, err))
 		return false;
 	s->on_disk = true;
 	s->disk_fd = openat(s->dir_fd, "disk", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->disk_fd < 0)
-		return sandbox_error_set(err, errno, "cannot open %s", s->disk_mount);
+		return error_set(err, errno, "cannot open %s", s->disk_mount);
 	/* The disk's root, like dir, stays the daemon's. */
 	fchmod(s->disk_fd, 0711);
 	return true;
 }
 
-static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct sandbox_error *err)
+static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct error *err)
 {
 	char base[128];
 	if (!sandbox_base_dir(base, sizeof(base), err))
@@ -174,20 +167,20 @@ static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct sandbox_err
 	bool made = false;
 	for (int attempt = 0; attempt < 2 && !made; attempt++) {
 		if (mkdir(daemon_dir, 0711) != 0 && errno != EEXIST) {
-			sandbox_error_set(err, errno, "cannot create %s", daemon_dir);
+			error_set(err, errno, "cannot create %s", daemon_dir);
 			return false;
 		}
 		snprintf(s->dir, sizeof(s->dir), "%s/s-XXXXXX", daemon_dir);
 		made = mkdtemp(s->dir) != NULL;
 	}
 	if (!made) {
-		sandbox_error_set(err, errno, "cannot create a private directory in %s", daemon_dir);
+		error_set(err, errno, "cannot create a private directory in %s", daemon_dir);
 		s->dir[0] = '\0';
 		return false;
 	}
 	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0 || fchmod(s->dir_fd, 0711) != 0)
-		return sandbox_error_set(err, errno, "cannot open %s", s->dir);
+		return error_set(err, errno, "cannot open %s", s->dir);
 	if (disk_bytes && !make_disk(s, disk_bytes, err))
 		return false;
 	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
@@ -223,7 +216,7 @@ static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct sandbox_err
 }
 
 /* What the kernel must allow, said before bwrap fails less clearly. */
-static bool check_kernel(struct sandbox_error *err)
+static bool check_kernel(struct error *err)
 {
 	FILE *f = fopen("/proc/sys/user/max_user_namespaces", "r");
 	long max = -1;
@@ -233,7 +226,7 @@ static bool check_kernel(struct sandbox_error *err)
 		fclose(f);
 	}
 	if (max == 0) {
-		sandbox_error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
+		error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
 			 "local sessions need them: sysctl user.max_user_namespaces=10000");
 		return false;
 	}
@@ -245,7 +238,7 @@ static bool check_kernel(struct sandbox_error *err)
 		fclose(f);
 	}
 	if (allowed == 0) {
-		sandbox_error_set(err, 0, "unprivileged user namespaces are disabled "
+		error_set(err, 0, "unprivileged user namespaces are disabled "
 			 "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
 			 "them: sysctl kernel.unprivileged_userns_clone=1");
 		return false;
@@ -458,7 +451,7 @@ static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, c
 	_exit(127);
 }
 
-static bool wait_for_init(struct sandbox *s, struct sandbox_error *err)
+static bool wait_for_init(struct sandbox *s, struct error *err)
 {
 	struct pollfd pfd = { .fd = s->control, .events = POLLIN };
 	int n;
@@ -469,7 +462,7 @@ static bool wait_for_init(struct sandbox *s, struct sandbox_error *err)
 		return true;
 	char tail[256];
 	sandbox_log_last_line(s->log, tail, sizeof(tail));
-	sandbox_error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
+	error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
 		 tail, tail[0] ? ")" : "");
 	return false;
 }
@@ -503,10 +496,10 @@ static pid_t read_sandbox_pid(int info_fd)
  * races with bwrap's own setup of it (bwrap then fails with "loopback:
  * Failed RTM_NEWADDR", about one start in twenty-five). */
 static bool start_network(struct sandbox *s, const struct sandbox_cgroup_join *join,
-			  struct sandbox_error *err)
+			  struct error *err)
 {
 	if (s->init_pid <= 0)
-		return sandbox_error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
+		return error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
 	return sandbox_network_start(&s->net, s->init_pid, s->host_uid, s->log_fd, join, err);
 }
 
@@ -518,16 +511,16 @@ static void protect_init(struct sandbox *s)
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/oom_score_adj", (long)s->init_pid);
 	int fd = s->init_pid > 0 && geteuid() == 0 ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+	/* Best effort: without CAP_SYS_RESOURCE it stays at 0, below every
+	 * program all the same. */
 	if (fd >= 0) {
-		if (write(fd, "-1000", 5) != 5)
-			log_debug("cannot protect the sandbox's init from the OOM killer: %s",
-				  strerror(errno));
+		(void)!write(fd, "-1000", 5);
 		close(fd);
 	}
 }
 
 /* Waits for the helper; a failure carries the last thing it said. */
-static bool wait_network(struct sandbox *s, struct sandbox_error *err)
+static bool wait_network(struct sandbox *s, struct error *err)
 {
 	if (sandbox_network_wait(&s->net, err))
 		return true;
@@ -535,7 +528,7 @@ static bool wait_network(struct sandbox *s, struct sandbox_error *err)
 	sandbox_log_last_line(s->log, tail, sizeof(tail));
 	if (tail[0] && err) {
 		snprintf(message, sizeof(message), "%s", err->message);
-		sandbox_error_set(err, 0, "%.300s (it said: %s)", message, tail);
+		error_set(err, 0, "%.300s (it said: %s)", message, tail);
 	}
 	return false;
 }
@@ -599,11 +592,11 @@ static void describe(struct sandbox *s, bool limited)
 			 : "No limits on CPU, memory or processes.");
 }
 
-struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_error *err)
+struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *err)
 {
 	struct sandbox *s = calloc(1, sizeof(*s));
 	if (!s) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		return NULL;
 	}
 	s->control = -1;
@@ -623,7 +616,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	const char *bwrap = NULL;
 	if (s->isolated) {
 		if (!(bwrap = bwrap_path())) {
-			sandbox_error_set(err, 0, "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
+			error_set(err, 0, "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
 				 "need it: apt-get install bubblewrap");
 			goto fail;
 		}
@@ -631,7 +624,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 			goto fail;
 		/* Never the host's network instead. */
 		if (s->network && !sandbox_network_helper()) {
-			sandbox_error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed (no /usr/bin/"
+			error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed (no /usr/bin/"
 				 SANDBOX_NETWORK_PACKAGE "); local sessions with a network need it: apt-get "
 				 "install " SANDBOX_NETWORK_PACKAGE " (or create the session with network: false)");
 			goto fail;
@@ -656,14 +649,14 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 			goto fail;
 	} else if (o->workspace_image) {
 		if (!s->isolated) {
-			sandbox_error_set(err, 0, "volumes with a size limit need the sandbox");
+			error_set(err, 0, "volumes with a size limit need the sandbox");
 			goto fail;
 		}
 		if (!mount_volume_image(s, o->workspace_image, err))
 			goto fail;
 	}
 	if (!build_env(s, o)) {
-		sandbox_error_set(err, 0, "out of memory");
+		error_set(err, 0, "out of memory");
 		goto fail;
 	}
 	struct sandbox_cgroup_join join = { .count = 0 };
@@ -678,7 +671,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	int pair[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-		sandbox_error_set(err, errno, "cannot create a socket pair");
+		error_set(err, errno, "cannot create a socket pair");
 		sandbox_cgroup_join_close(&join);
 		if (seccomp_fd >= 0)
 			close(seccomp_fd);
@@ -736,7 +729,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 			close(fds[i]);
 	s->control = pair[0];
 	if (pid < 0) {
-		sandbox_error_set(err, fork_errno, prepared ? "cannot fork" : "cannot prepare what bwrap reads");
+		error_set(err, fork_errno, prepared ? "cannot fork" : "cannot prepare what bwrap reads");
 		sandbox_cgroup_join_close(&join);
 		if (info_read >= 0)
 			close(info_read);
@@ -744,7 +737,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	}
 	s->pid = pid;
 	bool started = wait_for_init(s, err);
-	unmount_volume(s);
+	started = unmount_volume(s, started ? err : NULL) && started;
 	if (started && s->isolated) {
 		s->init_pid = read_sandbox_pid(info_read);
 		protect_init(s);
@@ -757,12 +750,11 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct sandbox_e
 	if (!started)
 		goto fail;
 	describe(s, o->cgroup != NULL);
-	log_debug("sandbox in %s (host uid %u, %s)", s->dir, (unsigned)s->host_uid,
-		  s->isolated ? "isolated" : "NOT isolated");
 	return s;
 
 fail:
-	sandbox_destroy(s);
+	/* What failed is in err already; what the cleanup meets is less. */
+	sandbox_destroy(s, NULL);
 	return NULL;
 }
 
@@ -815,12 +807,23 @@ int sandbox_watch_fd(const struct sandbox *s)
 	return s->control;
 }
 
-void sandbox_destroy(struct sandbox *s)
+/* The first failure is the one err keeps; the rest is done all the same. */
+static bool keep_first(bool ok, struct error *err, const struct error *failed)
+{
+	if (!ok && err && !err->message[0])
+		*err = *failed;
+	return ok;
+}
+
+bool sandbox_destroy(struct sandbox *s, struct error *err)
 {
 	if (!s)
-		return;
+		return true;
+	error_clear(err);
+	struct error failed;
+	bool ok = true;
 	/* A start that failed before its end: never remove through the binding. */
-	unmount_volume(s);
+	ok = keep_first(unmount_volume(s, &failed), err, &failed) && ok;
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0)
@@ -834,15 +837,19 @@ void sandbox_destroy(struct sandbox *s)
 	/* The disk's image goes with the directory; its loop device lets go
 	 * once this last mount of it does. */
 	if (s->on_disk && umount2(s->disk_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
-		log_warn("cannot unmount %s: %s", s->disk_mount, strerror(errno));
+		ok = keep_first(error_set(&failed, errno, "cannot unmount %s", s->disk_mount), err,
+				&failed) && ok;
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	/* The volume's image may be mounted again by the next session only
 	 * once this one's mount of it is gone everywhere. */
 	if (!sandbox_disk_released(s->volume_loop, VOLUME_RELEASE_TIMEOUT_MS))
-		log_warn("the loop device of a volume (loop%d) still holds it", s->volume_loop);
+		ok = keep_first(error_set(&failed, 0, "the loop device of a volume (loop%d) still "
+					  "holds it after %d s", s->volume_loop,
+					  VOLUME_RELEASE_TIMEOUT_MS / 1000),
+				err, &failed) && ok;
 	if (s->dir[0]) {
-		sandbox_remove_tree(s->dir);
+		ok = keep_first(sandbox_tree_remove(s->dir, &failed), err, &failed) && ok;
 		/* The daemon's directory goes with its last session. */
 		char *slash = strrchr(s->dir, '/');
 		*slash = '\0';
@@ -856,6 +863,7 @@ void sandbox_destroy(struct sandbox *s)
 		sandbox_uid_release(s->host_uid);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+	return ok;
 }
 
 const char *sandbox_run_dir(const struct sandbox *s)
@@ -926,15 +934,15 @@ void sandbox_last_log_line(const struct sandbox *s, char *out, size_t size)
 	sandbox_log_last_line(s->log, out, size);
 }
 
-int sandbox_run_create_file(struct sandbox *s, const char *name, struct sandbox_error *err)
+int sandbox_run_create_file(struct sandbox *s, const char *name, struct error *err)
 {
 	int fd = openat(s->run_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		sandbox_error_set(err, errno, "cannot create %s/%s", s->run_dir, name);
+		error_set(err, errno, "cannot create %s/%s", s->run_dir, name);
 		return -1;
 	}
 	if (s->host_uid != geteuid() && fchown(fd, s->host_uid, s->host_uid) != 0) {
-		sandbox_error_set(err, errno, "cannot give %s/%s to uid %u", s->run_dir, name,
+		error_set(err, errno, "cannot give %s/%s to uid %u", s->run_dir, name,
 				  (unsigned)s->host_uid);
 		close(fd);
 		unlinkat(s->run_fd, name, 0);
@@ -950,18 +958,18 @@ bool sandbox_run_has(struct sandbox *s, const char *name, mode_t type)
 	       (st.st_mode & S_IFMT) == type;
 }
 
-int sandbox_run_open_socket(struct sandbox *s, const char *name, struct sandbox_error *err)
+int sandbox_run_open_socket(struct sandbox *s, const char *name, struct error *err)
 {
 	int fd = openat(s->run_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		sandbox_error_set(err, errno, "cannot open %s/%s", s->run_dir, name);
+		error_set(err, errno, "cannot open %s/%s", s->run_dir, name);
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != s->host_uid) {
-		sandbox_error_set(err, 0, "%s/%s is not a socket of the sandbox's user (uid %u)",
+		error_set(err, 0, "%s/%s is not a socket of the sandbox's user (uid %u)",
 				  s->run_dir, name, (unsigned)s->host_uid);
 		close(fd);
 		return -1;

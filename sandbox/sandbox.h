@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 struct sandbox;
 struct sandbox_cgroup;
@@ -59,22 +59,24 @@ struct sandbox_options {
 };
 
 /* Removes the private directories of daemons that died without cleaning
- * up (killed with SIGKILL). Call once at start. */
-void sandbox_remove_stale(void);
+ * up (killed with SIGKILL, where no janitor got to it). Call once at
+ * start. How many it removed; err holds the first that could not be. */
+unsigned sandbox_remove_stale(struct error *err);
 /* Forks the janitor, which removes this daemon's private directories, and
  * unmounts what is mounted in them, once the daemon has died, however it
  * died. Call once at start, before any thread (stale.c). */
-bool sandbox_janitor_start(struct sandbox_error *err);
+bool sandbox_janitor_start(struct error *err);
 
 /* Failures fill err (error.h) with a sentence that says what failed and,
  * where it helps, what would work.
  *
  * Says what is missing when the sandbox cannot be made (no bwrap, user
  * namespaces refused); it never falls back to running unsandboxed. */
-struct sandbox *sandbox_create(const struct sandbox_options *options, struct sandbox_error *err);
-/* Kills every process in the sandbox and removes its private directory.
- * NULL is fine. */
-void sandbox_destroy(struct sandbox *sandbox);
+struct sandbox *sandbox_create(const struct sandbox_options *options, struct error *err);
+/* Kills every process in the sandbox and removes its private directory,
+ * doing all of it whatever fails; false with the first failure in err
+ * (may be NULL). NULL is fine. */
+bool sandbox_destroy(struct sandbox *sandbox, struct error *err);
 /* Kills every process in the sandbox now, from any thread, while others
  * may still use it: what they wait on ends, and what they start fails.
  * The rest goes with sandbox_destroy. NULL is fine. */
@@ -102,7 +104,7 @@ bool sandbox_set_env(struct sandbox *sandbox, const char *name, const char *valu
 const char *sandbox_run_dir(const struct sandbox *sandbox);
 /* Creates name there (0600, given to the sandbox's user) for the daemon to
  * write; an existing name is an error. The descriptor, or -1 with err. */
-int sandbox_run_create_file(struct sandbox *sandbox, const char *name, struct sandbox_error *err);
+int sandbox_run_create_file(struct sandbox *sandbox, const char *name, struct error *err);
 /* Whether name is there and of type (S_IFSOCK, S_IFREG, ...), itself and
  * not through a link. */
 bool sandbox_run_has(struct sandbox *sandbox, const char *name, mode_t type);
@@ -110,7 +112,7 @@ bool sandbox_run_has(struct sandbox *sandbox, const char *name, mode_t type);
  * the sandbox's user (what a program of the sandbox made); -1 with err
  * otherwise. Connect through "/proc/self/fd/N": it names this inode, so
  * whatever is renamed or linked there later changes nothing. */
-int sandbox_run_open_socket(struct sandbox *sandbox, const char *name, struct sandbox_error *err);
+int sandbox_run_open_socket(struct sandbox *sandbox, const char *name, struct error *err);
 /* Whether programs are isolated (false only in the benchmark's
  * comparison mode, LIZARD_BENCH_UNSANDBOXED=1). */
 bool sandbox_isolated(const struct sandbox *sandbox);
@@ -151,9 +153,9 @@ struct sandbox_process {
 /* Starts a program that is stopped with sandbox_process_stop (or when the
  * sandbox ends). */
 bool sandbox_spawn(struct sandbox *sandbox, const struct sandbox_command *command,
-		   struct sandbox_process *process, struct sandbox_error *err);
+		   struct sandbox_process *process, struct error *err);
 /* Starts a program that runs until it ends or the sandbox does. */
-bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, struct sandbox_error *err);
+bool sandbox_launch(struct sandbox *sandbox, const struct sandbox_command *command, struct error *err);
 
 /* How a launched program did in its first moments. */
 struct sandbox_launched {
@@ -166,7 +168,7 @@ struct sandbox_launched {
  * cannot run usually says so and exits at once. Its stdout and stderr
  * must go to the sandbox log (-1). */
 bool sandbox_launch_watched(struct sandbox *sandbox, const struct sandbox_command *command,
-			    int watch_ms, struct sandbox_launched *out, struct sandbox_error *err);
+			    int watch_ms, struct sandbox_launched *out, struct error *err);
 /* True while it runs; notices an exit without blocking. */
 bool sandbox_process_running(struct sandbox_process *process);
 /* Waits up to timeout_ms for it to end; true when it has. */
@@ -212,7 +214,7 @@ struct sandbox_run_result {
  * everything it started). False with a message only when it could not run;
  * a non-zero exit is a result. */
 bool sandbox_run(struct sandbox *sandbox, const struct sandbox_run *run,
-		 struct sandbox_run_result *result, struct sandbox_error *err);
+		 struct sandbox_run_result *result, struct error *err);
 void sandbox_run_result_finish(struct sandbox_run_result *result);
 
 /* Files, in the sandbox's view, as user. */
@@ -228,9 +230,9 @@ struct sandbox_file_data {
 };
 
 bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct sandbox_error *err);
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct error *err);
 bool sandbox_write_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
-			const void *data, size_t len, unsigned mode, struct sandbox_error *err);
+			const void *data, size_t len, unsigned mode, struct error *err);
 
 struct sandbox_dir_entry {
 	char type; /* f d l p s c b ? */
@@ -242,7 +244,7 @@ struct sandbox_dir_entry {
 /* Entries in readdir order; free with sandbox_free_entries. */
 bool sandbox_list_files(struct sandbox *sandbox, enum sandbox_user user, const char *path,
 			struct sandbox_dir_entry **entries, size_t *count, bool *truncated,
-			struct sandbox_error *err);
+			struct error *err);
 void sandbox_free_entries(struct sandbox_dir_entry *entries, size_t count);
 
 /* The hidden `lizard-bridge sandbox-init` subcommand (init.c). */

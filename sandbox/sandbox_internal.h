@@ -61,15 +61,12 @@ void sandbox_reap(pid_t pid, int timeout_ms);
 
 /* Host side of the protocol (process.c). */
 bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
-			  bool detached, int channel, struct sandbox_error *err);
+			  bool detached, int channel, struct error *err);
 
 /* The parent of every daemon's directories for this host user, made if
  * need be and checked to be this user's (stale.c). */
-bool sandbox_base_dir(char *out, size_t size, struct sandbox_error *err);
+bool sandbox_base_dir(char *out, size_t size, struct error *err);
 
-/* Removes a directory tree that programs may have left in any state
- * (sandbox_tree_remove), logging what stayed. */
-void sandbox_remove_tree(const char *path);
 
 
 #endif

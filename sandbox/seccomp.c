@@ -97,11 +97,11 @@ static const int refused_netlink_protocols[] = { NETLINK_NETFILTER, NETLINK_XFRM
 /* Adds one rule refusing call when all of args hold; what names the rule
  * in the error. */
 static bool refuse_when(scmp_filter_ctx ctx, int call, unsigned count, const struct scmp_arg_cmp *args,
-			const char *what, struct sandbox_error *err)
+			const char *what, struct error *err)
 {
 	int rc = seccomp_rule_add_array(ctx, REFUSED, call, count, args);
 	if (rc < 0)
-		return sandbox_error_set(err, -rc, "cannot build the system call filter: the rule for %s",
+		return error_set(err, -rc, "cannot build the system call filter: the rule for %s",
 					 what);
 	return true;
 }
@@ -114,7 +114,7 @@ static struct scmp_arg_cmp int_equals(unsigned arg, uint32_t value)
 	return (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, 0xffffffffu, value };
 }
 
-static bool refuse_calls(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_calls(scmp_filter_ctx ctx, struct error *err)
 {
 	for (size_t i = 0; i < sizeof(refused_calls) / sizeof(refused_calls[0]); i++) {
 		/* A call this architecture's table does not have resolves to a
@@ -138,7 +138,7 @@ static bool family_allowed(int family)
  * families" is one rule per refused number below the highest allowed one
  * and one for everything above it. The comparisons are of all 64 bits: an
  * int with anything in its upper half is above them and refused. */
-static bool refuse_families(scmp_filter_ctx ctx, int call, const char *what, struct sandbox_error *err)
+static bool refuse_families(scmp_filter_ctx ctx, int call, const char *what, struct error *err)
 {
 	int highest = 0;
 	for (size_t i = 0; i < sizeof(allowed_families) / sizeof(allowed_families[0]); i++)
@@ -153,7 +153,7 @@ static bool refuse_families(scmp_filter_ctx ctx, int call, const char *what, str
 	return refuse_when(ctx, call, 1, &above, what, err);
 }
 
-static bool refuse_socket_families(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_socket_families(scmp_filter_ctx ctx, struct error *err)
 {
 	return refuse_families(ctx, SCMP_SYS(socket), "socket families", err) &&
 	       refuse_families(ctx, SCMP_SYS(socketpair), "socketpair families", err);
@@ -162,7 +162,7 @@ static bool refuse_socket_families(scmp_filter_ctx ctx, struct sandbox_error *er
 /* Raw IP sockets, for IPv4 and IPv6, and IPv4's obsolete SOCK_PACKET,
  * which the kernel turns into a packet socket. The type's low four bits
  * are the type; the rest are SOCK_NONBLOCK and SOCK_CLOEXEC. */
-static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct error *err)
 {
 	const struct { int family, type; } refused[] = {
 		{ AF_INET, SOCK_RAW }, { AF_INET6, SOCK_RAW }, { AF_INET, SOCK_PACKET },
@@ -178,7 +178,7 @@ static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct sandbox_error *err)
 	return true;
 }
 
-static bool refuse_netlink_protocols(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_netlink_protocols(scmp_filter_ctx ctx, struct error *err)
 {
 	for (size_t i = 0; i < sizeof(refused_netlink_protocols) / sizeof(refused_netlink_protocols[0]); i++) {
 		struct scmp_arg_cmp args[] = {
@@ -191,7 +191,7 @@ static bool refuse_netlink_protocols(scmp_filter_ctx ctx, struct sandbox_error *
 	return true;
 }
 
-static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct error *err)
 {
 	struct scmp_arg_cmp ipv4[] = {
 		int_equals(1, IPPROTO_IP),
@@ -208,7 +208,7 @@ static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct sandbox_error *e
 }
 
 /* Refuses personality(2) values with bit `set` set and bit `clear` clear. */
-static bool refuse_personality_bits(scmp_filter_ctx ctx, int set, int clear, struct sandbox_error *err)
+static bool refuse_personality_bits(scmp_filter_ctx ctx, int set, int clear, struct error *err)
 {
 	uint64_t set_mask = (uint64_t)1 << set, clear_mask = (uint64_t)1 << clear;
 	struct scmp_arg_cmp bits = SCMP_A0_64(SCMP_CMP_MASKED_EQ, set_mask | clear_mask, set_mask);
@@ -222,7 +222,7 @@ static bool refuse_personality_bits(scmp_filter_ctx ctx, int set, int clear, str
  * other bits, a value with some of them set and some clear has a set one
  * right after a clear one; a value with all 30 set, not all ones, has a
  * harmless bit clear. */
-static bool refuse_personalities(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool refuse_personalities(scmp_filter_ctx ctx, struct error *err)
 {
 	int others[32], count = 0;
 	for (int bit = 0; bit < 32; bit++)
@@ -238,13 +238,13 @@ static bool refuse_personalities(scmp_filter_ctx ctx, struct sandbox_error *err)
 	return true;
 }
 
-static bool add_rules(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool add_rules(scmp_filter_ctx ctx, struct error *err)
 {
 	/* Killed, not refused: a 32-bit program whose every call failed
 	 * could not even exit. */
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc < 0)
-		return sandbox_error_set(err, -rc, "cannot build the system call filter: the action "
+		return error_set(err, -rc, "cannot build the system call filter: the action "
 					 "for other architectures");
 	return refuse_calls(ctx, err) && refuse_socket_families(ctx, err) &&
 	       refuse_raw_sockets(ctx, err) && refuse_netlink_protocols(ctx, err) &&
@@ -255,28 +255,28 @@ static struct {
 	pthread_once_t once;
 	unsigned char *program; /* NULL when building failed */
 	size_t size;
-	struct sandbox_error error;
+	struct error error;
 } filter = { .once = PTHREAD_ONCE_INIT };
 
 /* Exports ctx's BPF into memory: libseccomp 2.5 writes it to a descriptor
  * only. */
-static bool export_program(scmp_filter_ctx ctx, struct sandbox_error *err)
+static bool export_program(scmp_filter_ctx ctx, struct error *err)
 {
 	int fd = memfd_create("lizard-seccomp-build", MFD_CLOEXEC);
 	if (fd < 0)
-		return sandbox_error_set(err, errno, "cannot build the system call filter: memfd_create");
+		return error_set(err, errno, "cannot build the system call filter: memfd_create");
 	int rc = seccomp_export_bpf(ctx, fd);
 	struct stat st;
 	bool ok = false;
 	if (rc < 0)
-		sandbox_error_set(err, -rc, "cannot build the system call filter: seccomp_export_bpf");
+		error_set(err, -rc, "cannot build the system call filter: seccomp_export_bpf");
 	else if (fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size % 8 != 0)
-		sandbox_error_set(err, 0, "cannot build the system call filter: libseccomp wrote %lld "
+		error_set(err, 0, "cannot build the system call filter: libseccomp wrote %lld "
 				  "bytes, not a whole BPF program", (long long)st.st_size);
 	else if (!(filter.program = malloc((size_t)st.st_size)))
-		sandbox_error_set(err, 0, "cannot build the system call filter: out of memory");
+		error_set(err, 0, "cannot build the system call filter: out of memory");
 	else if (pread(fd, filter.program, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
-		sandbox_error_set(err, errno, "cannot build the system call filter: reading it back");
+		error_set(err, errno, "cannot build the system call filter: reading it back");
 	else
 		ok = true;
 	close(fd);
@@ -293,7 +293,7 @@ static void build_filter(void)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
-		sandbox_error_set(&filter.error, 0, "cannot build the system call filter: seccomp_init "
+		error_set(&filter.error, 0, "cannot build the system call filter: seccomp_init "
 				  "failed (out of memory)");
 		return;
 	}
@@ -302,7 +302,7 @@ static void build_filter(void)
 	seccomp_release(ctx);
 }
 
-int sandbox_seccomp_filter_fd(struct sandbox_error *err)
+int sandbox_seccomp_filter_fd(struct error *err)
 {
 	pthread_once(&filter.once, build_filter);
 	if (!filter.program) {
@@ -312,12 +312,12 @@ int sandbox_seccomp_filter_fd(struct sandbox_error *err)
 	}
 	int fd = memfd_create("lizard-seccomp", MFD_CLOEXEC);
 	if (fd < 0) {
-		sandbox_error_set(err, errno, "cannot hand over the system call filter: memfd_create");
+		error_set(err, errno, "cannot hand over the system call filter: memfd_create");
 		return -1;
 	}
 	if (write(fd, filter.program, filter.size) != (ssize_t)filter.size ||
 	    lseek(fd, 0, SEEK_SET) != 0) {
-		sandbox_error_set(err, errno, "cannot hand over the system call filter: writing %zu bytes",
+		error_set(err, errno, "cannot hand over the system call filter: writing %zu bytes",
 				  filter.size);
 		close(fd);
 		return -1;

@@ -6,13 +6,13 @@
 #ifndef LIZARD_SANDBOX_SECCOMP_H
 #define LIZARD_SANDBOX_SECCOMP_H
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 /* A close-on-exec descriptor of the filter's BPF program (a memfd, read
  * from its start to its end, so no pipe's capacity bounds it); the caller
  * owns it. -1 with err set when libseccomp could not build it: the
  * sandbox must then not start. Safe from any thread; the program is built
  * once per process. */
-int sandbox_seccomp_filter_fd(struct sandbox_error *err);
+int sandbox_seccomp_filter_fd(struct error *err);
 
 #endif

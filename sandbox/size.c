@@ -75,7 +75,7 @@ static bool parse_count(const char *text, uint64_t *out)
 	return true;
 }
 
-bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error *err)
+bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct error *err)
 {
 	static const struct {
 		const char *suffix;
@@ -94,7 +94,7 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error
 	digits[n] = '\0';
 	uint64_t value;
 	if (n == 0 || is_digit(text[n]) || !parse_count(digits, &value))
-		return sandbox_error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G",
+		return error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G",
 					 text);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcasecmp(text + n, units[i].suffix) != 0)
@@ -104,7 +104,7 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error
 		*bytes = value << units[i].shift;
 		return true;
 	}
-	return sandbox_error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G "
+	return error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G "
 				 "(suffixes K, M, G, T; powers of 1024)", text);
 }
 
@@ -120,19 +120,19 @@ static bool copy_part(const char *start, const char *end, char *out, size_t size
 }
 
 /* One NAME=CPUS:MEMORY[:PIDS[:DISK]] item. */
-static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct sandbox_error *err)
+static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct error *err)
 {
 	const char *eq = strchr(item, '=');
 	char name[16];
 	if (!eq || !copy_part(item, eq, name, sizeof(name)))
-		return sandbox_error_set(err, 0, "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS[:DISK]], "
+		return error_set(err, 0, "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS[:DISK]], "
 					 "e.g. small=2:4G", item);
 	int index = -1;
 	for (int i = 0; i < SANDBOX_SIZE_COUNT; i++)
 		if (strcmp(name, size_names[i]) == 0)
 			index = i;
 	if (index < 0)
-		return sandbox_error_set(err, 0, "size \"%s\" is unknown; the sizes are small, "
+		return error_set(err, 0, "size \"%s\" is unknown; the sizes are small, "
 					 "medium and large", name);
 
 	char fields[4][32];
@@ -143,7 +143,7 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct san
 		if (!end)
 			end = p + strlen(p);
 		if (count == 4 || !copy_part(p, end, fields[count], sizeof(fields[count])))
-			return sandbox_error_set(err, 0, "size %s: \"%s\" is not "
+			return error_set(err, 0, "size %s: \"%s\" is not "
 						 "CPUS:MEMORY[:PIDS[:DISK]], e.g. %s=2:4G:4096:10G",
 						 name, eq + 1, name);
 		count++;
@@ -152,47 +152,47 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct san
 		p = end + 1;
 	}
 	if (count < 2)
-		return sandbox_error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS[:DISK]], "
+		return error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS[:DISK]], "
 					 "e.g. %s=2:4G:4096:10G", name, eq + 1, name);
 
 	struct sandbox_limits limits = sizes->preset[index];
 	uint64_t millis;
 	if (!parse_millis(fields[0], &millis) || millis < SANDBOX_CPU_MILLIS_MIN ||
 	    millis > SANDBOX_CPU_MILLIS_MAX)
-		return sandbox_error_set(err, 0, "size %s: CPUs \"%s\" must be a number from "
+		return error_set(err, 0, "size %s: CPUs \"%s\" must be a number from "
 					 "0.01 to %u with at most three decimals", name,
 					 fields[0], SANDBOX_CPU_MILLIS_MAX / 1000);
 	limits.cpu_millis = (uint32_t)millis;
 
-	struct sandbox_error bytes_err;
+	struct error bytes_err;
 	if (!sandbox_parse_bytes(fields[1], &limits.memory_bytes, &bytes_err))
-		return sandbox_error_set(err, 0, "size %s: memory %s", name, bytes_err.message);
+		return error_set(err, 0, "size %s: memory %s", name, bytes_err.message);
 	if (limits.memory_bytes < SANDBOX_MEMORY_MIN || limits.memory_bytes > SANDBOX_MEMORY_MAX)
-		return sandbox_error_set(err, 0, "size %s: memory \"%s\" must be from 16M to 1024T",
+		return error_set(err, 0, "size %s: memory \"%s\" must be from 16M to 1024T",
 					 name, fields[1]);
 
 	if (count >= 3) {
 		if (!parse_count(fields[2], &limits.pids) || limits.pids < SANDBOX_PIDS_MIN ||
 		    limits.pids > SANDBOX_PIDS_MAX)
-			return sandbox_error_set(err, 0, "size %s: pids \"%s\" must be a whole number "
+			return error_set(err, 0, "size %s: pids \"%s\" must be a whole number "
 						 "from %u to %u", name, fields[2],
 						 SANDBOX_PIDS_MIN, SANDBOX_PIDS_MAX);
 	}
 	if (count == 4) {
 		if (!sandbox_parse_bytes(fields[3], &limits.disk_bytes, &bytes_err))
-			return sandbox_error_set(err, 0, "size %s: disk %s", name, bytes_err.message);
+			return error_set(err, 0, "size %s: disk %s", name, bytes_err.message);
 		if (limits.disk_bytes < SANDBOX_DISK_MIN || limits.disk_bytes > SANDBOX_DISK_MAX)
-			return sandbox_error_set(err, 0, "size %s: disk \"%s\" must be from 64M to 16T",
+			return error_set(err, 0, "size %s: disk \"%s\" must be from 64M to 16T",
 						 name, fields[3]);
 	}
 	sizes->preset[index] = limits;
 	return true;
 }
 
-bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct sandbox_error *err)
+bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct error *err)
 {
 	if (!option || !*option)
-		return sandbox_error_set(err, 0, "the size option is empty; expected e.g. small=2:4G");
+		return error_set(err, 0, "the size option is empty; expected e.g. small=2:4G");
 	/* Work on a copy so that a bad item leaves every preset as it was. */
 	struct sandbox_sizes changed = *sizes;
 	const char *p = option;
@@ -202,7 +202,7 @@ bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct
 			end = p + strlen(p);
 		char item[96];
 		if (!copy_part(p, end, item, sizeof(item)))
-			return sandbox_error_set(err, 0, "size option part \"%.40s...\" is too long", p);
+			return error_set(err, 0, "size option part \"%.40s...\" is too long", p);
 		if (!parse_item(&changed, item, err))
 			return false;
 		if (!*end)
@@ -214,7 +214,7 @@ bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct
 }
 
 bool sandbox_sizes_find(const struct sandbox_sizes *sizes, const char *name,
-			struct sandbox_limits *limits, struct sandbox_error *err)
+			struct sandbox_limits *limits, struct error *err)
 {
 	if (!name || !*name)
 		name = size_names[SANDBOX_SIZE_MEDIUM];
@@ -224,7 +224,7 @@ bool sandbox_sizes_find(const struct sandbox_sizes *sizes, const char *name,
 			return true;
 		}
 	}
-	return sandbox_error_set(err, 0, "size \"%.64s\" is unknown; use small, medium (the "
+	return error_set(err, 0, "size \"%.64s\" is unknown; use small, medium (the "
 				 "default) or large", name);
 }
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 /* What a session may use. Every field 0 means "no limit". A cgroup
  * enforces the first three; the disk is a filesystem of that size (disk.h)
@@ -58,18 +58,18 @@ const char *sandbox_size_name(enum sandbox_size_index index);
  * (0.5); MEMORY and DISK are bytes with an optional K, M, G or T suffix
  * (powers of 1024; KiB, MiB, ... and KB, MB, ... mean the same).
  * Either every part is applied or, on an error, none is. */
-bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct sandbox_error *err);
+bool sandbox_sizes_parse(struct sandbox_sizes *sizes, const char *option, struct error *err);
 
 /* The limits of the named preset; NULL or "" means medium. An unknown name
  * is an error that lists the known ones. */
 bool sandbox_sizes_find(const struct sandbox_sizes *sizes, const char *name,
-			struct sandbox_limits *limits, struct sandbox_error *err);
+			struct sandbox_limits *limits, struct error *err);
 
 /* "2 CPUs, 4 GiB memory, 4096 pids, 10 GiB disk" (or "no limit" parts);
  * for messages. */
 void sandbox_limits_describe(const struct sandbox_limits *limits, char *out, size_t size);
 
 /* Parses a byte count as the preset option does ("64M", "4GiB", "1048576"). */
-bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct sandbox_error *err);
+bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct error *err);
 
 #endif

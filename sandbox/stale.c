@@ -6,7 +6,7 @@
  * dies, even by SIGKILL, so that no mount and no loop device outlives it. */
 #include "sandbox/sandbox_internal.h"
 
-#include "util/log.h"
+#include "sandbox/tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,19 +22,19 @@
 
 /* The parent of every daemon's directories: one per host user, so a
  * daemon never trusts a directory someone else could have made. */
-bool sandbox_base_dir(char *out, size_t size, struct sandbox_error *err)
+bool sandbox_base_dir(char *out, size_t size, struct error *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/' || strlen(tmp) > 64)
 		tmp = "/tmp";
 	snprintf(out, size, "%s/lizard-sandboxes-%u", tmp, (unsigned)geteuid());
 	if (mkdir(out, 0711) != 0 && errno != EEXIST) {
-		sandbox_error_set(err, errno, "cannot create %s", out);
+		error_set(err, errno, "cannot create %s", out);
 		return false;
 	}
 	struct stat st;
 	if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		sandbox_error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
+		error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
 			 (unsigned)geteuid());
 		return false;
 	}
@@ -74,29 +74,31 @@ static void unmount_left(const char *daemon_dir)
 			char mount_point[640];
 			snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/%s", daemon_dir,
 				 entry->d_name, mounts[i]);
-			if (umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
-				log_info("unmounted a %s left at %s", mounts[i], mount_point);
+			umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW); /* most are not mounts */
 		}
 	}
 	closedir(dir);
 }
 
 /* Unmounts what is left in one daemon's directory and removes it. */
-static void remove_daemon_dir(const char *path)
+static bool remove_daemon_dir(const char *path, struct error *err)
 {
 	unmount_left(path);
-	sandbox_remove_tree(path);
+	return sandbox_tree_remove(path, err);
 }
 
-void sandbox_remove_stale(void)
+unsigned sandbox_remove_stale(struct error *err)
 {
 	char base[128];
-	struct sandbox_error err;
-	if (!sandbox_base_dir(base, sizeof(base), &err))
-		return;
+	unsigned removed = 0;
+	error_clear(err);
+	if (!sandbox_base_dir(base, sizeof(base), err))
+		return 0;
 	DIR *dir = opendir(base);
-	if (!dir)
-		return;
+	if (!dir) {
+		error_set(err, errno, "cannot list %s", base);
+		return 0;
+	}
 	struct dirent *entry;
 	while ((entry = readdir(dir))) {
 		char *end;
@@ -106,13 +108,17 @@ void sandbox_remove_stale(void)
 			continue;
 		char path[400];
 		snprintf(path, sizeof(path), "%s/%.200s", base, entry->d_name);
-		log_info("removing sandbox files left by lizard-bridge %ld: %s", pid, path);
-		remove_daemon_dir(path);
+		struct error failed;
+		if (remove_daemon_dir(path, &failed))
+			removed++;
+		else if (err && !err->message[0])
+			*err = failed;
 	}
 	closedir(dir);
+	return removed;
 }
 
-bool sandbox_janitor_start(struct sandbox_error *err)
+bool sandbox_janitor_start(struct error *err)
 {
 	char base[128], mine[160];
 	if (!sandbox_base_dir(base, sizeof(base), err))
@@ -120,12 +126,12 @@ bool sandbox_janitor_start(struct sandbox_error *err)
 	snprintf(mine, sizeof(mine), "%s/%ld", base, (long)getpid());
 	int watch[2];
 	if (pipe2(watch, O_CLOEXEC) != 0)
-		return sandbox_error_set(err, errno, "cannot create the janitor's pipe");
+		return error_set(err, errno, "cannot create the janitor's pipe");
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(watch[0]);
 		close(watch[1]);
-		return sandbox_error_set(err, errno, "cannot fork the janitor");
+		return error_set(err, errno, "cannot fork the janitor");
 	}
 	if (pid > 0) {
 		/* Held open, never written: its close is the daemon's end. */
@@ -160,6 +166,6 @@ bool sandbox_janitor_start(struct sandbox_error *err)
 	ssize_t n;
 	while ((n = read(keep, &byte, 1)) < 0 && errno == EINTR)
 		;
-	remove_daemon_dir(mine);
+	remove_daemon_dir(mine, NULL);
 	_exit(0);
 }

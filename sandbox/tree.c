@@ -62,7 +62,7 @@ static void size_dir(struct size_walk *w, int fd, unsigned depth)
 }
 
 bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
-		       struct sandbox_error *err)
+		       struct error *err)
 {
 	int fd = open_dir_at(AT_FDCWD, path);
 	struct stat st;
@@ -70,7 +70,7 @@ bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, 
 		int saved = errno;
 		if (fd >= 0)
 			close(fd);
-		return sandbox_error_set(err, saved, "cannot open %s", path);
+		return error_set(err, saved, "cannot open %s", path);
 	}
 	struct size_walk w = { .entries_left = max_entries, .bytes = (uint64_t)st.st_blocks * 512,
 			       .complete = true, .device = st.st_dev };
@@ -86,7 +86,7 @@ struct chown_walk {
 	gid_t gid;
 	dev_t device;
 	const char *top;
-	struct sandbox_error *err;
+	struct error *err;
 };
 
 static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
@@ -95,7 +95,7 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 	if (!dir) {
 		int saved = errno;
 		close(fd);
-		return sandbox_error_set(w->err, saved, "cannot list a directory in %s", w->top);
+		return error_set(w->err, saved, "cannot list a directory in %s", w->top);
 	}
 	bool ok = true;
 	struct dirent *d;
@@ -103,7 +103,7 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 		if (is_dot(d->d_name))
 			continue;
 		if (w->entries_left-- == 0) {
-			ok = sandbox_error_set(w->err, 0, "%s has too many files to hand over", w->top);
+			ok = error_set(w->err, 0, "%s has too many files to hand over", w->top);
 			break;
 		}
 		struct stat st;
@@ -111,7 +111,7 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 			continue; /* removed meanwhile */
 		if (st.st_uid != w->uid || st.st_gid != w->gid) {
 			if (fchownat(dirfd(dir), d->d_name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) != 0) {
-				ok = sandbox_error_set(w->err, errno, "cannot give %s in %s to uid %u",
+				ok = error_set(w->err, errno, "cannot give %s in %s to uid %u",
 						       d->d_name, w->top, (unsigned)w->uid);
 				break;
 			}
@@ -119,12 +119,12 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 		if (!S_ISDIR(st.st_mode) || st.st_dev != w->device)
 			continue;
 		if (depth + 1 >= SANDBOX_TREE_MAX_DEPTH) {
-			ok = sandbox_error_set(w->err, 0, "%s is nested too deep to hand over", w->top);
+			ok = error_set(w->err, 0, "%s is nested too deep to hand over", w->top);
 			break;
 		}
 		int child = open_dir_at(dirfd(dir), d->d_name);
 		if (child < 0)
-			ok = sandbox_error_set(w->err, errno, "cannot open %s in %s", d->d_name, w->top);
+			ok = error_set(w->err, errno, "cannot open %s in %s", d->d_name, w->top);
 		else
 			ok = chown_dir(w, child, depth + 1);
 	}
@@ -133,7 +133,7 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 }
 
 bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t max_entries,
-			struct sandbox_error *err)
+			struct error *err)
 {
 	int fd = open_dir_at(AT_FDCWD, path);
 	struct stat st;
@@ -141,12 +141,12 @@ bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t m
 		int saved = errno;
 		if (fd >= 0)
 			close(fd);
-		return sandbox_error_set(err, saved, "cannot open %s", path);
+		return error_set(err, saved, "cannot open %s", path);
 	}
 	if (fchown(fd, uid, gid) != 0) {
 		int saved = errno;
 		close(fd);
-		return sandbox_error_set(err, saved, "cannot give %s to uid %u", path, uid);
+		return error_set(err, saved, "cannot give %s to uid %u", path, uid);
 	}
 	struct chown_walk w = { .entries_left = max_entries, .uid = uid, .gid = gid,
 				.device = st.st_dev, .top = path, .err = err };
@@ -163,7 +163,7 @@ struct removal {
  * be emptied by the next pass: so any depth can be removed while holding
  * at most SANDBOX_TREE_MAX_DEPTH directories open. */
 static bool move_to_top(struct removal *r, int parent, const char *name, const char *path,
-			struct sandbox_error *err)
+			struct error *err)
 {
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		char fresh[48];
@@ -175,20 +175,20 @@ static bool move_to_top(struct removal *r, int parent, const char *name, const c
 		if (errno != EEXIST)
 			break;
 	}
-	return sandbox_error_set(err, errno, "cannot move %s/%s up to be removed", path, name);
+	return error_set(err, errno, "cannot move %s/%s up to be removed", path, name);
 }
 
 /* Empties the directory open at fd (which it closes). A directory without
  * write or search permission for us is opened up first: a sandbox may leave
  * chmod 000 directories behind, and they are ours to delete. */
 static bool empty_dir(struct removal *r, int fd, const char *path, unsigned depth,
-		      struct sandbox_error *err)
+		      struct error *err)
 {
 	DIR *dir = fdopendir(fd);
 	if (!dir) {
 		int saved = errno;
 		close(fd);
-		return sandbox_error_set(err, saved, "cannot list %s", path);
+		return error_set(err, saved, "cannot list %s", path);
 	}
 	bool ok = true;
 	struct dirent *d;
@@ -198,7 +198,7 @@ static bool empty_dir(struct removal *r, int fd, const char *path, unsigned dept
 		if (unlinkat(dirfd(dir), d->d_name, 0) == 0 || errno == ENOENT)
 			continue;
 		if (errno != EISDIR && errno != EPERM) {
-			ok = sandbox_error_set(err, errno, "cannot remove %s/%s", path, d->d_name);
+			ok = error_set(err, errno, "cannot remove %s/%s", path, d->d_name);
 			break;
 		}
 		/* A directory (Linux says EISDIR; POSIX allows EPERM). */
@@ -211,7 +211,7 @@ static bool empty_dir(struct removal *r, int fd, const char *path, unsigned dept
 		    fchmodat(dirfd(dir), d->d_name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 			child = open_dir_at(dirfd(dir), d->d_name);
 		if (child < 0) {
-			ok = sandbox_error_set(err, errno, "cannot open %s/%s", path, d->d_name);
+			ok = error_set(err, errno, "cannot open %s/%s", path, d->d_name);
 			break;
 		}
 		fchmod(child, 0700);
@@ -222,19 +222,19 @@ static bool empty_dir(struct removal *r, int fd, const char *path, unsigned dept
 			break;
 		}
 		if (unlinkat(dirfd(dir), d->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-			ok = sandbox_error_set(err, errno, "cannot remove %s", child_path);
+			ok = error_set(err, errno, "cannot remove %s", child_path);
 	}
 	closedir(dir);
 	return ok;
 }
 
-bool sandbox_tree_remove(const char *path, struct sandbox_error *err)
+bool sandbox_tree_remove(const char *path, struct error *err)
 {
 	struct removal r = { .top = open_dir_at(AT_FDCWD, path) };
 	if (r.top < 0) {
 		if (errno == ENOENT)
 			return true;
-		return sandbox_error_set(err, errno, "cannot open %s", path);
+		return error_set(err, errno, "cannot open %s", path);
 	}
 	fchmod(r.top, 0700);
 	bool ok = true;
@@ -244,12 +244,12 @@ bool sandbox_tree_remove(const char *path, struct sandbox_error *err)
 	 * the tree; the cap is only a backstop. */
 	for (unsigned pass = 0; ok; pass++) {
 		if (pass == 1u << 20) {
-			ok = sandbox_error_set(err, 0, "cannot remove %s: it keeps growing", path);
+			ok = error_set(err, 0, "cannot remove %s: it keeps growing", path);
 			break;
 		}
 		int fd = dup(r.top);
 		if (fd < 0) {
-			ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+			ok = error_set(err, errno, "cannot remove %s", path);
 			break;
 		}
 		/* fdopendir shares the file offset of r.top: rewind for each pass. */
@@ -261,6 +261,6 @@ bool sandbox_tree_remove(const char *path, struct sandbox_error *err)
 	}
 	close(r.top);
 	if (ok && rmdir(path) != 0 && errno != ENOENT)
-		ok = sandbox_error_set(err, errno, "cannot remove %s", path);
+		ok = error_set(err, errno, "cannot remove %s", path);
 	return ok;
 }

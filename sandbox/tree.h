@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 /* Directories open at once in a walk; sizes count no deeper. */
 #define SANDBOX_TREE_MAX_DEPTH 128
@@ -17,17 +17,17 @@
  * most max_entries entries; *complete is false when the ceiling (entries or
  * depth) cut the walk short, and the sum is then a lower bound. */
 bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
-		       struct sandbox_error *err);
+		       struct error *err);
 
 /* Gives path and everything below it (symlinks themselves, never what they
  * point to; one file system; at most max_entries entries and
  * SANDBOX_TREE_MAX_DEPTH levels) to uid:gid. Fails on the first entry that
  * cannot be given, or when a ceiling is reached. */
 bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t max_entries,
-			struct sandbox_error *err);
+			struct error *err);
 
 /* Removes path and everything below it, at any depth. Fails, naming what
  * stayed, on an entry it may not remove. */
-bool sandbox_tree_remove(const char *path, struct sandbox_error *err);
+bool sandbox_tree_remove(const char *path, struct error *err);
 
 #endif

@@ -52,22 +52,22 @@ static bool parse_first_count(const char *text, size_t len, uint64_t *first, uin
 }
 
 bool sandbox_uid_range_parse(const char *text, uid_t daemon_uid, struct sandbox_uid_range *out,
-			     struct sandbox_error *err)
+			     struct error *err)
 {
 	uint64_t first, count;
 	if (!parse_first_count(text, strlen(text), &first, &count))
-		return sandbox_error_set(err, 0, "'%.40s' is not FIRST:COUNT, two decimal numbers "
+		return error_set(err, 0, "'%.40s' is not FIRST:COUNT, two decimal numbers "
 					 "such as 3000000000:1000000", text);
 	if (count == 0)
-		return sandbox_error_set(err, 0, "'%.40s' holds no uid: COUNT must be at least 1", text);
+		return error_set(err, 0, "'%.40s' holds no uid: COUNT must be at least 1", text);
 	if (first < SANDBOX_UID_MIN)
-		return sandbox_error_set(err, 0, "'%.40s' starts below %u: uids 0..%u are the system's "
+		return error_set(err, 0, "'%.40s' starts below %u: uids 0..%u are the system's "
 					 "and its users'", text, SANDBOX_UID_MIN, SANDBOX_UID_MIN - 1);
 	if (first + count > SANDBOX_UID_END)
-		return sandbox_error_set(err, 0, "'%.40s' goes past uid %u, the last one bubblewrap "
+		return error_set(err, 0, "'%.40s' goes past uid %u, the last one bubblewrap "
 					 "maps", text, SANDBOX_UID_END - 1);
 	if (daemon_uid >= first && daemon_uid - first < count)
-		return sandbox_error_set(err, 0, "'%.40s' holds this daemon's own uid %u", text,
+		return error_set(err, 0, "'%.40s' holds this daemon's own uid %u", text,
 					 (unsigned)daemon_uid);
 	*out = (struct sandbox_uid_range){ (uint32_t)first, (uint32_t)count };
 	return true;
@@ -130,12 +130,12 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans)
 
 /* A subordinate id file into spans; one that is not there holds none. */
 static bool load_subid_file(const char *path, struct sandbox_id_spans *spans,
-			    struct sandbox_error *err)
+			    struct error *err)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ||
-		       sandbox_error_set(err, errno, "cannot read %s to see which uids it gives out",
+		       error_set(err, errno, "cannot read %s to see which uids it gives out",
 					 path);
 	char *text = NULL;
 	size_t len = 0, capacity = 0;
@@ -160,7 +160,7 @@ static bool load_subid_file(const char *path, struct sandbox_id_spans *spans,
 		ok = sandbox_subid_parse(text, spans);
 	}
 	free(text);
-	return ok || sandbox_error_set(err, 0, "cannot read %s to see which uids it gives out (a "
+	return ok || error_set(err, 0, "cannot read %s to see which uids it gives out (a "
 				       "read error, no memory, or over 16 MiB)", path);
 }
 
@@ -217,11 +217,11 @@ static bool add_status_ids(struct id_set *set, const char *status, const char *l
 
 /* Every uid and gid a process runs with (real, effective, saved, file
  * system; the supplementary groups as far as the read goes). */
-static bool load_process_ids(struct id_set *set, struct sandbox_error *err)
+static bool load_process_ids(struct id_set *set, struct error *err)
 {
 	DIR *proc = opendir("/proc");
 	if (!proc)
-		return sandbox_error_set(err, errno, "cannot list /proc to see which uids processes use");
+		return error_set(err, errno, "cannot list /proc to see which uids processes use");
 	bool ok = true;
 	struct dirent *entry;
 	while (ok && (entry = readdir(proc))) {
@@ -236,7 +236,7 @@ static bool load_process_ids(struct id_set *set, struct sandbox_error *err)
 	}
 	closedir(proc);
 	if (!ok)
-		return sandbox_error_set(err, 0, "out of memory listing the uids processes use");
+		return error_set(err, 0, "out of memory listing the uids processes use");
 	qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
 	return true;
 }
@@ -274,7 +274,7 @@ static void taken_finish(struct taken *t)
 	free(t->processes.ids);
 }
 
-static bool taken_load(struct taken *t, struct sandbox_error *err)
+static bool taken_load(struct taken *t, struct error *err)
 {
 	*t = (struct taken){ 0 };
 	if (load_subid_file("/etc/subuid", &t->subordinate, err) &&
@@ -339,7 +339,7 @@ static uint32_t pick(const struct sandbox_uid_range *range, const struct taken *
 }
 
 bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
-			 struct sandbox_error *err)
+			 struct error *err)
 {
 	struct sandbox_uid_range r = range ? *range : SANDBOX_UID_RANGE_DEFAULT;
 	struct taken t;
@@ -351,14 +351,14 @@ bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
 	pthread_mutex_unlock(&live_lock);
 	taken_finish(&t);
 	if (!id)
-		return sandbox_error_set(err, 0,
+		return error_set(err, 0,
 					 "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
 					 "to %u): each is a user or group, in /etc/subuid or "
 					 "/etc/subgid, used by a process, or another session's; give "
 					 "--uid-range a range with free uids",
 					 r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
 	if (!added)
-		return sandbox_error_set(err, 0, "out of memory");
+		return error_set(err, 0, "out of memory");
 	*uid = (uid_t)id;
 	return true;
 }

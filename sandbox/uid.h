@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/error.h"
+#include "util/error.h"
 
 struct sandbox_uid_range {
 	uint32_t first;
@@ -37,7 +37,7 @@ struct sandbox_uid_range {
  * range within SANDBOX_UID_MIN..SANDBOX_UID_END - 1 and without
  * daemon_uid. */
 bool sandbox_uid_range_parse(const char *text, uid_t daemon_uid, struct sandbox_uid_range *out,
-			     struct sandbox_error *err);
+			     struct error *err);
 
 /* Id ranges, end exclusive (up to 2^32). */
 struct sandbox_id_span {
@@ -61,7 +61,7 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans);
  * sandbox, until sandbox_uid_release. Thread-safe. Fails, naming the range
  * and the option, when every id of it is taken. */
 bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
-			 struct sandbox_error *err);
+			 struct error *err);
 void sandbox_uid_release(uid_t uid);
 
 #endif

@@ -1,3 +1,4 @@
+#include "sandbox/name.h"
 #include "sandbox/volume.h"
 
 #include <dirent.h>
@@ -34,7 +35,7 @@ struct sandbox_volumes {
 	size_t count, capacity;
 };
 
-bool sandbox_data_dir_default(char *out, size_t size, struct sandbox_error *err)
+bool sandbox_data_dir_default(char *out, size_t size, struct error *err)
 {
 	const char *xdg = getenv("XDG_DATA_HOME");
 	int n;
@@ -48,22 +49,22 @@ bool sandbox_data_dir_default(char *out, size_t size, struct sandbox_error *err)
 			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 		}
 		if (!home)
-			return sandbox_error_set(err, 0, "no data directory: HOME is not set and uid %d "
+			return error_set(err, 0, "no data directory: HOME is not set and uid %d "
 						 "has no home directory; pass --data-dir",
 						 (int)getuid());
 		n = snprintf(out, size, "%s/.local/share/lizard-bridge", home);
 	}
 	if (n < 0 || (size_t)n >= size)
-		return sandbox_error_set(err, ENAMETOOLONG, "the default data directory path");
+		return error_set(err, ENAMETOOLONG, "the default data directory path");
 	return true;
 }
 
 /* mkdir -p with mode 0700 for what it creates. */
-static bool make_dirs(const char *path, struct sandbox_error *err)
+static bool make_dirs(const char *path, struct error *err)
 {
 	char buf[4096];
 	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
-		return sandbox_error_set(err, ENAMETOOLONG, "data directory %.64s...", path);
+		return error_set(err, ENAMETOOLONG, "data directory %.64s...", path);
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p)
 			continue;
@@ -71,9 +72,9 @@ static bool make_dirs(const char *path, struct sandbox_error *err)
 		*p = '\0';
 		struct stat st;
 		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return sandbox_error_set(err, errno, "cannot create directory %s", buf);
+			return error_set(err, errno, "cannot create directory %s", buf);
 		if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-			return sandbox_error_set(err, ENOTDIR, "%s", buf);
+			return error_set(err, ENOTDIR, "%s", buf);
 		if (!saved)
 			return true;
 		*p = saved;
@@ -92,27 +93,27 @@ static char *join(const char *dir, const char *name)
 	return path;
 }
 
-struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct sandbox_error *err)
+struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct error *err)
 {
 	if (!data_dir || !data_dir[0])
-		return sandbox_error_null(err, 0, "the data directory is empty");
+		return error_null(err, 0, "the data directory is empty");
 	struct sandbox_volumes *v = calloc(1, sizeof(*v));
 	if (!v)
-		return sandbox_error_null(err, ENOMEM, "volumes");
+		return error_null(err, ENOMEM, "volumes");
 	pthread_mutex_init(&v->lock, NULL);
 	v->images_fd = -1;
 	v->dir = join(data_dir, "volumes");
 	v->locks_dir = v->dir ? join(v->dir, LOCKS_DIR) : NULL;
 	v->images_dir = v->dir ? join(v->dir, IMAGES_DIR) : NULL;
 	if (!v->locks_dir || !v->images_dir) {
-		sandbox_error_set(err, ENOMEM, "volumes");
+		error_set(err, ENOMEM, "volumes");
 		goto failed;
 	}
 	if (!make_dirs(v->locks_dir, err) || !make_dirs(v->images_dir, err))
 		goto failed;
 	v->images_fd = open(v->images_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (v->images_fd < 0) {
-		sandbox_error_set(err, errno, "cannot open %s", v->images_dir);
+		error_set(err, errno, "cannot open %s", v->images_dir);
 		goto failed;
 	}
 	return v;
@@ -183,15 +184,15 @@ static struct flock whole_file(short type)
  * EAGAIN the other holder's session is in *holder. The file may have been
  * unlinked by a delete between open and lock: then try the new one. */
 static int take_lock(struct sandbox_volumes *v, const char *name, char *holder,
-		     struct sandbox_error *err)
+		     struct error *err)
 {
 	char *path = join(v->locks_dir, name);
 	if (!path)
-		return sandbox_error_set(err, ENOMEM, "volume %s", name), -1;
+		return error_set(err, ENOMEM, "volume %s", name), -1;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
-			sandbox_error_set(err, errno, "cannot open %s", path);
+			error_set(err, errno, "cannot open %s", path);
 			break;
 		}
 		struct flock l = whole_file(F_WRLCK);
@@ -200,7 +201,7 @@ static int take_lock(struct sandbox_volumes *v, const char *name, char *holder,
 			if (saved == EAGAIN || saved == EACCES)
 				read_holder(fd, holder, SANDBOX_NAME_MAX + 1);
 			close(fd);
-			sandbox_error_set(err, saved == EACCES ? EAGAIN : saved, "cannot lock %s", path);
+			error_set(err, saved == EACCES ? EAGAIN : saved, "cannot lock %s", path);
 			break;
 		}
 		struct stat opened, current;
@@ -213,42 +214,42 @@ static int take_lock(struct sandbox_volumes *v, const char *name, char *holder,
 	}
 	free(path);
 	if (!err->code)
-		sandbox_error_set(err, EAGAIN, "volume %s kept changing", name);
+		error_set(err, EAGAIN, "volume %s kept changing", name);
 	return -1;
 }
 
 static bool in_use_error(const char *name, const char *session, bool other_daemon,
-			 const char *doing, struct sandbox_error *err)
+			 const char *doing, struct error *err)
 {
 	if (!other_daemon)
-		return sandbox_error_set(err, 0, "volume %s is in use by session %s; %s", name,
+		return error_set(err, 0, "volume %s is in use by session %s; %s", name,
 					 session, doing);
-	return sandbox_error_set(err, 0, "volume %s is in use by session %s of another "
+	return error_set(err, 0, "volume %s is in use by session %s of another "
 				 "lizard-bridge on the same data directory; %s", name,
 				 session[0] ? session : "(unknown)", doing);
 }
 
 bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, uint64_t limit_bytes,
-			   struct sandbox_error *err)
+			   struct error *err)
 {
 	if (!sandbox_name_check("volume", name, err))
 		return false;
 	if (limit_bytes && (limit_bytes < SANDBOX_DISK_MIN || limit_bytes > SANDBOX_DISK_MAX))
-		return sandbox_error_set(err, 0, "a volume's size must be from 64M to 16T");
+		return error_set(err, 0, "a volume's size must be from 64M to 16T");
 	char *path = join(v->dir, name);
 	if (!path)
-		return sandbox_error_set(err, ENOMEM, "volume %s", name);
+		return error_set(err, ENOMEM, "volume %s", name);
 	pthread_mutex_lock(&v->lock);
 	bool ok = true;
 	/* One name, one volume, of either kind. */
 	if (volume_exists(v, name)) {
-		ok = sandbox_error_set(err, EEXIST, "volume %s already exists", name);
+		ok = error_set(err, EEXIST, "volume %s already exists", name);
 	} else if (limit_bytes) {
 		ok = sandbox_disk_available(err) &&
 		     sandbox_disk_make(v->images_fd, v->images_dir, name, limit_bytes, geteuid(), true,
 				       err);
 	} else if (mkdir(path, 0755) != 0) {
-		ok = sandbox_error_set(err, errno, errno == EEXIST ? "volume %s already exists (%s)" :
+		ok = error_set(err, errno, errno == EEXIST ? "volume %s already exists (%s)" :
 					       "cannot create volume %s at %s", name, path);
 	}
 	pthread_mutex_unlock(&v->lock);
@@ -256,7 +257,7 @@ bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, uint64_t
 	return ok;
 }
 
-bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct sandbox_error *err)
+bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct error *err)
 {
 	if (!sandbox_name_check("volume", name, err))
 		return false;
@@ -268,7 +269,7 @@ bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct s
 		goto done;
 	}
 	if (!volume_exists(v, name)) {
-		sandbox_error_set(err, 0, "there is no volume %s", name);
+		error_set(err, 0, "there is no volume %s", name);
 		goto done;
 	}
 	char holder[SANDBOX_NAME_MAX + 1] = "";
@@ -281,7 +282,7 @@ bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct s
 	char *path = join(v->dir, name), *lock_path = join(v->locks_dir, name);
 	if (is_image(v, name))
 		ok = lock_path && (unlinkat(v->images_fd, name, 0) == 0 ||
-				   sandbox_error_set(err, errno, "cannot remove %s/%s", v->images_dir,
+				   error_set(err, errno, "cannot remove %s/%s", v->images_dir,
 						     name));
 	else
 		ok = path && lock_path && sandbox_tree_remove(path, err);
@@ -343,12 +344,12 @@ static struct sandbox_volume_info *list_add(struct listing *l, const char *name)
 
 /* The volumes of one kind: directories in dir, or images in .images. */
 static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l,
-		      struct sandbox_error *err)
+		      struct error *err)
 {
 	const char *where = images ? v->images_dir : v->dir;
 	DIR *dir = opendir(where);
 	if (!dir)
-		return sandbox_error_set(err, errno, "cannot list %s", where);
+		return error_set(err, errno, "cannot list %s", where);
 	bool ok = true;
 	struct dirent *d;
 	while (ok && (d = readdir(dir))) {
@@ -359,7 +360,7 @@ static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l,
 			continue; /* .locks, .images, and anything that is not a volume */
 		struct sandbox_volume_info *info = list_add(l, d->d_name);
 		if (!info) {
-			ok = sandbox_error_set(err, ENOMEM, "listing %s", where);
+			ok = error_set(err, ENOMEM, "listing %s", where);
 			break;
 		}
 		if (images) {
@@ -379,7 +380,7 @@ static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l,
 }
 
 bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info **list_out,
-			 size_t *count_out, struct sandbox_error *err)
+			 size_t *count_out, struct error *err)
 {
 	struct listing l = { .list = NULL };
 	if (!list_kind(v, false, &l, err) || !list_kind(v, true, &l, err)) {
@@ -405,7 +406,7 @@ bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info *
 }
 
 bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const char *session,
-			    char *path, size_t path_size, bool *image, struct sandbox_error *err)
+			    char *path, size_t path_size, bool *image, struct error *err)
 {
 	if (!sandbox_name_check("volume", name, err) || !sandbox_name_check("session", session, err))
 		return false;
@@ -414,18 +415,18 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	int fd = -1;
 	struct holder *h = find_holder(v, name);
 	if (h) {
-		sandbox_error_set(err, 0, "volume %s is already mounted by session %s; one volume "
+		error_set(err, 0, "volume %s is already mounted by session %s; one volume "
 				  "serves one session at a time", name, h->session);
 		goto done;
 	}
 	if (!volume_exists(v, name)) {
-		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
+		error_set(err, 0, "there is no volume %s; create it with create_volume", name);
 		goto done;
 	}
 	*image = is_image(v, name);
 	if ((size_t)snprintf(path, path_size, "%s/%s", *image ? v->images_dir : v->dir, name) >=
 	    path_size) {
-		sandbox_error_set(err, ENAMETOOLONG, "volume %s path", name);
+		error_set(err, ENAMETOOLONG, "volume %s path", name);
 		goto done;
 	}
 	char holder[SANDBOX_NAME_MAX + 1] = "";
@@ -437,13 +438,13 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	}
 	/* A delete by another daemon may have finished between the checks and the lock. */
 	if (!volume_exists(v, name)) {
-		sandbox_error_set(err, 0, "there is no volume %s; create it with create_volume", name);
+		error_set(err, 0, "there is no volume %s; create it with create_volume", name);
 		goto done;
 	}
 	/* Mounted twice at once, an ext4 image is lost: the last session's
 	 * mount must be gone (it goes with that session's sandbox). */
 	if (*image && sandbox_disk_attached(path)) {
-		sandbox_error_set(err, EBUSY, "volume %s is still being let go of by the session "
+		error_set(err, EBUSY, "volume %s is still being let go of by the session "
 				  "that had it; try again in a moment", name);
 		goto done;
 	}
@@ -451,7 +452,7 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 		size_t grown = v->capacity ? v->capacity * 2 : 8;
 		struct holder *bigger = realloc(v->holders, grown * sizeof(*bigger));
 		if (!bigger) {
-			sandbox_error_set(err, ENOMEM, "volume %s", name);
+			error_set(err, ENOMEM, "volume %s", name);
 			goto done;
 		}
 		v->holders = bigger;
@@ -460,7 +461,7 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	char text[128];
 	int len = snprintf(text, sizeof(text), "session %s pid %d\n", session, (int)getpid());
 	if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
-		sandbox_error_set(err, errno, "cannot write the lock file of volume %s", name);
+		error_set(err, errno, "cannot write the lock file of volume %s", name);
 		goto done;
 	}
 	h = &v->holders[v->count++];
@@ -477,15 +478,15 @@ done:
 }
 
 bool sandbox_volume_release(struct sandbox_volumes *v, const char *name, const char *session,
-			    struct sandbox_error *err)
+			    struct error *err)
 {
 	pthread_mutex_lock(&v->lock);
 	struct holder *h = name ? find_holder(v, name) : NULL;
 	bool ok = h && session && strcmp(h->session, session) == 0;
 	if (!h)
-		sandbox_error_set(err, 0, "volume %s is not mounted", name ? name : "(null)");
+		error_set(err, 0, "volume %s is not mounted", name ? name : "(null)");
 	else if (!ok)
-		sandbox_error_set(err, 0, "volume %s is mounted by session %s, not %s", name,
+		error_set(err, 0, "volume %s is mounted by session %s, not %s", name,
 				  h->session, session ? session : "(null)");
 	if (ok) {
 		/* Clear the text so a stale file never names a session; closing drops the lock. */

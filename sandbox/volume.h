@@ -22,17 +22,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/error.h"
+#include "sandbox/name.h"
+#include "util/error.h"
 
 struct sandbox_volumes;
 
 /* $XDG_DATA_HOME/lizard-bridge when that is an absolute path, else
  * $HOME/.local/share/lizard-bridge (HOME from the password database when
  * unset), for root as for anyone. */
-bool sandbox_data_dir_default(char *out, size_t size, struct sandbox_error *err);
+bool sandbox_data_dir_default(char *out, size_t size, struct error *err);
 
 /* Opens (creating with mode 0700 as needed) the volumes under data_dir. */
-struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct sandbox_error *err);
+struct sandbox_volumes *sandbox_volumes_open(const char *data_dir, struct error *err);
 /* Releases every volume still held. Accepts NULL. */
 void sandbox_volumes_close(struct sandbox_volumes *volumes);
 
@@ -40,12 +41,12 @@ void sandbox_volumes_close(struct sandbox_volumes *volumes);
  * SANDBOX_DISK_MAX) or, with 0, a directory without a limit; an existing
  * name is an error. */
 bool sandbox_volume_create(struct sandbox_volumes *volumes, const char *name,
-			   uint64_t limit_bytes, struct sandbox_error *err);
+			   uint64_t limit_bytes, struct error *err);
 
 /* Removes a volume and its files; one in use (here or by another daemon on
  * the same data directory) is an error naming the session. */
 bool sandbox_volume_delete(struct sandbox_volumes *volumes, const char *name,
-			   struct sandbox_error *err);
+			   struct error *err);
 
 /* Entries considered per volume when sizing it; beyond, the size is a lower bound. */
 #define SANDBOX_VOLUME_SIZE_MAX_ENTRIES 100000
@@ -61,7 +62,7 @@ struct sandbox_volume_info {
 
 /* Every volume, sorted by name, into a malloc'ed array the caller frees. */
 bool sandbox_volume_list(struct sandbox_volumes *volumes, struct sandbox_volume_info **list,
-			 size_t *count, struct sandbox_error *err);
+			 size_t *count, struct error *err);
 
 /* Marks the volume as mounted by session and writes where it is into path:
  * its directory (to bind at /workspace), or with *image set its disk image
@@ -69,10 +70,10 @@ bool sandbox_volume_list(struct sandbox_volumes *volumes, struct sandbox_volume_
  * when it does not exist, and while the image of a session that ended is
  * still being let go of. */
 bool sandbox_volume_acquire(struct sandbox_volumes *volumes, const char *name, const char *session,
-			    char *path, size_t path_size, bool *image, struct sandbox_error *err);
+			    char *path, size_t path_size, bool *image, struct error *err);
 
 /* Gives the volume back; only the session that holds it can. */
 bool sandbox_volume_release(struct sandbox_volumes *volumes, const char *name, const char *session,
-			    struct sandbox_error *err);
+			    struct error *err);
 
 #endif

@@ -41,7 +41,7 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 			cJSON_AddNullToObject(limits, "disk_bytes");
 	}
 	struct sandbox_usage usage;
-	struct sandbox_error failed;
+	struct error failed;
 	if (!s->cgroup || !sandbox_cgroup_usage(s->cgroup, &usage, &failed))
 		return;
 	cJSON *used = cJSON_AddObjectToObject(resources, "usage");
@@ -66,7 +66,7 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 
 bool bridge_session_usage(struct bridge_session *s, struct sandbox_usage *usage)
 {
-	struct sandbox_error failed;
+	struct error failed;
 	return s->cgroup && sandbox_cgroup_usage(s->cgroup, usage, &failed);
 }
 
@@ -113,7 +113,7 @@ bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&pause_lock);
 	bool ok = check_pausable(s, true, err, err_size);
-	struct sandbox_error failed;
+	struct error failed;
 	if (ok) {
 		/* Stop reading first: a frozen Xvnc must not look like a dead one. */
 		pthread_rwlock_rdlock(&s->conn_lock);
@@ -145,7 +145,7 @@ bool bridge_session_resume(struct bridge_session *s, char *err, size_t err_size)
 {
 	pthread_mutex_lock(&pause_lock);
 	bool ok = check_pausable(s, false, err, err_size);
-	struct sandbox_error failed;
+	struct error failed;
 	if (ok && !(ok = sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed)))
 		snprintf(err, err_size, "cannot resume session %s: %s", s->id, failed.message);
 	if (ok) {

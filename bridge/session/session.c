@@ -241,7 +241,7 @@ static void *watch_local(void *arg)
 			break;
 		char reason[512];
 		struct sandbox_usage usage;
-		struct sandbox_error failed;
+		struct error failed;
 		if (s->cgroup && sandbox_cgroup_usage(s->cgroup, &usage, &failed) &&
 		    usage.oom_kills != SANDBOX_USAGE_UNKNOWN && usage.oom_kills > 0) {
 			char limits[160];
@@ -268,7 +268,7 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
 		.uid_range = &s->uid_range,
 	};
-	struct sandbox_error failed;
+	struct error failed;
 	char workspace[512];
 	if (s->volume[0]) {
 		if (!s->volumes) {
@@ -299,6 +299,10 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 		options.cgroup = s->cgroup;
 	}
 	struct sandbox_desktop *desktop = sandbox_desktop_start(&options, &failed);
+	if (desktop)
+		log_info("local desktop on display :%d (%dx%d), files in %s",
+			 sandbox_desktop_display(desktop), s->width, s->height,
+			 sandbox_run_dir(sandbox_desktop_sandbox(desktop)));
 	pthread_mutex_lock(&s->lock);
 	s->desktop = desktop;
 	bool ended_meanwhile = s->state == BRIDGE_ENDED;
@@ -364,7 +368,7 @@ static void stop_programs(struct bridge_session *s)
 	struct sandbox_desktop *desktop = s->desktop;
 	bool paused = s->paused;
 	pthread_mutex_unlock(&s->lock);
-	struct sandbox_error failed;
+	struct error failed;
 	if (desktop && paused && s->cgroup &&
 	    !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
 		log_warn("session %s: %s", s->id, failed.message);
@@ -414,11 +418,12 @@ void bridge_session_unref(struct bridge_session *s)
 	pthread_mutex_unlock(&s->lock);
 	bridge_viewers_destroy(viewers);
 	vnc_conn_destroy(s->conn);
-	struct sandbox_error failed;
+	struct error failed;
 	/* Frozen processes cannot exit: let them go before the desktop ends. */
 	if (s->cgroup && s->paused && !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
 		log_warn("session %s: %s", s->id, failed.message);
-	sandbox_desktop_destroy(s->desktop);
+	if (!sandbox_desktop_destroy(s->desktop, &failed))
+		log_warn("session %s: %s", s->id, failed.message);
 	/* Also ends whatever escaped the sandbox's init. */
 	if (s->cgroup && !sandbox_cgroup_destroy(s->cgroup, CGROUP_DESTROY_TIMEOUT_MS, &failed))
 		log_warn("session %s: %s", s->id, failed.message);

@@ -3,6 +3,7 @@
 #ifndef LIZARD_BRIDGE_SESSION_INTERNAL_H
 #define LIZARD_BRIDGE_SESSION_INTERNAL_H
 
+#include "sandbox/name.h"
 #include "bridge/session/session.h"
 #include "sandbox/size.h"
 #include "sandbox/uid.h"

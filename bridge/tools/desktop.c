@@ -78,7 +78,7 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
 	int64_t called = clock_monotonic_ms();
 	bool started;
-	struct sandbox_error failed;
+	struct error failed;
 	if (!sandbox_desktop_open_url(d, url, &started, &failed)) {
 		mcp_call_fail(call, "could not open the browser: %s", failed.message);
 		return;
@@ -108,7 +108,7 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 		.name = "launched command", .argv = argv, .user = SANDBOX_AS_USER,
 		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_launched result;
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
 	int64_t called = clock_monotonic_ms();
@@ -152,7 +152,7 @@ static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, char *e
 		.max_output = MAX_CLIPBOARD_BYTES,
 	};
 	struct sandbox_run_result r;
-	struct sandbox_error failed;
+	struct error failed;
 	if (!sandbox_run(sandbox_desktop_sandbox(d), &run, &r, &failed)) {
 		snprintf(err, err_size, "%.300s", failed.message);
 		return NULL;
@@ -238,7 +238,7 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 		.name = "xclip", .argv = argv, .user = SANDBOX_AS_USER,
 		.stdin_fd = fds[0], .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
 	};
-	struct sandbox_error failed;
+	struct error failed;
 	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, &failed);
 	if (!ok)
 		snprintf(err, err_size, "%.300s", failed.message);

@@ -30,7 +30,7 @@
 /* A sandbox call that failed: when its session ended meanwhile, that is
  * what happened (its programs were killed), whatever the sandbox said. */
 static void fail_sandbox_call(struct mcp_call *call, struct bridge_session *s,
-			      const struct sandbox_error *err)
+			      const struct error *err)
 {
 	if (bridge_session_state(s) == BRIDGE_ENDED)
 		mcp_call_fail(call, "session %s ended while %s ran", bridge_session_id(s),
@@ -263,7 +263,7 @@ static void exec_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 		.context = &stream,
 	};
 	struct sandbox_run_result r;
-	struct sandbox_error err;
+	struct error err;
 	if (!sandbox_run(sandbox, &run, &r, &err)) {
 		fail_sandbox_call(call, s, &err);
 		goto done;
@@ -294,7 +294,7 @@ static void read_file_tool(struct mcp_call *call, const cJSON *args, void *userd
 	uint64_t offset = offset_json ? (uint64_t)offset_json->valuedouble : 0;
 	uint64_t length = length_json ? (uint64_t)length_json->valuedouble : FILE_MAX_PER_CALL;
 	struct sandbox_file_data file;
-	struct sandbox_error err;
+	struct error err;
 	if (!sandbox_read_file(sandbox, user_of(args), path, offset, length, &file, &err)) {
 		fail_sandbox_call(call, s, &err);
 		return;
@@ -377,7 +377,7 @@ static void write_file_tool(struct mcp_call *call, const cJSON *args, void *user
 			return;
 		}
 	}
-	struct sandbox_error err;
+	struct error err;
 	bool ok = sandbox_write_file(sandbox, user_of(args), path, data ? (const void *)bytes : text,
 				     len, mode, &err);
 	free(bytes);
@@ -415,7 +415,7 @@ static void list_files_tool(struct mcp_call *call, const cJSON *args, void *user
 	struct sandbox_dir_entry *entries;
 	size_t count;
 	bool truncated;
-	struct sandbox_error err;
+	struct error err;
 	if (!sandbox_list_files(sandbox, user_of(args), path, &entries, &count, &truncated, &err)) {
 		fail_sandbox_call(call, s, &err);
 		return;

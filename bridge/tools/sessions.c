@@ -94,7 +94,7 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	}
 	if (attached)
 		return true;
-	struct sandbox_error failed;
+	struct error failed;
 	if (preset && !sandbox_sizes_find(&c->sizes, preset, limits, &failed)) {
 		mcp_call_fail(call, "size '%s': %s (or WxH for the screen, e.g. 1280x800)",
 			      utf8_excerpt(shown, sizeof(shown), preset), failed.message);

@@ -38,7 +38,7 @@ static void reply_name(struct mcp_call *call, const char *name)
 static bool volume_limit(struct mcp_call *call, const cJSON *args, uint64_t *bytes)
 {
 	const char *size = tools_string(args, "size", NULL);
-	struct sandbox_error failed;
+	struct error failed;
 	bool disks = sandbox_disk_available(&failed);
 	char shown[40];
 	if (!size) {
@@ -70,7 +70,7 @@ static void create_volume(struct mcp_call *call, const cJSON *args, void *userda
 	struct sandbox_volumes *volumes = volumes_of(userdata, call);
 	const char *name = tools_string(args, "name", "");
 	uint64_t limit;
-	struct sandbox_error failed;
+	struct error failed;
 	if (!volumes || !volume_limit(call, args, &limit))
 		return;
 	if (!sandbox_volume_create(volumes, name, limit, &failed)) {
@@ -93,7 +93,7 @@ static void delete_volume(struct mcp_call *call, const cJSON *args, void *userda
 {
 	struct sandbox_volumes *volumes = volumes_of(userdata, call);
 	const char *name = tools_string(args, "name", "");
-	struct sandbox_error failed;
+	struct error failed;
 	if (!volumes)
 		return;
 	if (!sandbox_volume_delete(volumes, name, &failed)) {
@@ -130,7 +130,7 @@ static void list_volumes(struct mcp_call *call, const cJSON *args, void *userdat
 		return;
 	struct sandbox_volume_info *list = NULL;
 	size_t count = 0;
-	struct sandbox_error failed;
+	struct error failed;
 	if (!sandbox_volume_list(volumes, &list, &count, &failed)) {
 		mcp_call_fail(call, "%s", failed.message);
 		return;

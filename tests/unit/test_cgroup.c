@@ -99,7 +99,7 @@ static bool killed_by(int status, int sig)
 static pid_t spawn_in(struct sandbox_cgroup *cg, void (*body)(void *), void *arg)
 {
 	struct sandbox_cgroup_join join;
-	struct sandbox_error err;
+	struct error err;
 	if (!sandbox_cgroup_join_open(cg, &join, &err)) {
 		fprintf(stderr, "join_open: %s\n", err.message);
 		return -1;
@@ -194,7 +194,7 @@ static bool gone(const char *dir)
 
 static void memory_limit_kills_one_process_not_the_group(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_limits limits = { .memory_bytes = 64 * MIB, .pids = 64 };
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("memory"), &limits, &err);
 	if (!cg)
@@ -289,7 +289,7 @@ static void restore_weight(struct weight_boost *b)
  * tolerant: it checks that the time is charged to this group at all. */
 static void cpu_quota_holds_two_spinners_to_one_cpu(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_limits limits = { .cpu_millis = 1000 };
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("cpu"), &limits, &err);
 	if (!cg)
@@ -329,7 +329,7 @@ static void frozen_counter_stops_and_continues_after_thaw(void)
 					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT(counter != MAP_FAILED);
 	atomic_store(counter, 0);
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("freeze"), NULL, &err);
 	if (!cg)
 		FAIL_AT("create: %s", err.message);
@@ -392,7 +392,7 @@ static void kill_all_ends_a_tree_that_left_the_session(void)
 {
 	int fds[2];
 	ASSERT(pipe(fds) == 0);
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("tree"), NULL, &err);
 	if (!cg)
 		FAIL_AT("create: %s", err.message);
@@ -440,7 +440,7 @@ static void kill_all_ends_a_tree_that_left_the_session(void)
 
 static void paused_group_can_still_be_killed(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("paused"), NULL, &err);
 	if (!cg)
 		FAIL_AT("create: %s", err.message);
@@ -462,7 +462,7 @@ static void paused_group_can_still_be_killed(void)
 
 static void limits_need_their_controller_and_names_are_checked(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_cgroup_create(root, "../escape", NULL, &err) == NULL);
 	ASSERT_CONTAINS(err.message, "'.' at position 1");
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("twice"), NULL, &err);
@@ -498,7 +498,7 @@ static void stale_groups_of_a_dead_daemon_are_removed(void)
 	ASSERT(pipe(fds) == 0);
 	pid_t daemon = fork();
 	if (daemon == 0) {
-		struct sandbox_error err;
+		struct error err;
 		struct sandbox_cgroup_root *own = sandbox_cgroup_root_open(
 			sandbox_cgroup_root_version(root), &err);
 		struct sandbox_cgroup *cg = own ? sandbox_cgroup_create(own, "left-behind", NULL, &err)
@@ -517,7 +517,7 @@ static void stale_groups_of_a_dead_daemon_are_removed(void)
 	kill(daemon, SIGKILL);
 	int daemon_status = wait_status(daemon, 2000);
 	unsigned removed = 0;
-	struct sandbox_error err;
+	struct error err;
 	bool ok = sandbox_cgroup_root_remove_stale(root, &removed, &err);
 	int worker_status = told ? wait_status(worker, 2000) : -1;
 
@@ -538,7 +538,7 @@ static void stale_groups_of_a_dead_daemon_are_removed(void)
 static void limits_without_their_controller_say_which(void)
 {
 	struct sandbox_limits memory = { .memory_bytes = 64 * MIB };
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("nomem"), &memory, &err);
 	if (cg) { /* this v2 tree has the memory controller: nothing to check */
 		sandbox_cgroup_destroy(cg, 1000, &err);
@@ -570,8 +570,8 @@ static void closing_the_root_removes_the_daemon_directories(void)
 		dirs[count] = strdup(sandbox_cgroup_root_dir(root, count));
 		count++;
 	}
-	struct sandbox_error err;
-	sandbox_error_clear(&err);
+	struct error err;
+	error_clear(&err);
 	sandbox_cgroup_root_close(root, &err);
 	root = NULL;
 	ASSERT_STR_EQ(err.message, "");
@@ -596,7 +596,7 @@ int main(void)
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	snprintf(prefix, sizeof(prefix), "t%d", (int)getpid());
-	struct sandbox_error err;
+	struct error err;
 	root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &err);
 	if (!root) {
 		fprintf(stderr, "root_open: %s\n", err.message);

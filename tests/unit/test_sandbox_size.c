@@ -2,7 +2,8 @@
  * rule volumes and cgroups share. */
 #include "test.h"
 
-#include "sandbox/error.h"
+#include "sandbox/name.h"
+#include "util/error.h"
 #include "sandbox/size.h"
 
 #define GIB ((uint64_t)1 << 30)
@@ -13,7 +14,7 @@ static void presets_are_two_four_eight_cpus_with_two_gib_each(void)
 	struct sandbox_sizes sizes;
 	sandbox_sizes_init(&sizes);
 	struct sandbox_limits l;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_sizes_find(&sizes, "small", &l, &err));
 	ASSERT_EQ(l.cpu_millis, 2000);
 	ASSERT_EQ(l.memory_bytes, 4 * GIB);
@@ -29,7 +30,7 @@ static void the_fourth_field_is_the_disk(void)
 {
 	struct sandbox_sizes sizes;
 	sandbox_sizes_init(&sizes);
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_sizes_parse(&sizes, "small=1:512M:256:64M,medium=2:1G", &err));
 	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].disk_bytes, 64 * MIB);
 	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].pids, 256);
@@ -48,7 +49,7 @@ static void no_size_means_medium(void)
 	struct sandbox_sizes sizes;
 	sandbox_sizes_init(&sizes);
 	struct sandbox_limits l;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_sizes_find(&sizes, NULL, &l, &err));
 	ASSERT_EQ(l.cpu_millis, 4000);
 	ASSERT_EQ(l.memory_bytes, 8 * GIB);
@@ -61,7 +62,7 @@ static void unknown_size_lists_the_known_ones(void)
 	struct sandbox_sizes sizes;
 	sandbox_sizes_init(&sizes);
 	struct sandbox_limits l;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(!sandbox_sizes_find(&sizes, "huge", &l, &err));
 	ASSERT_CONTAINS(err.message, "\"huge\"");
 	ASSERT_CONTAINS(err.message, "small, medium (the default) or large");
@@ -71,7 +72,7 @@ static void option_changes_the_named_presets_only(void)
 {
 	struct sandbox_sizes sizes;
 	sandbox_sizes_init(&sizes);
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_sizes_parse(&sizes, "small=1:64M,large=12.5:32GiB:8192", &err));
 	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].cpu_millis, 1000);
 	ASSERT_EQ(sizes.preset[SANDBOX_SIZE_SMALL].memory_bytes, 64 * MIB);
@@ -90,7 +91,7 @@ static void a_bad_item_changes_nothing(void)
 	struct sandbox_sizes sizes, before;
 	sandbox_sizes_init(&sizes);
 	before = sizes;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(!sandbox_sizes_parse(&sizes, "small=1:64M,large=8:lots", &err));
 	ASSERT_CONTAINS(err.message, "size large: memory \"lots\"");
 	ASSERT(memcmp(&sizes, &before, sizeof(sizes)) == 0);
@@ -120,7 +121,7 @@ static void bad_options_say_what_is_wrong(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sandbox_sizes sizes;
 		sandbox_sizes_init(&sizes);
-		struct sandbox_error err;
+		struct error err;
 		if (sandbox_sizes_parse(&sizes, cases[i][0], &err))
 			FAIL_AT("\"%s\" was accepted", cases[i][0]);
 		if (!strstr(err.message, cases[i][1]))
@@ -141,12 +142,12 @@ static void byte_counts_take_binary_suffixes(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t bytes = 1;
-		struct sandbox_error err;
+		struct error err;
 		ASSERT(sandbox_parse_bytes(cases[i].text, &bytes, &err));
 		ASSERT_EQ(bytes, cases[i].bytes);
 	}
 	uint64_t bytes;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(!sandbox_parse_bytes("", &bytes, &err));
 	ASSERT(!sandbox_parse_bytes("G", &bytes, &err));
 	ASSERT(!sandbox_parse_bytes("4 G", &bytes, &err));
@@ -171,7 +172,7 @@ static void names_follow_the_stated_rule(void)
 	static const char *good[] = { "a", "work", "my-volume_2", "A.b", "0",
 				      "1234567890123456789012345678901234567890123456789012345678901234" };
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		struct sandbox_error err;
+		struct error err;
 		if (!sandbox_name_check("volume", good[i], &err))
 			FAIL_AT("\"%s\" was refused: %s", good[i], err.message);
 	}
@@ -189,25 +190,25 @@ static void names_follow_the_stated_rule(void)
 		{ "12345678901234567890123456789012345678901234567890123456789012345", "longer than 64" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct sandbox_error err;
+		struct error err;
 		if (sandbox_name_check("volume", bad[i][0], &err))
 			FAIL_AT("\"%s\" was accepted", bad[i][0]);
 		if (!strstr(err.message, bad[i][1]))
 			FAIL_AT("\"%s\" does not contain \"%s\"", err.message, bad[i][1]);
 	}
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(!sandbox_name_check("volume", NULL, &err));
 }
 
 static void errors_carry_errno_and_the_path(void)
 {
-	struct sandbox_error err;
-	ASSERT(!sandbox_error_set(&err, 2, "cannot open %s", "/x/y"));
+	struct error err;
+	ASSERT(!error_set(&err, 2, "cannot open %s", "/x/y"));
 	ASSERT_EQ(err.code, 2);
 	ASSERT_STR_EQ(err.message, "cannot open /x/y: No such file or directory");
-	ASSERT(!sandbox_error_set(&err, 0, "plain"));
+	ASSERT(!error_set(&err, 0, "plain"));
 	ASSERT_STR_EQ(err.message, "plain");
-	ASSERT(!sandbox_error_set(NULL, 1, "ignored"));
+	ASSERT(!error_set(NULL, 1, "ignored"));
 }
 
 int main(void)

@@ -2,13 +2,13 @@
  * /etc/subgid) a root daemon reads before it gives a sandbox a uid. */
 #include "test.h"
 
-#include "sandbox/error.h"
+#include "util/error.h"
 #include "sandbox/uid.h"
 
 static void a_range_is_first_and_count(void)
 {
 	struct sandbox_uid_range r = { 0, 0 };
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_uid_range_parse("3000000:1000", 0, &r, &err));
 	ASSERT_EQ(r.first, 3000000);
 	ASSERT_EQ(r.count, 1000);
@@ -27,7 +27,7 @@ static void what_is_not_first_colon_count_is_refused(void)
 			      "0x300000:5", "99999999999:1" };
 	struct sandbox_uid_range r;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct sandbox_error err;
+		struct error err;
 		if (sandbox_uid_range_parse(bad[i], 0, &r, &err))
 			FAIL_AT("'%s' was taken as a range", bad[i]);
 		ASSERT_CONTAINS(err.message, "is not FIRST:COUNT");
@@ -37,7 +37,7 @@ static void what_is_not_first_colon_count_is_refused(void)
 static void a_range_says_why_it_is_refused(void)
 {
 	struct sandbox_uid_range r;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(!sandbox_uid_range_parse("3000000:0", 0, &r, &err));
 	ASSERT_STR_EQ(err.message, "'3000000:0' holds no uid: COUNT must be at least 1");
 	ASSERT(!sandbox_uid_range_parse("1000:100", 0, &r, &err));

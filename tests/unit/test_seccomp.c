@@ -27,7 +27,7 @@
 
 static void descriptor_holds_a_whole_program_from_its_start(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	int first = sandbox_seccomp_filter_fd(&err);
 	ASSERT(first >= 0);
 	int second = sandbox_seccomp_filter_fd(&err);
@@ -49,7 +49,7 @@ static void descriptor_holds_a_whole_program_from_its_start(void)
 /* Loads the filter in this process, as bwrap does. */
 static void load_filter(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	int fd = sandbox_seccomp_filter_fd(&err);
 	ASSERT(fd >= 0);
 	struct stat st;

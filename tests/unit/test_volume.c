@@ -47,7 +47,7 @@ static void data_dir_follows_xdg_then_home(void)
 	char *saved_xdg = getenv("XDG_DATA_HOME") ? strdup(getenv("XDG_DATA_HOME")) : NULL;
 	char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
 	char dir[256];
-	struct sandbox_error err;
+	struct error err;
 	setenv("XDG_DATA_HOME", "/srv/data", 1);
 	ASSERT(sandbox_data_dir_default(dir, sizeof(dir), &err));
 	ASSERT_STR_EQ(dir, "/srv/data/lizard-bridge");
@@ -69,7 +69,7 @@ static void data_dir_follows_xdg_then_home(void)
 
 static void created_volume_is_listed_with_its_size(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "beta", 0, &err));
@@ -102,7 +102,7 @@ static void created_volume_is_listed_with_its_size(void)
 
 static void one_session_at_a_time_and_no_delete_while_mounted(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "work", 0, &err));
@@ -143,7 +143,7 @@ static void one_session_at_a_time_and_no_delete_while_mounted(void)
 
 static void files_outlive_the_session_and_the_daemon(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "keep", 0, &err));
@@ -174,7 +174,7 @@ static pid_t other_daemon_holds(const char *name, const char *session, int *rele
 	if (pid == 0) {
 		close(ready[0]);
 		close(release[1]);
-		struct sandbox_error err;
+		struct error err;
 		struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 		char path[512], ok = 0;
 		bool image = true;
@@ -204,7 +204,7 @@ static pid_t other_daemon_holds(const char *name, const char *session, int *rele
 
 static void another_daemon_on_the_same_data_dir_is_refused(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "shared", 0, &err));
@@ -243,7 +243,7 @@ static void another_daemon_on_the_same_data_dir_is_refused(void)
 
 static void delete_does_not_follow_links_out_of_the_volume(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "links", 0, &err));
@@ -278,7 +278,7 @@ static void delete_does_not_follow_links_out_of_the_volume(void)
  * to make its volume undeletable by nesting. */
 static void delete_removes_a_tree_of_any_depth(void)
 {
-	struct sandbox_error err;
+	struct error err;
 	struct sandbox_volumes *v = sandbox_volumes_open(data_dir, &err);
 	ASSERT(v != NULL);
 	ASSERT(sandbox_volume_create(v, "deep", 0, &err));
@@ -323,7 +323,7 @@ static void size_walk_stops_at_its_ceiling(void)
 	}
 	uint64_t bytes;
 	bool complete;
-	struct sandbox_error err;
+	struct error err;
 	ASSERT(sandbox_tree_size(dir, 5, &bytes, &complete, &err));
 	ASSERT(!complete);
 	ASSERT(sandbox_tree_size(dir, 100, &bytes, &complete, &err));
@@ -350,7 +350,7 @@ static void chown_hands_over_the_tree_but_not_link_targets(void)
 	ASSERT(mkdir(dir, 0700) == 0 && mkdir(sub, 0700) == 0);
 	ASSERT(write_file(file, 10) && write_file(outside, 10));
 	ASSERT(symlink(outside, link) == 0);
-	struct sandbox_error err;
+	struct error err;
 	const unsigned uid = 2345678;
 	if (!sandbox_tree_chown(dir, uid, uid, 100, &err))
 		FAIL_AT("chown: %s", err.message);
@@ -381,7 +381,7 @@ int main(void)
 	RUN_TEST(delete_removes_a_tree_of_any_depth);
 	RUN_TEST(size_walk_stops_at_its_ceiling);
 	RUN_TEST(chown_hands_over_the_tree_but_not_link_targets);
-	struct sandbox_error err;
+	struct error err;
 	if (!sandbox_tree_remove(data_dir, &err))
 		fprintf(stderr, "cleanup: %s\n", err.message);
 	TEST_EXIT();
