@@ -63,12 +63,12 @@ int main(int argc, char **argv)
 	double *some = calloc((size_t)rounds, sizeof(double));
 	double *b64 = calloc((size_t)rounds, sizeof(double));
 	double *all = calloc((size_t)rounds, sizeof(double));
-	char err[256];
+	struct error err;
 	size_t bytes = 0;
 	for (int i = 0; i < rounds; i++) {
 		struct vnc_bytes out;
 		double t0 = now_ms();
-		vnc_capture(fb, NULL, &r, &out, NULL, err, sizeof(err));
+		vnc_capture(fb, NULL, &r, &out, NULL, &err);
 		full[i] = now_ms() - t0;
 		bytes = out.len;
 		t0 = now_ms();
@@ -78,24 +78,24 @@ int main(int argc, char **argv)
 
 		/* What a screenshot tool does: base64 text from the session's cache. */
 		struct blob *text;
-		vnc_capture_base64(fb, cache, &r, &text, NULL, err, sizeof(err));
+		vnc_capture_base64(fb, cache, &r, &text, NULL, &err);
 		blob_unref(text);
 		t0 = now_ms();
-		vnc_capture_base64(fb, cache, &r, &text, NULL, err, sizeof(err));
+		vnc_capture_base64(fb, cache, &r, &text, NULL, &err);
 		same[i] = now_ms() - t0;
 		blob_unref(text);
 
 		vnc_framebuffer_write_rect(fb, px, w * 4, 0, 0, w, h);
 		vnc_framebuffer_commit(fb);
 		t0 = now_ms();
-		vnc_capture_base64(fb, cache, &r, &text, NULL, err, sizeof(err));
+		vnc_capture_base64(fb, cache, &r, &text, NULL, &err);
 		all[i] = now_ms() - t0;
 		blob_unref(text);
 
 		vnc_framebuffer_write_rect(fb, px, w * 4, 600, 400, 100, 40);
 		vnc_framebuffer_commit(fb);
 		t0 = now_ms();
-		vnc_capture_base64(fb, cache, &r, &text, NULL, err, sizeof(err));
+		vnc_capture_base64(fb, cache, &r, &text, NULL, &err);
 		some[i] = now_ms() - t0;
 		blob_unref(text);
 	}

@@ -257,7 +257,7 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_t
 	struct bridge_registry *registry = c->registry;
 	if (o->serve && !o->vnc_url)
 		return true;
-	char err[600];
+	struct error err;
 	struct vnc_target target;
 	struct bridge_session_spec spec = {
 		.kind = o->vnc_url ? BRIDGE_ATTACHED : BRIDGE_DESKTOP,
@@ -275,8 +275,8 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_t
 		spec.size_name = "medium";
 	}
 	if (o->vnc_url) {
-		if (!vnc_target_parse(o->vnc_url, &target, err, sizeof(err))) {
-			log_error("%s", err);
+		if (!vnc_target_parse(o->vnc_url, &target, &err)) {
+			log_error("%s", err.message);
 			return false;
 		}
 		const char *password = getenv("LIZARD_VNC_PASSWORD");
@@ -289,13 +289,13 @@ static bool start_default_session(const struct stdio_options *o, struct bridge_t
 	char id[32] = "default";
 	if (o->serve)
 		bridge_registry_new_id(id, sizeof(id));
-	struct bridge_session *session = bridge_session_create(id, &spec, err, sizeof(err));
+	struct bridge_session *session = bridge_session_create(id, &spec, &err);
 	if (o->vnc_url)
 		vnc_target_finish(&target);
-	bool ok = session && bridge_session_start(session, err, sizeof(err)) &&
-		  bridge_registry_add(registry, session, err, sizeof(err));
+	bool ok = session && bridge_session_start(session, &err) &&
+		  bridge_registry_add(registry, session, &err);
 	if (!ok)
-		log_error("%s", err);
+		log_error("%s", err.message);
 	bridge_session_unref(session);
 	return ok;
 }

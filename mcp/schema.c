@@ -83,22 +83,20 @@ static void list_enum(const cJSON *choices, char *out, size_t size)
 	}
 }
 
-static bool check_value(const cJSON *schema, const cJSON *v, const char *path, char *err,
-			size_t err_size);
+static bool check_value(const cJSON *schema, const cJSON *v, const char *path, struct error *err);
 
-static bool check_array(const cJSON *schema, const cJSON *v, const char *path, char *err,
-			size_t err_size)
+static bool check_array(const cJSON *schema, const cJSON *v, const char *path, struct error *err)
 {
 	int count = cJSON_GetArraySize(v);
 	const cJSON *min = cJSON_GetObjectItemCaseSensitive(schema, "minItems");
 	const cJSON *max = cJSON_GetObjectItemCaseSensitive(schema, "maxItems");
 	if (cJSON_IsNumber(min) && count < min->valuedouble) {
-		snprintf(err, err_size, "argument '%s' needs at least %d items, got %d", path,
+		error_set(err, 0, "argument '%s' needs at least %d items, got %d", path,
 			 (int)min->valuedouble, count);
 		return false;
 	}
 	if (cJSON_IsNumber(max) && count > max->valuedouble) {
-		snprintf(err, err_size, "argument '%s' takes at most %d items, got %d", path,
+		error_set(err, 0, "argument '%s' takes at most %d items, got %d", path,
 			 (int)max->valuedouble, count);
 		return false;
 	}
@@ -111,19 +109,18 @@ static bool check_array(const cJSON *schema, const cJSON *v, const char *path, c
 	{
 		char item_path[128];
 		snprintf(item_path, sizeof(item_path), "%s[%d]", path, index++);
-		if (!check_value(items, item, item_path, err, err_size))
+		if (!check_value(items, item, item_path, err))
 			return false;
 	}
 	return true;
 }
 
-static bool check_value(const cJSON *schema, const cJSON *v, const char *path, char *err,
-			size_t err_size)
+static bool check_value(const cJSON *schema, const cJSON *v, const char *path, struct error *err)
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(schema, "type");
 	char names[96];
 	if (type && !type_matches(type, v, names, sizeof(names))) {
-		snprintf(err, err_size, "argument '%s' must be %s %s, got %s", path,
+		error_set(err, 0, "argument '%s' must be %s %s, got %s", path,
 			 strchr("aeiou", names[0]) ? "an" : "a", names, type_of(v));
 		return false;
 	}
@@ -141,7 +138,7 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, c
 			char allowed[256];
 			list_enum(choices, allowed, sizeof(allowed));
 			char shown[65];
-			snprintf(err, err_size, "argument '%s' is '%s'; it must be one of: %s", path,
+			error_set(err, 0, "argument '%s' is '%s'; it must be one of: %s", path,
 				 utf8_excerpt(shown, sizeof(shown), v->valuestring), allowed);
 			return false;
 		}
@@ -160,7 +157,7 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, c
 				snprintf(range, sizeof(range), "at least %.15g", min->valuedouble);
 			else
 				snprintf(range, sizeof(range), "at most %.15g", max->valuedouble);
-			snprintf(err, err_size, "argument '%s' is %.15g; it must be %s", path,
+			error_set(err, 0, "argument '%s' is %.15g; it must be %s", path,
 				 v->valuedouble, range);
 			return false;
 		}
@@ -171,19 +168,19 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, c
 		const cJSON *min = cJSON_GetObjectItemCaseSensitive(schema, "minLength");
 		const cJSON *max = cJSON_GetObjectItemCaseSensitive(schema, "maxLength");
 		if (cJSON_IsNumber(min) && (double)len < min->valuedouble) {
-			snprintf(err, err_size, "argument '%s' must not be empty", path);
+			error_set(err, 0, "argument '%s' must not be empty", path);
 			return false;
 		}
 		/* Byte length is a safe upper bound for the character limit. */
 		if (cJSON_IsNumber(max) && (double)len > max->valuedouble * 4) {
-			snprintf(err, err_size, "argument '%s' is too long (at most %.0f characters)",
+			error_set(err, 0, "argument '%s' is too long (at most %.0f characters)",
 				 path, max->valuedouble);
 			return false;
 		}
 	}
 
 	if (cJSON_IsArray(v))
-		return check_array(schema, v, path, err, err_size);
+		return check_array(schema, v, path, err);
 	return true;
 }
 
@@ -204,10 +201,10 @@ static void list_properties(const cJSON *properties, char *out, size_t size)
 }
 
 bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const char *tool,
-				char *err, size_t err_size)
+				struct error *err)
 {
 	if (!cJSON_IsObject(args)) {
-		snprintf(err, err_size, "arguments of %s must be a JSON object", tool);
+		error_set(err, 0, "arguments of %s must be a JSON object", tool);
 		return false;
 	}
 	const cJSON *properties = cJSON_GetObjectItemCaseSensitive(schema, "properties");
@@ -219,11 +216,11 @@ bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const ch
 			char known[512];
 			list_properties(properties, known, sizeof(known));
 			char shown[65];
-			snprintf(err, err_size, "unknown argument '%s' for %s; it takes: %s",
+			error_set(err, 0, "unknown argument '%s' for %s; it takes: %s",
 				 utf8_excerpt(shown, sizeof(shown), arg->string), tool, known);
 			return false;
 		}
-		if (!check_value(prop, arg, arg->string, err, err_size))
+		if (!check_value(prop, arg, arg->string, err))
 			return false;
 	}
 	const cJSON *required = cJSON_GetObjectItemCaseSensitive(schema, "required");
@@ -232,7 +229,7 @@ bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const ch
 	{
 		if (cJSON_IsString(name) &&
 		    !cJSON_GetObjectItemCaseSensitive(args, name->valuestring)) {
-			snprintf(err, err_size, "missing required argument '%s' for %s",
+			error_set(err, 0, "missing required argument '%s' for %s",
 				 name->valuestring, tool);
 			return false;
 		}

@@ -5,6 +5,7 @@
 #ifndef LIZARD_MCP_SCHEMA_H
 #define LIZARD_MCP_SCHEMA_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -13,6 +14,6 @@ struct cJSON;
 /* On failure writes a message naming the argument, what it got and what
  * is allowed. tool names the tool in that message. */
 bool mcp_schema_check_arguments(const struct cJSON *schema, const struct cJSON *args,
-				const char *tool, char *err, size_t err_size);
+				const char *tool, struct error *err);
 
 #endif

@@ -482,14 +482,14 @@ static void run_call(void *arg)
 {
 	struct mcp_call *call = arg;
 	double started = now_seconds();
-	char err[512];
+	struct error err;
 	if (atomic_load(&call->given_up))
 		mcp_call_fail(call, "%s", atomic_load(&call->given_up));
 	else if (mcp_call_cancelled(call))
 		mcp_call_fail(call, "cancelled before it started");
 	else if (!mcp_schema_check_arguments(call->tool->schema, call->arguments,
-					     call->tool->tool.name, err, sizeof(err)))
-		mcp_call_fail(call, "%s", err);
+					     call->tool->tool.name, &err))
+		mcp_call_fail(call, "%s", err.message);
 	else
 		call->tool->tool.handler(call, call->arguments, call->tool->userdata);
 	if (call->is_error) {

@@ -70,9 +70,9 @@ void sandbox_cgroup_root_describe(const struct sandbox_cgroup_root *root, char *
 bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned *removed,
 				      struct error *err);
 
-/* Whether this process can create limited cgroups; why not in `why`. It
+/* Whether this process can create limited cgroups; why not in err. It
  * opens and closes a root, so it also creates and removes its directory. */
-bool sandbox_cgroup_available(char *why, size_t why_size);
+bool sandbox_cgroup_available(struct error *err);
 
 /* A new cgroup named name (sandbox_name_check rules) with limits applied
  * (0 fields: no limit). A limit whose controller is missing is an error that

@@ -457,26 +457,21 @@ void sandbox_cgroup_root_close(struct sandbox_cgroup_root *root, struct error *e
 	free_root(root);
 }
 
-bool sandbox_cgroup_available(char *why, size_t why_size)
+bool sandbox_cgroup_available(struct error *err)
 {
-	struct error err;
-	error_clear(&err);
-	struct sandbox_cgroup_root *root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, &err);
-	if (!root) {
-		snprintf(why, why_size, "%s", err.message);
+	error_clear(err);
+	struct sandbox_cgroup_root *root = sandbox_cgroup_root_open(SANDBOX_CGROUP_AUTO, err);
+	if (!root)
 		return false;
-	}
 	bool limits = (root->controllers & (CGROUP_CPU | CGROUP_MEMORY | CGROUP_PIDS)) ==
 		      (CGROUP_CPU | CGROUP_MEMORY | CGROUP_PIDS);
+	char found[256];
 	if (!limits)
-		sandbox_cgroup_root_describe(root, err.message, sizeof(err.message));
+		sandbox_cgroup_root_describe(root, found, sizeof(found));
 	sandbox_cgroup_root_close(root, NULL);
-	if (!limits) {
-		snprintf(why, why_size, "the cpu, memory and pids controllers are not all "
-			 "available (%s)", err.message);
-		return false;
-	}
-	snprintf(why, why_size, "ok");
+	if (!limits)
+		return error_set(err, 0, "the cpu, memory and pids controllers are not all "
+				 "available (%s)", found);
 	return true;
 }
 

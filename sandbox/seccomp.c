@@ -109,6 +109,14 @@ static bool refuse_when(scmp_filter_ctx ctx, int call, unsigned count, const str
 /* A comparison of the low 32 bits of an int argument only: the kernel
  * ignores the upper half of an int, so a rule must too, or a value with
  * garbage there would slip past it. */
+/* One comparison of argument arg, all four fields given (libseccomp's
+ * SCMP_A0_64() leaves the second value to the compiler, which clang
+ * rightly warns of). */
+static struct scmp_arg_cmp compare(unsigned arg, enum scmp_compare op, uint64_t a, uint64_t b)
+{
+	return (struct scmp_arg_cmp){ arg, op, a, b };
+}
+
 static struct scmp_arg_cmp int_equals(unsigned arg, uint32_t value)
 {
 	return (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, 0xffffffffu, value };
@@ -145,11 +153,11 @@ static bool refuse_families(scmp_filter_ctx ctx, int call, const char *what, str
 		if (allowed_families[i] > highest)
 			highest = allowed_families[i];
 	for (int family = AF_UNSPEC + 1; family < highest; family++) {
-		struct scmp_arg_cmp is_family = SCMP_A0_64(SCMP_CMP_EQ, (uint64_t)family);
+		struct scmp_arg_cmp is_family = compare(0, SCMP_CMP_EQ, (uint64_t)family, 0);
 		if (!family_allowed(family) && !refuse_when(ctx, call, 1, &is_family, what, err))
 			return false;
 	}
-	struct scmp_arg_cmp above = SCMP_A0_64(SCMP_CMP_GT, (uint64_t)highest);
+	struct scmp_arg_cmp above = compare(0, SCMP_CMP_GT, (uint64_t)highest, 0);
 	return refuse_when(ctx, call, 1, &above, what, err);
 }
 
@@ -169,8 +177,8 @@ static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct error *err)
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		struct scmp_arg_cmp args[] = {
-			SCMP_A0_64(SCMP_CMP_EQ, (uint64_t)refused[i].family),
-			SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)refused[i].type),
+			compare(0, SCMP_CMP_EQ, (uint64_t)refused[i].family, 0),
+			compare(1, SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)refused[i].type),
 		};
 		if (!refuse_when(ctx, SCMP_SYS(socket), 2, args, "raw sockets", err))
 			return false;
@@ -182,7 +190,7 @@ static bool refuse_netlink_protocols(scmp_filter_ctx ctx, struct error *err)
 {
 	for (size_t i = 0; i < sizeof(refused_netlink_protocols) / sizeof(refused_netlink_protocols[0]); i++) {
 		struct scmp_arg_cmp args[] = {
-			SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK),
+			compare(0, SCMP_CMP_EQ, AF_NETLINK, 0),
 			int_equals(2, (uint32_t)refused_netlink_protocols[i]),
 		};
 		if (!refuse_when(ctx, SCMP_SYS(socket), 2, args, "netlink protocols", err))
@@ -195,7 +203,7 @@ static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct error *err)
 {
 	struct scmp_arg_cmp ipv4[] = {
 		int_equals(1, IPPROTO_IP),
-		SCMP_A2_64(SCMP_CMP_GE, NETFILTER_SOCKOPT_BASE),
+		compare(2, SCMP_CMP_GE, NETFILTER_SOCKOPT_BASE, 0),
 	};
 	if (!refuse_when(ctx, SCMP_SYS(setsockopt), 2, ipv4, "netfilter's socket options", err))
 		return false;
@@ -211,7 +219,7 @@ static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct error *err)
 static bool refuse_personality_bits(scmp_filter_ctx ctx, int set, int clear, struct error *err)
 {
 	uint64_t set_mask = (uint64_t)1 << set, clear_mask = (uint64_t)1 << clear;
-	struct scmp_arg_cmp bits = SCMP_A0_64(SCMP_CMP_MASKED_EQ, set_mask | clear_mask, set_mask);
+	struct scmp_arg_cmp bits = compare(0, SCMP_CMP_MASKED_EQ, set_mask | clear_mask, set_mask);
 	return refuse_when(ctx, SCMP_SYS(personality), 1, &bits, "personality", err);
 }
 

@@ -514,21 +514,21 @@ static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
 }
 
 static bool valid_request(const struct vnc_capture_request *r, int screen_width,
-			  int screen_height, char *err, size_t err_size)
+			  int screen_height, struct error *err)
 {
 	const struct vnc_rect *s = &r->source;
 	if (screen_width <= 0) {
-		snprintf(err, err_size, "the desktop has no picture yet; try again in a moment");
+		error_set(err, 0, "the desktop has no picture yet; try again in a moment");
 		return false;
 	}
 	if (s->x < 0 || s->y < 0 || s->width <= 0 || s->height <= 0 ||
 	    s->x + s->width > screen_width || s->y + s->height > screen_height) {
-		snprintf(err, err_size, "region %dx%d at (%d, %d) is not inside the %dx%d screen",
+		error_set(err, 0, "region %dx%d at (%d, %d) is not inside the %dx%d screen",
 			 s->width, s->height, s->x, s->y, screen_width, screen_height);
 		return false;
 	}
 	if (r->width <= 0 || r->height <= 0 || r->width > s->width || r->height > s->height) {
-		snprintf(err, err_size, "cannot scale %dx%d to %dx%d", s->width, s->height, r->width,
+		error_set(err, 0, "cannot scale %dx%d to %dx%d", s->width, s->height, r->width,
 			 r->height);
 		return false;
 	}
@@ -567,12 +567,12 @@ static void release(struct capture *c)
 }
 
 static bool capture_jpeg(struct vnc_framebuffer *fb, const struct vnc_capture_request *r,
-			 struct vnc_bytes *out, char *err, size_t err_size)
+			 struct vnc_bytes *out, struct error *err)
 {
 	struct capture c = { 0 };
 	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(fb, &view);
-	if (!valid_request(r, view.width, view.height, err, err_size)) {
+	if (!valid_request(r, view.width, view.height, err)) {
 		vnc_framebuffer_unlock_view(&view);
 		return false;
 	}
@@ -586,14 +586,14 @@ static bool capture_jpeg(struct vnc_framebuffer *fb, const struct vnc_capture_re
 	release(&c);
 	free_bands(bands, band_count);
 	if (!ok)
-		snprintf(err, err_size, "encoding the JPEG failed (out of memory?)");
+		error_set(err, 0, "encoding the JPEG failed (out of memory?)");
 	return ok;
 }
 
 /* The PNG path: into png, or as base64 into *base64 (exactly one is set). */
 static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 			const struct vnc_capture_request *request, struct vnc_bytes *png,
-			struct blob **base64, bool *unchanged, char *err, size_t err_size)
+			struct blob **base64, bool *unchanged, struct error *err)
 {
 	struct vnc_capture_cache scratch_cache = { 0 };
 	if (!cache)
@@ -605,7 +605,7 @@ static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *ca
 	bool ok = false;
 	struct vnc_framebuffer_view view;
 	vnc_framebuffer_lock_view(fb, &view);
-	if (!valid_request(request, view.width, view.height, err, err_size)) {
+	if (!valid_request(request, view.width, view.height, err)) {
 		vnc_framebuffer_unlock_view(&view);
 		goto out;
 	}
@@ -618,7 +618,7 @@ static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *ca
 	}
 	if (!cache->bands || !prepare(&c, request, cache->bands, cache->band_count)) {
 		vnc_framebuffer_unlock_view(&view);
-		snprintf(err, err_size, "out of memory capturing the screen");
+		error_set(err, 0, "out of memory capturing the screen");
 		goto out;
 	}
 	collect_dirty(&c, &view);
@@ -656,7 +656,7 @@ static bool capture_png(struct vnc_framebuffer *fb, struct vnc_capture_cache *ca
 	if (!ok) {
 		if (unchanged)
 			*unchanged = false;
-		snprintf(err, err_size, "encoding the screenshot failed (out of memory?)");
+		error_set(err, 0, "encoding the screenshot failed (out of memory?)");
 	}
 
 out:
@@ -670,31 +670,31 @@ out:
 
 bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
-		 char *err, size_t err_size)
+		 struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (unchanged)
 		*unchanged = false;
 	if (request->format == VNC_FORMAT_JPEG)
-		return capture_jpeg(fb, request, out, err, err_size);
-	return capture_png(fb, cache, request, out, NULL, unchanged, err, err_size);
+		return capture_jpeg(fb, request, out, err);
+	return capture_png(fb, cache, request, out, NULL, unchanged, err);
 }
 
 bool vnc_capture_base64(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 			const struct vnc_capture_request *request, struct blob **out,
-			bool *unchanged, char *err, size_t err_size)
+			bool *unchanged, struct error *err)
 {
 	*out = NULL;
 	if (unchanged)
 		*unchanged = false;
 	if (request->format == VNC_FORMAT_PNG)
-		return capture_png(fb, cache, request, NULL, out, unchanged, err, err_size);
+		return capture_png(fb, cache, request, NULL, out, unchanged, err);
 	struct vnc_bytes jpeg;
-	if (!capture_jpeg(fb, request, &jpeg, err, err_size))
+	if (!capture_jpeg(fb, request, &jpeg, err))
 		return false;
 	*out = base64_encode(jpeg.data, jpeg.len);
 	if (!*out)
-		snprintf(err, err_size, "out of memory encoding the screenshot");
+		error_set(err, 0, "out of memory encoding the screenshot");
 	vnc_bytes_finish(&jpeg);
 	return *out != NULL;
 }

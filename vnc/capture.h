@@ -13,6 +13,7 @@
 #ifndef LIZARD_VNC_CAPTURE_H
 #define LIZARD_VNC_CAPTURE_H
 
+#include "util/error.h"
 #include "vnc/framebuffer.h"
 #include "vnc/png.h"
 #include "util/blob.h"
@@ -41,12 +42,12 @@ void vnc_capture_cache_destroy(struct vnc_capture_cache *cache);
  * outside the screen or memory runs out. */
 bool vnc_capture(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 		 const struct vnc_capture_request *request, struct vnc_bytes *out, bool *unchanged,
-		 char *err, size_t err_size);
+		 struct error *err);
 
 /* The same image as base64 text in a new reference *out (caller drops it
  * with blob_unref), as MCP carries images. */
 bool vnc_capture_base64(struct vnc_framebuffer *fb, struct vnc_capture_cache *cache,
 			const struct vnc_capture_request *request, struct blob **out,
-			bool *unchanged, char *err, size_t err_size);
+			bool *unchanged, struct error *err);
 
 #endif

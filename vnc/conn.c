@@ -664,27 +664,27 @@ static bool wait_connected(int sock, int64_t deadline_ms, const atomic_bool *aba
  * whatever libvncclient is doing with it. Non-blocking, as libvncclient
  * expects. */
 static int connect_socket(const struct vnc_target *target, int64_t deadline_ms,
-			  const atomic_bool *abandon, char *err, size_t err_size)
+			  const atomic_bool *abandon, struct error *err)
 {
 	const char *why = NULL;
 	if (target->is_unix) {
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };
 		if (strlen(target->host) >= sizeof(addr.sun_path)) {
-			snprintf(err, err_size, "the socket path is longer than %zu bytes",
+			error_set(err, 0, "the socket path is longer than %zu bytes",
 				 sizeof(addr.sun_path) - 1);
 			return -1;
 		}
 		memcpy(addr.sun_path, target->host, strlen(target->host) + 1);
 		int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (sock < 0) {
-			snprintf(err, err_size, "socket: %s", strerror(errno));
+			error_set(err, 0, "socket: %s", strerror(errno));
 			return -1;
 		}
 		if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0 ||
 		    ((errno == EINPROGRESS || errno == EAGAIN) &&
 		     wait_connected(sock, deadline_ms, abandon, &why)))
 			return sock;
-		snprintf(err, err_size, "connect: %s", why ? why : strerror(errno));
+		error_set(err, 0, "connect: %s", why ? why : strerror(errno));
 		close(sock);
 		return -1;
 	}
@@ -695,7 +695,7 @@ static int connect_socket(const struct vnc_target *target, int64_t deadline_ms,
 	struct addrinfo *found = NULL;
 	int rc = getaddrinfo(target->host, port, &hints, &found);
 	if (rc != 0) {
-		snprintf(err, err_size, "cannot resolve %s: %s", target->host, gai_strerror(rc));
+		error_set(err, 0, "cannot resolve %s: %s", target->host, gai_strerror(rc));
 		return -1;
 	}
 	int sock = -1;
@@ -716,7 +716,7 @@ static int connect_socket(const struct vnc_target *target, int64_t deadline_ms,
 	}
 	freeaddrinfo(found);
 	if (sock < 0) {
-		snprintf(err, err_size, "connect: %s", why ? why : "no address");
+		error_set(err, 0, "connect: %s", why ? why : "no address");
 		return -1;
 	}
 	/* Input is a few bytes at a time: send it now, not with the next. */
@@ -795,8 +795,7 @@ static void free_conn(struct vnc_conn *conn)
 }
 
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
-			       int connect_timeout_s, const atomic_bool *abandon, char *err,
-			       size_t err_size)
+			       int connect_timeout_s, const atomic_bool *abandon, struct error *err)
 {
 	char where[300];
 	vnc_target_describe(target, where, sizeof(where));
@@ -804,7 +803,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 	if (target->is_unix) {
 		struct stat st;
 		if (stat(target->host, &st) != 0 || !S_ISSOCK(st.st_mode)) {
-			snprintf(err, err_size, "cannot connect to VNC server at %s: no socket there",
+			error_set(err, 0, "cannot connect to VNC server at %s: no socket there",
 				 where);
 			return NULL;
 		}
@@ -812,7 +811,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 
 	struct vnc_conn *conn = calloc(1, sizeof(*conn));
 	if (!conn) {
-		snprintf(err, err_size, "out of memory");
+		error_set(err, 0, "out of memory");
 		return NULL;
 	}
 	conn->fb = fb;
@@ -828,10 +827,10 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 		goto fail_early;
 
 	int64_t deadline = clock_monotonic_ms() + (int64_t)connect_timeout_s * 1000;
-	char why[200];
-	conn->sock = connect_socket(target, deadline, abandon, why, sizeof(why));
+	struct error why;
+	conn->sock = connect_socket(target, deadline, abandon, &why);
 	if (conn->sock < 0) {
-		snprintf(err, err_size, "cannot connect to VNC server at %s: %s", where, why);
+		error_set(err, 0, "cannot connect to VNC server at %s: %s", where, why.message);
 		free_conn(conn);
 		return NULL;
 	}
@@ -854,21 +853,21 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 		conn->client = NULL;
 		pthread_mutex_lock(&conn->lock);
 		bool cut = conn->cut;
-		snprintf(why, sizeof(why), "%s", conn->cut_reason);
+		snprintf(why.message, sizeof(why.message), "%s", conn->cut_reason);
 		pthread_mutex_unlock(&conn->lock);
 		if (cut)
-			snprintf(err, err_size, "cannot connect to VNC server at %s: %s", where, why);
+			error_set(err, 0, "cannot connect to VNC server at %s: %s", where, why.message);
 		else if (conn->password_missing)
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "VNC server at %s asks for a password; give it as "
 				 "vnc://:PASSWORD@HOST:PORT or in LIZARD_VNC_PASSWORD",
 				 where);
 		else if (conn->password && (strstr(last_library_error, "uthentication") ||
 					    strstr(last_library_error, "assword")))
-			snprintf(err, err_size, "VNC server at %s refused the password (%s)", where,
+			error_set(err, 0, "VNC server at %s refused the password (%s)", where,
 				 last_library_error);
 		else
-			snprintf(err, err_size, "cannot connect to VNC server at %s: %s", where,
+			error_set(err, 0, "cannot connect to VNC server at %s: %s", where,
 				 last_library_error[0] ? last_library_error
 						       : "connection failed");
 		goto fail_connected;
@@ -881,7 +880,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 			 conn->client->desktopName);
 
 	if (pthread_create(&conn->thread, NULL, conn_thread, conn) != 0) {
-		snprintf(err, err_size, "cannot start the VNC thread");
+		error_set(err, 0, "cannot start the VNC thread");
 		goto fail_connected;
 	}
 	conn->thread_started = true;
@@ -890,7 +889,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 	return conn;
 
 fail_early:
-	snprintf(err, err_size, "out of memory or descriptors while connecting to %s", where);
+	error_set(err, 0, "out of memory or descriptors while connecting to %s", where);
 fail_connected:
 	stop_watchdog(conn);
 	if (conn->client)
@@ -930,16 +929,16 @@ void vnc_conn_destroy(struct vnc_conn *conn)
 }
 
 /* Queues c (taking it over). False with a message when it cannot be. */
-static bool enqueue(struct vnc_conn *conn, struct command *c, char *err, size_t err_size)
+static bool enqueue(struct vnc_conn *conn, struct command *c, struct error *err)
 {
 	pthread_mutex_lock(&conn->lock);
 	bool ok = !conn->failed && !conn->stopping && conn->queued < VNC_MAX_QUEUED;
 	if (!ok) {
 		if (conn->failed || conn->stopping)
-			snprintf(err, err_size, "the desktop is not connected: %s",
+			error_set(err, 0, "the desktop is not connected: %s",
 				 conn->failed ? conn->failure : "it is shutting down");
 		else
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "the desktop has %d inputs waiting to be sent; the VNC server is "
 				 "not keeping up",
 				 VNC_MAX_QUEUED);
@@ -975,9 +974,9 @@ static bool unqueue_locked(struct vnc_conn *conn, struct command *c)
 }
 
 /* Queues c and waits, at most VNC_INPUT_TIMEOUT_MS, for it to be sent. */
-static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t err_size)
+static bool submit(struct vnc_conn *conn, struct command *c, struct error *err)
 {
-	if (!enqueue(conn, c, err, err_size))
+	if (!enqueue(conn, c, err))
 		return false;
 	struct timespec deadline = clock_deadline_ms(VNC_INPUT_TIMEOUT_MS);
 	pthread_mutex_lock(&conn->lock);
@@ -989,7 +988,7 @@ static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t e
 				free_command(c);
 			else
 				c->orphan = true;
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "the desktop did not take the input within %d s (the VNC server "
 				 "is stalled or busy)",
 				 VNC_INPUT_TIMEOUT_MS / 1000);
@@ -999,7 +998,7 @@ static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t e
 	}
 	bool ok = c->ok;
 	if (!ok)
-		snprintf(err, err_size, "the desktop connection failed while sending input: %s",
+		error_set(err, 0, "the desktop connection failed while sending input: %s",
 			 conn->failed ? conn->failure : "send failed");
 	pthread_mutex_unlock(&conn->lock);
 	free_command(c);
@@ -1008,14 +1007,14 @@ static bool submit(struct vnc_conn *conn, struct command *c, char *err, size_t e
 
 /* A command holding a copy of the non-pause events. */
 static struct command *input_command(const struct vnc_input_event *events, size_t count,
-				     char *err, size_t err_size)
+				     struct error *err)
 {
 	struct command *c = calloc(1, sizeof(*c));
 	if (c && count > 0)
 		c->events = malloc(count * sizeof(*events));
 	if (!c || (count > 0 && !c->events)) {
 		free(c);
-		snprintf(err, err_size, "out of memory queueing input");
+		error_set(err, 0, "out of memory queueing input");
 		return NULL;
 	}
 	for (size_t i = 0; i < count; i++)
@@ -1025,31 +1024,30 @@ static struct command *input_command(const struct vnc_input_event *events, size_
 }
 
 bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, char *err, size_t err_size)
+			 size_t count, struct error *err)
 {
-	struct command *c = input_command(events, count, err, err_size);
-	return c && submit(conn, c, err, err_size);
+	struct command *c = input_command(events, count, err);
+	return c && submit(conn, c, err);
 }
 
 bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, char *err, size_t err_size)
+			 size_t count, struct error *err)
 {
-	struct command *c = input_command(events, count, err, err_size);
+	struct command *c = input_command(events, count, err);
 	if (!c)
 		return false;
 	c->orphan = true;
-	return enqueue(conn, c, err, err_size);
+	return enqueue(conn, c, err);
 }
 
-static struct command *cut_text_command(const char *latin1, size_t len, char *err,
-					size_t err_size)
+static struct command *cut_text_command(const char *latin1, size_t len, struct error *err)
 {
 	struct command *c = calloc(1, sizeof(*c));
 	if (c)
 		c->cut_text = malloc(len + 1);
 	if (!c || !c->cut_text) {
 		free(c);
-		snprintf(err, err_size, "out of memory queueing the clipboard text");
+		error_set(err, 0, "out of memory queueing the clipboard text");
 		return NULL;
 	}
 	memcpy(c->cut_text, latin1, len);
@@ -1057,21 +1055,19 @@ static struct command *cut_text_command(const char *latin1, size_t len, char *er
 	return c;
 }
 
-bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
-			    size_t err_size)
+bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err)
 {
-	struct command *c = cut_text_command(latin1, len, err, err_size);
-	return c && submit(conn, c, err, err_size);
+	struct command *c = cut_text_command(latin1, len, err);
+	return c && submit(conn, c, err);
 }
 
-bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
-			    size_t err_size)
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err)
 {
-	struct command *c = cut_text_command(latin1, len, err, err_size);
+	struct command *c = cut_text_command(latin1, len, err);
 	if (!c)
 		return false;
 	c->orphan = true;
-	return enqueue(conn, c, err, err_size);
+	return enqueue(conn, c, err);
 }
 
 void vnc_conn_on_cut_text(struct vnc_conn *conn, vnc_cut_text_fn fn, void *context)
@@ -1082,12 +1078,12 @@ void vnc_conn_on_cut_text(struct vnc_conn *conn, vnc_cut_text_fn fn, void *conte
 	pthread_mutex_unlock(&conn->lock);
 }
 
-bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size)
+bool vnc_conn_alive(struct vnc_conn *conn, struct error *err)
 {
 	pthread_mutex_lock(&conn->lock);
 	bool alive = !conn->failed;
 	if (!alive)
-		snprintf(err, err_size, "the desktop is not connected: %s", conn->failure);
+		error_set(err, 0, "the desktop is not connected: %s", conn->failure);
 	pthread_mutex_unlock(&conn->lock);
 	return alive;
 }

@@ -12,6 +12,7 @@
 #ifndef LIZARD_VNC_CONN_H
 #define LIZARD_VNC_CONN_H
 
+#include "util/error.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,8 +60,7 @@ struct vnc_input_event {
  * becomes true, a connect in progress gives up within about 200 ms and an
  * open connection closes. On failure returns NULL with a message in err. */
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
-			       int connect_timeout_s, const atomic_bool *abandon, char *err,
-			       size_t err_size);
+			       int connect_timeout_s, const atomic_bool *abandon, struct error *err);
 /* Stops the thread, fails queued input, closes the socket. NULL is fine. */
 void vnc_conn_destroy(struct vnc_conn *conn);
 
@@ -69,20 +69,18 @@ void vnc_conn_destroy(struct vnc_conn *conn);
  * gone, goes while sending, or the events are not out within
  * VNC_INPUT_TIMEOUT_MS (then none of them is sent later). */
 bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, char *err, size_t err_size);
+			 size_t count, struct error *err);
 /* Queues a copy of the events and returns at once: for callers that must
  * never wait (the network loop). False when the connection is gone or the
  * queue is full (VNC_MAX_QUEUED commands). */
 #define VNC_MAX_QUEUED 1024
 bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, char *err, size_t err_size);
+			 size_t count, struct error *err);
 /* Sends cut text (Latin-1, as RFB defines it). */
-bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
-			    size_t err_size);
+bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err);
 
 /* Queues cut text without waiting, after any input queued before it. */
-bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, char *err,
-			    size_t err_size);
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err);
 
 /* Called on the connection's thread with each clipboard text the server
  * sends (converted to UTF-8, len bytes, NUL-terminated); it must not wait.
@@ -95,7 +93,7 @@ void vnc_conn_on_cut_text(struct vnc_conn *conn, vnc_cut_text_fn fn, void *conte
 char *vnc_conn_cut_text(struct vnc_conn *conn);
 
 /* False once the connection has failed; err then says why. */
-bool vnc_conn_alive(struct vnc_conn *conn, char *err, size_t err_size);
+bool vnc_conn_alive(struct vnc_conn *conn, struct error *err);
 const char *vnc_conn_desktop_name(struct vnc_conn *conn);
 
 /* While paused the connection reads nothing from the server, so a server

@@ -100,8 +100,7 @@ static void apply_shift(struct vnc_key_combo *combo)
 
 /* Splits one combo at '+' into keysyms. A '+' that would leave an empty
  * part is the plus key itself: "ctrl++" and "+" both name it. */
-static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo, char *err,
-			size_t err_size)
+static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo, struct error *err)
 {
 	combo->count = 0;
 	size_t pos = 0;
@@ -117,7 +116,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 		char shown[65];
 		utf8_excerpt_len(shown, sizeof(shown), start, len);
 		if (part_len == 0 || part_len >= sizeof(part)) {
-			snprintf(err, err_size, "key combination '%s' has an empty or overlong part",
+			error_set(err, 0, "key combination '%s' has an empty or overlong part",
 				 shown);
 			return false;
 		}
@@ -126,7 +125,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 		uint32_t sym = vnc_keysym_from_name(part);
 		if (!sym) {
 			char part_shown[sizeof(part)];
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "unknown key '%s' in '%s'; use X keysym names (Return, Tab, "
 				 "Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
 				 "shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
@@ -135,7 +134,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			return false;
 		}
 		if (combo->count == VNC_MAX_COMBO_KEYS) {
-			snprintf(err, err_size, "key combination '%s' has more than %d keys", shown,
+			error_set(err, 0, "key combination '%s' has more than %d keys", shown,
 				 VNC_MAX_COMBO_KEYS);
 			return false;
 		}
@@ -144,7 +143,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 		if (pos < len && start[pos] == '+') {
 			pos++;
 			if (pos == len) { /* trailing '+' after a key: "ctrl+" */
-				snprintf(err, err_size,
+				error_set(err, 0,
 					 "key combination '%s' ends with '+'; write ctrl+plus "
 					 "or ctrl++ for the plus key",
 					 shown);
@@ -157,7 +156,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 }
 
 bool vnc_keys_parse(const char *text, struct vnc_key_combo *combos, size_t max_combos,
-		    size_t *count, char *err, size_t err_size)
+		    size_t *count, struct error *err)
 {
 	*count = 0;
 	const char *p = text;
@@ -170,16 +169,16 @@ bool vnc_keys_parse(const char *text, struct vnc_key_combo *combos, size_t max_c
 		while (*end && *end != ' ' && *end != '\t' && *end != '\n')
 			end++;
 		if (*count == max_combos) {
-			snprintf(err, err_size, "too many key combinations (at most %zu)", max_combos);
+			error_set(err, 0, "too many key combinations (at most %zu)", max_combos);
 			return false;
 		}
-		if (!parse_combo(p, (size_t)(end - p), &combos[*count], err, err_size))
+		if (!parse_combo(p, (size_t)(end - p), &combos[*count], err))
 			return false;
 		(*count)++;
 		p = end;
 	}
 	if (*count == 0) {
-		snprintf(err, err_size, "no keys given; pass names such as \"Return\" or \"ctrl+c\"");
+		error_set(err, 0, "no keys given; pass names such as \"Return\" or \"ctrl+c\"");
 		return false;
 	}
 	return true;

@@ -2,6 +2,7 @@
 #ifndef LIZARD_VNC_KEYS_H
 #define LIZARD_VNC_KEYS_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,7 +21,7 @@ struct vnc_key_combo {
  * or a single character. On failure the message names the part that was
  * not understood. */
 bool vnc_keys_parse(const char *text, struct vnc_key_combo *combos, size_t max_combos,
-		    size_t *count, char *err, size_t err_size);
+		    size_t *count, struct error *err);
 
 /* One key name to its keysym; 0 when unknown. */
 uint32_t vnc_keysym_from_name(const char *name);

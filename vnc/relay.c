@@ -108,14 +108,14 @@ static bool maybe_start(struct vnc_relay *r)
 }
 
 /* One step of the server handshake on msg (r->want bytes). */
-static bool server_step(struct vnc_relay *r, const uint8_t *msg, char *err, size_t err_size)
+static bool server_step(struct vnc_relay *r, const uint8_t *msg, struct error *err)
 {
 	switch (r->server) {
 	case S_VERSION: {
 		int major = 0, minor = 0;
 		if (memcmp(msg, "RFB ", 4) != 0 || sscanf((const char *)msg + 4, "%3d.%3d", &major,
 							  &minor) != 2 || major != 3 || minor < 7) {
-			snprintf(err, err_size, "the VNC server speaks no RFB version 3.7 or later");
+			error_set(err, 0, "the VNC server speaks no RFB version 3.7 or later");
 			return false;
 		}
 		r->server = S_TYPE_COUNT;
@@ -135,7 +135,7 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, char *err, size
 		bool none = memchr(msg, rfbNoAuth, r->want) != NULL;
 		bool vnc = memchr(msg, rfbVncAuth, r->want) != NULL && r->password;
 		if (!none && !vnc) {
-			snprintf(err, err_size, "the VNC server offers no security type the relay can "
+			error_set(err, 0, "the VNC server offers no security type the relay can "
 						"use (None, or VNC authentication with a password)");
 			return false;
 		}
@@ -166,12 +166,12 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, char *err, size
 		r->server = S_REASON;
 		r->want = be32(msg) > 200 ? 200 : be32(msg);
 		if (r->want == 0) {
-			snprintf(err, err_size, "the VNC server refused the relay");
+			error_set(err, 0, "the VNC server refused the relay");
 			return false;
 		}
 		return true;
 	case S_REASON:
-		snprintf(err, err_size, "the VNC server refused the relay%s: %.*s",
+		error_set(err, 0, "the VNC server refused the relay%s: %.*s",
 			 r->failed_auth ? " (wrong password?)" : "", (int)r->want, (const char *)msg);
 		return false;
 	case S_INIT:
@@ -180,7 +180,7 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, char *err, size
 		r->server = S_NAME;
 		r->want = be32(msg + 20);
 		if (r->want > 4096) {
-			snprintf(err, err_size, "the VNC server sent a desktop name of %zu bytes", r->want);
+			error_set(err, 0, "the VNC server sent a desktop name of %zu bytes", r->want);
 			return false;
 		}
 		if (r->want == 0) {
@@ -199,26 +199,25 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, char *err, size
 	return false;
 }
 
-bool vnc_relay_from_server(struct vnc_relay *r, const uint8_t *data, size_t len, char *err,
-			   size_t err_size)
+bool vnc_relay_from_server(struct vnc_relay *r, const uint8_t *data, size_t len, struct error *err)
 {
 	if (r->server == S_DONE) {
 		if (!append(&r->to_client, data, len)) {
-			snprintf(err, err_size, "out of memory (or the viewer is not reading)");
+			error_set(err, 0, "out of memory (or the viewer is not reading)");
 			return false;
 		}
 		return true;
 	}
 	if (!append(&r->from_server, data, len)) {
-		snprintf(err, err_size, "out of memory");
+		error_set(err, 0, "out of memory");
 		return false;
 	}
 	size_t used = 0;
 	while (r->server != S_DONE && r->from_server.len - used >= r->want) {
 		size_t want = r->want;
-		if (!server_step(r, r->from_server.data + used, err, err_size)) {
-			if (!*err)
-				snprintf(err, err_size, "out of memory");
+		if (!server_step(r, r->from_server.data + used, err)) {
+			if (err && !err->message[0])
+				error_set(err, 0, "out of memory");
 			return false;
 		}
 		used += want;
@@ -278,7 +277,7 @@ static long message_length(const uint8_t *p, size_t have, bool *input)
 	}
 }
 
-static bool client_relay(struct vnc_relay *r, char *err, size_t err_size)
+static bool client_relay(struct vnc_relay *r, struct error *err)
 {
 	size_t used = 0;
 	while (used < r->from_client.len) {
@@ -287,7 +286,7 @@ static bool client_relay(struct vnc_relay *r, char *err, size_t err_size)
 		bool input;
 		long len = message_length(p, have, &input);
 		if (len < 0) {
-			snprintf(err, err_size, "the viewer sent an RFB message the relay cannot check "
+			error_set(err, 0, "the viewer sent an RFB message the relay cannot check "
 						"(type %u)", p[0]);
 			return false;
 		}
@@ -296,7 +295,7 @@ static bool client_relay(struct vnc_relay *r, char *err, size_t err_size)
 		if (input && r->view_only)
 			r->dropped++;
 		else if (!append(&r->to_server, p, (size_t)len)) {
-			snprintf(err, err_size, "out of memory");
+			error_set(err, 0, "out of memory");
 			return false;
 		}
 		used += (size_t)len;
@@ -305,18 +304,17 @@ static bool client_relay(struct vnc_relay *r, char *err, size_t err_size)
 	return true;
 }
 
-bool vnc_relay_from_client(struct vnc_relay *r, const uint8_t *data, size_t len, char *err,
-			   size_t err_size)
+bool vnc_relay_from_client(struct vnc_relay *r, const uint8_t *data, size_t len, struct error *err)
 {
 	if (!append(&r->from_client, data, len)) {
-		snprintf(err, err_size, "the viewer sent more than the relay holds");
+		error_set(err, 0, "the viewer sent more than the relay holds");
 		return false;
 	}
 	for (;;) {
 		struct vnc_bytes *in = &r->from_client;
 		if (r->client == C_VERSION && in->len >= 12) {
 			if (memcmp(in->data, "RFB 003.", 8) != 0) {
-				snprintf(err, err_size, "the viewer does not speak RFB");
+				error_set(err, 0, "the viewer does not speak RFB");
 				return false;
 			}
 			vnc_relay_sent(in, 12);
@@ -325,7 +323,7 @@ bool vnc_relay_from_client(struct vnc_relay *r, const uint8_t *data, size_t len,
 				return false;
 		} else if (r->client == C_SECURITY && in->len >= 1) {
 			if (in->data[0] != rfbNoAuth) {
-				snprintf(err, err_size, "the viewer chose a security type not offered");
+				error_set(err, 0, "the viewer chose a security type not offered");
 				return false;
 			}
 			vnc_relay_sent(in, 1);
@@ -338,7 +336,7 @@ bool vnc_relay_from_client(struct vnc_relay *r, const uint8_t *data, size_t len,
 			if (!maybe_start(r))
 				return false;
 		} else if (r->client == C_RELAY) {
-			return client_relay(r, err, err_size);
+			return client_relay(r, err);
 		} else {
 			return true; /* more bytes, or the server, needed */
 		}

@@ -42,18 +42,18 @@ static char *percent_decode(const char *start, size_t len)
 	return out;
 }
 
-bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, size_t err_size)
+bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *err)
 {
 	memset(target, 0, sizeof(*target));
 	if (!url || !*url) {
-		snprintf(err, err_size, "empty VNC URL; use " FORMS);
+		error_set(err, 0, "empty VNC URL; use " FORMS);
 		return false;
 	}
 	if (strncmp(url, "unix://", 7) == 0) {
 		const char *path = url + 7;
 		if (path[0] != '/' || strlen(path) >= 108) {
 			char shown[81];
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "'%s' needs an absolute socket path under 108 bytes, as in "
 				 "unix:///run/vnc.sock",
 				 utf8_excerpt(shown, sizeof(shown), url));
@@ -65,7 +65,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 	}
 	if (strncmp(url, "vnc://", 6) != 0) {
 		char shown[65];
-		snprintf(err, err_size, "unsupported VNC URL scheme in '%s'; use " FORMS,
+		error_set(err, 0, "unsupported VNC URL scheme in '%s'; use " FORMS,
 			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
@@ -74,7 +74,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 	const char *at = strrchr(rest, '@');
 	if (at) {
 		if (rest[0] != ':') {
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "VNC URLs take a password only, written vnc://:PASSWORD@HOST; "
 				 "user names are not supported");
 			return false;
@@ -91,13 +91,13 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		host_start = rest + 1;
 		host_end = strchr(host_start, ']');
 		if (!host_end) {
-			snprintf(err, err_size, "unterminated IPv6 address in VNC URL");
+			error_set(err, 0, "unterminated IPv6 address in VNC URL");
 			goto fail;
 		}
 		if (host_end[1] == ':')
 			port_part = host_end + 2;
 		else if (host_end[1] != '\0' && strcmp(host_end + 1, "/") != 0) {
-			snprintf(err, err_size, "unexpected text after the IPv6 address in VNC URL");
+			error_set(err, 0, "unexpected text after the IPv6 address in VNC URL");
 			goto fail;
 		}
 	} else {
@@ -106,7 +106,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 			port_part = host_end + 1;
 	}
 	if (host_end == host_start) {
-		snprintf(err, err_size, "VNC URL has no host; use " FORMS);
+		error_set(err, 0, "VNC URL has no host; use " FORMS);
 		goto fail;
 	}
 
@@ -117,7 +117,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 		if (end == port_part || (*end != '\0' && strcmp(end, "/") != 0) || port < 1 ||
 		    port > 65535) {
 			char shown[17];
-			snprintf(err, err_size, "VNC port '%s' is not a number from 1 to 65535",
+			error_set(err, 0, "VNC port '%s' is not a number from 1 to 65535",
 				 utf8_excerpt(shown, sizeof(shown), port_part));
 			goto fail;
 		}
@@ -129,7 +129,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, siz
 	return true;
 
 oom:
-	snprintf(err, err_size, "out of memory");
+	error_set(err, 0, "out of memory");
 fail:
 	vnc_target_finish(target);
 	return false;

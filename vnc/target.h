@@ -3,6 +3,7 @@
 #ifndef LIZARD_VNC_TARGET_H
 #define LIZARD_VNC_TARGET_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -15,7 +16,7 @@ struct vnc_target {
 
 /* Fills target from url. On failure returns false and writes a message that
  * names the problem and the accepted forms into err. */
-bool vnc_target_parse(const char *url, struct vnc_target *target, char *err, size_t err_size);
+bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *err);
 /* Takes a copy of password, replacing any from the URL. */
 bool vnc_target_set_password(struct vnc_target *target, const char *password);
 /* host:port or the socket path, for messages. Never includes the password. */

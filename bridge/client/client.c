@@ -72,7 +72,7 @@ static bool parse_url(const char *url, struct endpoint *e)
 	return true;
 }
 
-int client_connect(const struct endpoint *e, char *err, size_t err_size)
+int client_connect(const struct endpoint *e, struct error *err)
 {
 	int fd = -1;
 	if (e->unix_socket) {
@@ -81,7 +81,7 @@ int client_connect(const struct endpoint *e, char *err, size_t err_size)
 			 e->host);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-			snprintf(err, err_size, "%s", strerror(errno));
+			error_set(err, 0, "%s", strerror(errno));
 			close(fd);
 			return -1;
 		}
@@ -89,14 +89,14 @@ int client_connect(const struct endpoint *e, char *err, size_t err_size)
 		struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *list;
 		int rc = getaddrinfo(e->host, e->port, &hints, &list);
 		if (rc != 0) {
-			snprintf(err, err_size, "%s", gai_strerror(rc));
+			error_set(err, 0, "%s", gai_strerror(rc));
 			return -1;
 		}
-		snprintf(err, err_size, "no address");
+		error_set(err, 0, "no address");
 		for (struct addrinfo *a = list; a && fd < 0; a = a->ai_next) {
 			fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
 			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-				snprintf(err, err_size, "%s", strerror(errno));
+				error_set(err, 0, "%s", strerror(errno));
 				close(fd);
 				fd = -1;
 			}
@@ -113,11 +113,10 @@ int client_connect(const struct endpoint *e, char *err, size_t err_size)
 
 /* One HTTP/1.1 exchange on a fresh connection (Connection: close). */
 static bool exchange(const struct endpoint *e, const char *method, const char *key,
-		     const char *session, const char *body, struct response *r, char *err,
-		     size_t err_size)
+		     const char *session, const char *body, struct response *r, struct error *err)
 {
 	memset(r, 0, sizeof(*r));
-	int fd = client_connect(e, err, err_size);
+	int fd = client_connect(e, err);
 	if (fd < 0)
 		return false;
 	char head[2048];
@@ -133,7 +132,7 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 	bool ok = n > 0 && (size_t)n < sizeof(head) && io_write_all(fd, head, (size_t)n) &&
 		  (!body || io_write_all(fd, body, strlen(body)));
 	if (!ok) {
-		snprintf(err, err_size, "sending the request failed: %s", strerror(errno));
+		error_set(err, 0, "sending the request failed: %s", strerror(errno));
 		close(fd);
 		return false;
 	}
@@ -142,13 +141,13 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 	char *data = malloc(cap + 1);
 	for (;;) {
 		if (!data) {
-			snprintf(err, err_size, "out of memory");
+			error_set(err, 0, "out of memory");
 			close(fd);
 			return false;
 		}
 		if (len == cap) {
 			if (cap >= MAX_RESPONSE) {
-				snprintf(err, err_size, "the response is larger than %u bytes", MAX_RESPONSE);
+				error_set(err, 0, "the response is larger than %u bytes", MAX_RESPONSE);
 				free(data);
 				close(fd);
 				return false;
@@ -164,7 +163,7 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			snprintf(err, err_size, "reading the response failed: %s", strerror(errno));
+			error_set(err, 0, "reading the response failed: %s", strerror(errno));
 			free(data);
 			close(fd);
 			return false;
@@ -178,7 +177,7 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 
 	char *end = strstr(data, "\r\n\r\n");
 	if (strncmp(data, "HTTP/1.1 ", 9) != 0 || !end) {
-		snprintf(err, err_size, "the server did not answer in HTTP");
+		error_set(err, 0, "the server did not answer in HTTP");
 		free(data);
 		return false;
 	}
@@ -406,15 +405,15 @@ int bridge_client_run(int argc, char **argv)
 	if (strcmp(tool, "exec") == 0 && !output)
 		return client_exec(&e, url, key, args);
 
-	char err[512];
+	struct error err;
 	struct response r;
 	int status = 2;
 	static const char initialize[] =
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
 		"\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":"
 		"\"lizard-bridge call\",\"version\":\"1\"}}}";
-	if (!exchange(&e, "POST", key, NULL, initialize, &r, err, sizeof(err))) {
-		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err);
+	if (!exchange(&e, "POST", key, NULL, initialize, &r, &err)) {
+		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err.message);
 		cJSON_Delete(args);
 		return 2;
 	}
@@ -429,7 +428,7 @@ int bridge_client_run(int argc, char **argv)
 	free(r.body);
 
 	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-	if (exchange(&e, "POST", key, session, initialized, &r, err, sizeof(err)))
+	if (exchange(&e, "POST", key, session, initialized, &r, &err))
 		free(r.body);
 
 	cJSON *request = cJSON_CreateObject();
@@ -441,7 +440,7 @@ int bridge_client_run(int argc, char **argv)
 	cJSON_AddItemToObject(params, "arguments", args);
 	char *text = cJSON_PrintUnformatted(request);
 	cJSON_Delete(request);
-	if (text && exchange(&e, "POST", key, session, text, &r, err, sizeof(err))) {
+	if (text && exchange(&e, "POST", key, session, text, &r, &err)) {
 		cJSON *reply = reply_message(&r);
 		const cJSON *result = cJSON_GetObjectItemCaseSensitive(reply, "result");
 		const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
@@ -457,10 +456,10 @@ int bridge_client_run(int argc, char **argv)
 		cJSON_Delete(reply);
 		free(r.body);
 	} else {
-		fprintf(stderr, "lizard-bridge call: the call failed: %s\n", err);
+		fprintf(stderr, "lizard-bridge call: the call failed: %s\n", err.message);
 	}
 	free(text);
-	if (exchange(&e, "DELETE", key, session, NULL, &r, err, sizeof(err)))
+	if (exchange(&e, "DELETE", key, session, NULL, &r, &err))
 		free(r.body);
 	return status;
 }

@@ -2,6 +2,7 @@
 #ifndef LIZARD_BRIDGE_CLIENT_INTERNAL_H
 #define LIZARD_BRIDGE_CLIENT_INTERNAL_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -15,7 +16,7 @@ struct endpoint {
 };
 
 /* A connected socket (receive timeout set), or -1 with a message. */
-int client_connect(const struct endpoint *e, char *err, size_t err_size);
+int client_connect(const struct endpoint *e, struct error *err);
 
 /* `call exec`: over WebSocket, so output chunks (progress notifications)
  * print as they arrive; returns the command's exit code, or 1 for a tool

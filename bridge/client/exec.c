@@ -130,8 +130,7 @@ static char *read_message(struct ws *ws)
 	return NULL;
 }
 
-static bool handshake(struct ws *ws, const struct endpoint *e, const char *key, char *err,
-		      size_t err_size)
+static bool handshake(struct ws *ws, const struct endpoint *e, const char *key, struct error *err)
 {
 	unsigned char nonce[16];
 	if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
@@ -149,7 +148,7 @@ static bool handshake(struct ws *ws, const struct endpoint *e, const char *key, 
 			 e->unix_socket ? "" : e->port, nonce_text->data, key);
 	blob_unref(nonce_text);
 	if (n <= 0 || (size_t)n >= sizeof(request) || !io_write_all(ws->fd, request, (size_t)n)) {
-		snprintf(err, err_size, "sending the upgrade failed");
+		error_set(err, 0, "sending the upgrade failed");
 		return false;
 	}
 	char reply[4096];
@@ -166,7 +165,7 @@ static bool handshake(struct ws *ws, const struct endpoint *e, const char *key, 
 		end = strstr(reply, "\r\n\r\n");
 	}
 	if (!end || strncmp(reply, "HTTP/1.1 101", 12) != 0) {
-		snprintf(err, err_size, "the WebSocket upgrade was refused: %.60s",
+		error_set(err, 0, "the WebSocket upgrade was refused: %.60s",
 			 used ? reply : "no answer");
 		return false;
 	}
@@ -245,10 +244,10 @@ static int finish(const cJSON *result, bool streamed)
 
 int client_exec(const struct endpoint *e, const char *url, const char *key, cJSON *args)
 {
-	char err[512];
-	struct ws ws = { .fd = client_connect(e, err, sizeof(err)) };
+	struct error err;
+	struct ws ws = { .fd = client_connect(e, &err) };
 	if (ws.fd < 0) {
-		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err);
+		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err.message);
 		cJSON_Delete(args);
 		return 2;
 	}
@@ -267,8 +266,8 @@ int client_exec(const struct endpoint *e, const char *url, const char *key, cJSO
 	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
 	cJSON_AddStringToObject(meta, "progressToken", "exec");
 
-	if (!handshake(&ws, e, key, err, sizeof(err))) {
-		fprintf(stderr, "lizard-bridge call: %s: %s\n", url, err);
+	if (!handshake(&ws, e, key, &err)) {
+		fprintf(stderr, "lizard-bridge call: %s: %s\n", url, err.message);
 		goto done;
 	}
 	if (!send_json(&ws, init))

@@ -128,13 +128,14 @@ static bool offered_token(struct lws *wsi, char token[33])
 static enum bridge_viewer_role authorise(struct bridge_server *server, struct lws *wsi,
 					 struct bridge_session **session, char token[33])
 {
-	char uri[128], err[600];
+	char uri[128];
+	struct error err;
 	*session = NULL;
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
 	    strncmp(uri, "/rfb/", 5) != 0 || !offered_token(wsi, token))
 		return BRIDGE_VIEWER_NONE;
 	struct bridge_session *s =
-		bridge_registry_acquire(server->options->registry, uri + 5, err, sizeof(err));
+		bridge_registry_acquire(server->options->registry, uri + 5, &err);
 	struct bridge_viewers *viewers = s ? bridge_session_viewers(s, 0, NULL, NULL) : NULL;
 	enum bridge_viewer_role role = viewers ? bridge_viewers_check(viewers, token)
 					       : BRIDGE_VIEWER_NONE;
@@ -204,9 +205,9 @@ static int write_some(struct rfb_link *link, struct lws *wsi, struct vnc_bytes *
 static bool connect_vnc(struct rfb_link *link, struct lws *ws, bool view_only)
 {
 	struct vnc_target target;
-	char err[320];
-	if (!bridge_session_vnc_target(link->session, &target, err, sizeof(err))) {
-		log_info("noVNC relay: %s", err);
+	struct error err;
+	if (!bridge_session_vnc_target(link->session, &target, &err)) {
+		log_info("noVNC relay: %s", err.message);
 		return false;
 	}
 	bool ok = false;
@@ -257,7 +258,7 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 	struct connection *c = user;
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
 	struct rfb_link *link = c ? c->rfb : NULL;
-	char err[320];
+	struct error err;
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
 		struct bridge_session *s;
@@ -291,8 +292,8 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 	case LWS_CALLBACK_RECEIVE:
 		if (!link || !link->relay)
 			return -1;
-		if (!vnc_relay_from_client(link->relay, in, len, err, sizeof(err))) {
-			fail(link, err);
+		if (!vnc_relay_from_client(link->relay, in, len, &err)) {
+			fail(link, err.message);
 			return -1;
 		}
 		pump(link);
@@ -338,13 +339,13 @@ int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons re
 {
 	(void)user;
 	struct rfb_link *link = lws_get_opaque_user_data(wsi);
-	char err[320];
+	struct error err;
 	if (!link)
 		return 0;
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX:
-		if (!vnc_relay_from_server(link->relay, in, len, err, sizeof(err))) {
-			fail(link, err);
+		if (!vnc_relay_from_server(link->relay, in, len, &err)) {
+			fail(link, err.message);
 			return -1;
 		}
 		pump(link);

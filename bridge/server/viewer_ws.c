@@ -52,10 +52,10 @@ static void join(struct connection *c, const char *text, size_t len)
 	cJSON *hello = cJSON_ParseWithLength(text, len);
 	const char *session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "session"));
 	const char *token = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "token"));
-	char err[600];
+	struct error err;
 	struct bridge_session *s =
 		session && token ? bridge_registry_acquire(server->options->registry, session,
-							   err, sizeof(err))
+							   &err)
 				 : NULL;
 	struct bridge_viewers *viewers = s ? bridge_session_viewers(s, 0, NULL, NULL) : NULL;
 	enum bridge_viewer_role role = viewers ? bridge_viewers_check(viewers, token)
@@ -97,9 +97,9 @@ static uint32_t key_code(const cJSON *code, uint32_t keysym)
 /* Queued without waiting: the network loop never blocks on a desktop. */
 static void deliver(struct connection *c, const struct vnc_input_event *events, size_t count)
 {
-	char err[320];
-	if (count && !bridge_session_post_input(c->viewer_session, events, count, err, sizeof(err)))
-		log_debug("viewer input not delivered: %s", err);
+	struct error err;
+	if (count && !bridge_session_post_input(c->viewer_session, events, count, &err))
+		log_debug("viewer input not delivered: %s", err.message);
 }
 
 /* Everything the viewer holds goes up: it lost focus, hid, or went away. */
@@ -124,9 +124,9 @@ static void paste(struct connection *c, const cJSON *text)
 	if (!latin1)
 		return;
 	size_t latin1_len = utf8_to_latin1(utf8, len, latin1, NULL, NULL);
-	char err[320];
-	if (!bridge_session_post_cut_text(c->viewer_session, latin1, latin1_len, err, sizeof(err)))
-		log_debug("viewer clipboard text not delivered: %s", err);
+	struct error err;
+	if (!bridge_session_post_cut_text(c->viewer_session, latin1, latin1_len, &err))
+		log_debug("viewer clipboard text not delivered: %s", err.message);
 	free(latin1);
 }
 

@@ -174,8 +174,7 @@ void bridge_registry_destroy(struct bridge_registry *r)
 	free(r);
 }
 
-bool bridge_registry_add(struct bridge_registry *r, struct bridge_session *s, char *err,
-			 size_t err_size)
+bool bridge_registry_add(struct bridge_registry *r, struct bridge_session *s, struct error *err)
 {
 	pthread_mutex_lock(&r->lock);
 	bool shut_down = r->shut_down;
@@ -184,9 +183,9 @@ bool bridge_registry_add(struct bridge_registry *r, struct bridge_session *s, ch
 		r->sessions[r->count++] = bridge_session_ref(s);
 	pthread_mutex_unlock(&r->lock);
 	if (shut_down)
-		snprintf(err, err_size, "the bridge is shutting down");
+		error_set(err, 0, "the bridge is shutting down");
 	else if (!ok)
-		snprintf(err, err_size, "the bridge already holds %d sessions; kill one first",
+		error_set(err, 0, "the bridge already holds %d sessions; kill one first",
 			 BRIDGE_MAX_SESSIONS);
 	return ok;
 }
@@ -213,7 +212,7 @@ static struct bridge_session *find_locked(struct bridge_registry *r, const char 
 }
 
 struct bridge_session *bridge_registry_acquire(struct bridge_registry *r, const char *id,
-					       char *err, size_t err_size)
+					       struct error *err)
 {
 	char known[512];
 	pthread_mutex_lock(&r->lock);
@@ -228,20 +227,19 @@ struct bridge_session *bridge_registry_acquire(struct bridge_registry *r, const 
 		return s;
 	char shown[65];
 	if (shut_down)
-		snprintf(err, err_size, "the bridge is shutting down");
+		error_set(err, 0, "the bridge is shutting down");
 	else if (count == 0)
-		snprintf(err, err_size, "there is no session; create one with create_session");
+		error_set(err, 0, "there is no session; create one with create_session");
 	else if (id)
-		snprintf(err, err_size, "no session '%s'; the sessions are: %s",
+		error_set(err, 0, "no session '%s'; the sessions are: %s",
 			 utf8_excerpt(shown, sizeof(shown), id), known);
 	else
-		snprintf(err, err_size, "there are %zu sessions; say which with \"session\": %s",
+		error_set(err, 0, "there are %zu sessions; say which with \"session\": %s",
 			 count, known);
 	return NULL;
 }
 
-bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char *why, char *err,
-			  size_t err_size)
+bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char *why, struct error *err)
 {
 	char known[512];
 	pthread_mutex_lock(&r->lock);
@@ -256,7 +254,7 @@ bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char 
 	pthread_mutex_unlock(&r->lock);
 	if (!s) {
 		char shown[65];
-		snprintf(err, err_size, "no session '%s'; the sessions are: %s",
+		error_set(err, 0, "no session '%s'; the sessions are: %s",
 			 utf8_excerpt(shown, sizeof(shown), id), known[0] ? known : "(none)");
 		return false;
 	}

@@ -3,6 +3,7 @@
 #ifndef LIZARD_BRIDGE_REGISTRY_H
 #define LIZARD_BRIDGE_REGISTRY_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -31,14 +32,14 @@ void bridge_registry_release(struct bridge_registry *registry, struct bridge_ses
 void bridge_registry_new_id(char *id, size_t size);
 /* Takes a reference of its own. False (with a message) when full. */
 bool bridge_registry_add(struct bridge_registry *registry, struct bridge_session *session,
-			 char *err, size_t err_size);
+			 struct error *err);
 /* The named session, or the only one when id is NULL, with a reference the
  * caller drops. NULL with a message that lists the sessions otherwise. */
 struct bridge_session *bridge_registry_acquire(struct bridge_registry *registry, const char *id,
-					       char *err, size_t err_size);
+					       struct error *err);
 /* Ends the session and forgets it. */
 bool bridge_registry_kill(struct bridge_registry *registry, const char *id, const char *why,
-			  char *err, size_t err_size);
+			  struct error *err);
 /* session_info of every session, as a JSON array. */
 struct cJSON *bridge_registry_describe(struct bridge_registry *registry);
 /* Sessions per state (indexed by enum bridge_session_state). */

@@ -75,17 +75,17 @@ bool bridge_session_usage(struct bridge_session *s, struct sandbox_usage *usage)
  * freezer's deadline). */
 static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool check_pausable(struct bridge_session *s, bool want_paused, char *err, size_t err_size)
+static bool check_pausable(struct bridge_session *s, bool want_paused, struct error *err)
 {
 	if (s->kind == BRIDGE_ATTACHED) {
-		snprintf(err, err_size,
+		error_set(err, 0,
 			 "session %s is attached to a VNC server the bridge does not run; only "
 			 "local sessions (template desktop or bare) can be paused",
 			 s->id);
 		return false;
 	}
 	if (!s->cgroup) {
-		snprintf(err, err_size,
+		error_set(err, 0,
 			 "session %s has no cgroup to freeze: it was created without a size because "
 			 "this daemon cannot create cgroups (see its start log)",
 			 s->id);
@@ -96,12 +96,12 @@ static bool check_pausable(struct bridge_session *s, bool want_paused, char *err
 	bool paused = s->paused;
 	pthread_mutex_unlock(&s->lock);
 	if (state != BRIDGE_READY) {
-		snprintf(err, err_size, "session %s is %s, not ready", s->id,
+		error_set(err, 0, "session %s is %s, not ready", s->id,
 			 bridge_session_state_name(state));
 		return false;
 	}
 	if (paused == want_paused) {
-		snprintf(err, err_size, want_paused ? "session %s is already paused"
+		error_set(err, 0, want_paused ? "session %s is already paused"
 						    : "session %s is not paused; it is running",
 			 s->id);
 		return false;
@@ -109,10 +109,10 @@ static bool check_pausable(struct bridge_session *s, bool want_paused, char *err
 	return true;
 }
 
-bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
+bool bridge_session_pause(struct bridge_session *s, struct error *err)
 {
 	pthread_mutex_lock(&pause_lock);
-	bool ok = check_pausable(s, true, err, err_size);
+	bool ok = check_pausable(s, true, err);
 	struct error failed;
 	if (ok) {
 		/* Stop reading first: a frozen Xvnc must not look like a dead one. */
@@ -121,7 +121,7 @@ bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
 		pthread_rwlock_unlock(&s->conn_lock);
 		ok = sandbox_cgroup_freeze(s->cgroup, FREEZE_TIMEOUT_MS, &failed);
 		if (!ok) {
-			snprintf(err, err_size, "cannot pause session %s: %s", s->id, failed.message);
+			error_set(err, 0, "cannot pause session %s: %s", s->id, failed.message);
 			pthread_rwlock_rdlock(&s->conn_lock);
 			vnc_conn_set_paused(s->conn, false);
 			pthread_rwlock_unlock(&s->conn_lock);
@@ -141,13 +141,13 @@ bool bridge_session_pause(struct bridge_session *s, char *err, size_t err_size)
 	return ok;
 }
 
-bool bridge_session_resume(struct bridge_session *s, char *err, size_t err_size)
+bool bridge_session_resume(struct bridge_session *s, struct error *err)
 {
 	pthread_mutex_lock(&pause_lock);
-	bool ok = check_pausable(s, false, err, err_size);
+	bool ok = check_pausable(s, false, err);
 	struct error failed;
 	if (ok && !(ok = sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed)))
-		snprintf(err, err_size, "cannot resume session %s: %s", s->id, failed.message);
+		error_set(err, 0, "cannot resume session %s: %s", s->id, failed.message);
 	if (ok) {
 		pthread_mutex_lock(&s->lock);
 		/* The deadline moves by the time spent paused. */

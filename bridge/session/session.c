@@ -45,7 +45,7 @@ const char *bridge_session_state_name(enum bridge_session_state state)
 }
 
 struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,
-					     char *err, size_t err_size)
+					     struct error *err)
 {
 	struct bridge_session *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -99,7 +99,7 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 oom_session:
 	bridge_session_unref(s);
 oom:
-	snprintf(err, err_size, "out of memory");
+	error_set(err, 0, "out of memory");
 	return NULL;
 }
 
@@ -190,16 +190,16 @@ static struct vnc_conn *listen_to_clipboard(struct bridge_session *s, struct vnc
 static void *supervise(void *arg)
 {
 	struct bridge_session *s = arg;
-	char err[320];
+	struct error err;
 	while (!ended(s)) {
 		pthread_rwlock_rdlock(&s->conn_lock);
-		bool alive = vnc_conn_alive(s->conn, err, sizeof(err));
+		bool alive = vnc_conn_alive(s->conn, &err);
 		pthread_rwlock_unlock(&s->conn_lock);
 		if (alive) {
 			sleep_unless_ended(s, 200);
 			continue;
 		}
-		set_state(s, BRIDGE_RECONNECTING, err);
+		set_state(s, BRIDGE_RECONNECTING, err.message);
 		int64_t pause = RECONNECT_FIRST_MS;
 		while (!ended(s)) {
 			sleep_unless_ended(s, pause);
@@ -207,7 +207,7 @@ static void *supervise(void *arg)
 				break;
 			struct vnc_conn *fresh =
 				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S,
-					      &s->ending, err, sizeof(err));
+					      &s->ending, &err);
 			if (fresh) {
 				listen_to_clipboard(s, fresh);
 				pthread_rwlock_wrlock(&s->conn_lock);
@@ -218,7 +218,7 @@ static void *supervise(void *arg)
 				set_state(s, BRIDGE_READY, NULL);
 				break;
 			}
-			log_debug("session %s: reconnect failed: %s", s->id, err);
+			log_debug("session %s: reconnect failed: %s", s->id, err.message);
 			pause = pause * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : pause * 2;
 		}
 	}
@@ -260,7 +260,7 @@ static void *watch_local(void *arg)
 	return NULL;
 }
 
-static bool start_local(struct bridge_session *s, char *err, size_t err_size)
+static bool start_local(struct bridge_session *s, struct error *err)
 {
 	struct sandbox_desktop_options options = {
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
@@ -272,13 +272,13 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	char workspace[512];
 	if (s->volume[0]) {
 		if (!s->volumes) {
-			snprintf(err, err_size, "volumes are not available in this daemon");
+			error_set(err, 0, "volumes are not available in this daemon");
 			return false;
 		}
 		bool image = false;
 		if (!sandbox_volume_acquire(s->volumes, s->volume, s->id, workspace,
 					    sizeof(workspace), &image, &failed)) {
-			snprintf(err, err_size, "%s", failed.message);
+			error_set(err, 0, "%s", failed.message);
 			return false;
 		}
 		s->volume_held = true;
@@ -292,7 +292,7 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	if (s->limited) {
 		s->cgroup = sandbox_cgroup_create(s->cgroup_root, s->id, &s->limits, &failed);
 		if (!s->cgroup) {
-			snprintf(err, err_size, "cannot limit the session to size %s: %s", s->size_name,
+			error_set(err, 0, "cannot limit the session to size %s: %s", s->size_name,
 				 failed.message);
 			return false;
 		}
@@ -311,13 +311,13 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	if (ended_meanwhile)
 		sandbox_desktop_kill(desktop);
 	if (!s->desktop) {
-		snprintf(err, err_size, "%s", failed.message);
+		error_set(err, 0, "%s", failed.message);
 		return false;
 	}
 	struct vnc_target target = { .host = (char *)sandbox_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
 	s->conn = listen_to_clipboard(
-		s, vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err, err_size));
+		s, vnc_conn_open(&target, s->fb, CONNECT_TIMEOUT_S, &s->ending, err));
 	if (!s->conn)
 		return false;
 	/* X starts the pointer in the middle of the screen. Saying so makes
@@ -325,20 +325,20 @@ static bool start_local(struct bridge_session *s, char *err, size_t err_size)
 	 * into the picture (it does while its pointer and our last one differ). */
 	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER, .x = s->width / 2,
 					  .y = s->height / 2 };
-	return vnc_conn_send_input(s->conn, &centre, 1, err, err_size);
+	return vnc_conn_send_input(s->conn, &centre, 1, err);
 }
 
-bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
+bool bridge_session_start(struct bridge_session *s, struct error *err)
 {
 	bool ok;
 	if (s->kind == BRIDGE_ATTACHED) {
 		ok = (s->conn = listen_to_clipboard(s, vnc_conn_open(&s->target, s->fb,
 								     CONNECT_TIMEOUT_S, &s->ending,
-								     err, err_size)));
+								     err)));
 		if (ok && pthread_create(&s->supervisor, NULL, supervise, s) == 0)
 			s->supervising = true;
 	} else {
-		ok = start_local(s, err, err_size);
+		ok = start_local(s, err);
 		if (ok && pthread_create(&s->supervisor, NULL, watch_local, s) == 0)
 			s->supervising = true;
 	}
@@ -348,7 +348,7 @@ bool bridge_session_start(struct bridge_session *s, char *err, size_t err_size)
 		s->width = w;
 		s->height = h;
 	}
-	set_state(s, ok ? BRIDGE_READY : BRIDGE_FAILED, ok ? NULL : err);
+	set_state(s, ok ? BRIDGE_READY : BRIDGE_FAILED, ok ? NULL : err->message);
 	return ok;
 }
 
@@ -463,11 +463,10 @@ struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *s)
 	return s->fb;
 }
 
-bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out, char *err,
-			       size_t err_size)
+bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
-	if (!bridge_session_usable(s, err, err_size))
+	if (!bridge_session_usable(s, err))
 		return false;
 	const struct vnc_target *from = &s->target;
 	struct vnc_target local = { 0 };
@@ -481,7 +480,7 @@ bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out,
 	out->password = from->password ? strdup(from->password) : NULL;
 	if (!out->host || (from->password && !out->password)) {
 		vnc_target_finish(out);
-		snprintf(err, err_size, "out of memory");
+		error_set(err, 0, "out of memory");
 		return false;
 	}
 	return true;
@@ -578,7 +577,7 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	return info;
 }
 
-bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
+bool bridge_session_usable(struct bridge_session *s, struct error *err)
 {
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
@@ -589,7 +588,7 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 	switch (state) {
 	case BRIDGE_READY:
 		if (paused) {
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "session %s is paused: its processes are frozen; resume_session "
 				 "first (screenshot shows the last frame meanwhile)",
 				 s->id);
@@ -597,24 +596,24 @@ bool bridge_session_usable(struct bridge_session *s, char *err, size_t err_size)
 		}
 		break;
 	case BRIDGE_ENDED:
-		snprintf(err, err_size, "session %s has ended (%s)", s->id, failure);
+		error_set(err, 0, "session %s has ended (%s)", s->id, failure);
 		return false;
 	case BRIDGE_STARTING:
-		snprintf(err, err_size, "session %s is still starting; try again in a moment",
+		error_set(err, 0, "session %s is still starting; try again in a moment",
 			 s->id);
 		return false;
 	case BRIDGE_RECONNECTING:
-		snprintf(err, err_size,
+		error_set(err, 0,
 			 "session %s lost its VNC server (%s) and is reconnecting; try again "
 			 "shortly",
 			 s->id, failure);
 		return false;
 	case BRIDGE_FAILED:
-		snprintf(err, err_size, "session %s failed: %s", s->id, failure);
+		error_set(err, 0, "session %s failed: %s", s->id, failure);
 		return false;
 	}
 	pthread_rwlock_rdlock(&s->conn_lock);
-	bool alive = vnc_conn_alive(s->conn, err, err_size);
+	bool alive = vnc_conn_alive(s->conn, err);
 	pthread_rwlock_unlock(&s->conn_lock);
 	return alive;
 }
@@ -675,30 +674,29 @@ static void release_held_input(struct bridge_session *s, const struct vnc_input_
 	if (pointer && pointer->buttons != base)
 		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = pointer->x,
 							 .y = pointer->y, .buttons = base };
-	char err[320];
-	if (n == 0 || !bridge_session_usable(s, err, sizeof(err)))
+	struct error err;
+	if (n == 0 || !bridge_session_usable(s, &err))
 		return;
 	pthread_rwlock_rdlock(&s->conn_lock);
-	if (!vnc_conn_send_input(s->conn, release, n, err, sizeof(err)))
-		log_debug("session %s: releasing held input failed: %s", s->id, err);
+	if (!vnc_conn_send_input(s->conn, release, n, &err))
+		log_debug("session %s: releasing held input failed: %s", s->id, err.message);
 	pthread_rwlock_unlock(&s->conn_lock);
 }
 
 bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t count, const struct bridge_input_control *control, char *err,
-			       size_t err_size)
+			       size_t count, const struct bridge_input_control *control, struct error *err)
 {
-	if (!bridge_session_usable(s, err, err_size))
+	if (!bridge_session_usable(s, err))
 		return false;
 	size_t i = 0;
 	while (i < count) {
 		bool cancelled = control && control->cancelled && control->cancelled(control->context);
 		if (cancelled || ended(s)) {
 			if (cancelled)
-				snprintf(err, err_size, "the call was cancelled after %zu of %zu events", i,
+				error_set(err, 0, "the call was cancelled after %zu of %zu events", i,
 					 count);
 			else
-				snprintf(err, err_size, "session %s was ended while the action ran",
+				error_set(err, 0, "session %s was ended while the action ran",
 					 s->id);
 			release_held_input(s, events, i);
 			return false;
@@ -714,11 +712,11 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 		while (end < count && end - i < BRIDGE_INPUT_BATCH && events[end].type != VNC_INPUT_PAUSE)
 			end++;
 		pthread_rwlock_rdlock(&s->conn_lock);
-		bool ok = vnc_conn_send_input(s->conn, events + i, end - i, err, err_size);
+		bool ok = vnc_conn_send_input(s->conn, events + i, end - i, err);
 		pthread_rwlock_unlock(&s->conn_lock);
 		if (!ok) {
 			if (ended(s))
-				snprintf(err, err_size, "session %s was ended while the action ran",
+				error_set(err, 0, "session %s was ended while the action ran",
 					 s->id);
 			return false;
 		}
@@ -730,34 +728,34 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 }
 
 bool bridge_session_post_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t count, char *err, size_t err_size)
+			       size_t count, struct error *err)
 {
-	if (!bridge_session_usable(s, err, err_size))
+	if (!bridge_session_usable(s, err))
 		return false;
 	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_post_input(s->conn, events, count, err, err_size);
+	bool ok = vnc_conn_post_input(s->conn, events, count, err);
 	pthread_rwlock_unlock(&s->conn_lock);
 	return ok;
 }
 
 bool bridge_session_send_cut_text(struct bridge_session *s, const char *latin1, size_t len,
-				  char *err, size_t err_size)
+				  struct error *err)
 {
-	if (!bridge_session_usable(s, err, err_size))
+	if (!bridge_session_usable(s, err))
 		return false;
 	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_send_cut_text(s->conn, latin1, len, err, err_size);
+	bool ok = vnc_conn_send_cut_text(s->conn, latin1, len, err);
 	pthread_rwlock_unlock(&s->conn_lock);
 	return ok;
 }
 
 bool bridge_session_post_cut_text(struct bridge_session *s, const char *latin1, size_t len,
-				  char *err, size_t err_size)
+				  struct error *err)
 {
-	if (!bridge_session_usable(s, err, err_size))
+	if (!bridge_session_usable(s, err))
 		return false;
 	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_post_cut_text(s->conn, latin1, len, err, err_size);
+	bool ok = vnc_conn_post_cut_text(s->conn, latin1, len, err);
 	pthread_rwlock_unlock(&s->conn_lock);
 	return ok;
 }

@@ -7,6 +7,7 @@
 #ifndef LIZARD_BRIDGE_SESSION_H
 #define LIZARD_BRIDGE_SESSION_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,10 +70,10 @@ void bridge_session_set_event_sink(bridge_session_event_fn fn, void *context);
 
 /* A session in state starting, with one reference for the caller. */
 struct bridge_session *bridge_session_create(const char *id, const struct bridge_session_spec *spec,
-					     char *err, size_t err_size);
+					     struct error *err);
 /* Starts the desktop (local) and connects. False with a message on failure
  * (state failed). */
-bool bridge_session_start(struct bridge_session *session, char *err, size_t err_size);
+bool bridge_session_start(struct bridge_session *session, struct error *err);
 
 struct bridge_session *bridge_session_ref(struct bridge_session *session);
 /* Drops a reference; the last one takes the desktop down. NULL is fine. */
@@ -96,8 +97,8 @@ void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_
  * paused the deadline does not run, input fails, and the framebuffer keeps
  * the last frame. False with a message when it cannot (attached, no
  * cgroup, already paused or not paused, not ready, the freezer failed). */
-bool bridge_session_pause(struct bridge_session *session, char *err, size_t err_size);
-bool bridge_session_resume(struct bridge_session *session, char *err, size_t err_size);
+bool bridge_session_pause(struct bridge_session *session, struct error *err);
+bool bridge_session_resume(struct bridge_session *session, struct error *err);
 bool bridge_session_paused(struct bridge_session *session);
 /* What the session's cgroup uses; false when it has none. */
 struct sandbox_usage;
@@ -107,7 +108,7 @@ bool bridge_session_usage(struct bridge_session *session, struct sandbox_usage *
 struct cJSON *bridge_session_describe(struct bridge_session *session);
 
 /* False with a message when the desktop cannot be used right now. */
-bool bridge_session_usable(struct bridge_session *session, char *err, size_t err_size);
+bool bridge_session_usable(struct bridge_session *session, struct error *err);
 /* Lets a long action stop early: asked between event batches and during
  * pauses. */
 struct bridge_input_control {
@@ -124,18 +125,16 @@ struct bridge_input_control {
 #define BRIDGE_INPUT_BATCH 64
 bool bridge_session_send_input(struct bridge_session *session,
 			       const struct vnc_input_event *events, size_t count,
-			       const struct bridge_input_control *control, char *err,
-			       size_t err_size);
+			       const struct bridge_input_control *control, struct error *err);
 /* Queues events (no pauses) and returns at once: for the network loop. */
 bool bridge_session_post_input(struct bridge_session *session,
-			       const struct vnc_input_event *events, size_t count, char *err,
-			       size_t err_size);
+			       const struct vnc_input_event *events, size_t count, struct error *err);
 bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, char *err, size_t err_size);
+				  size_t len, struct error *err);
 /* Queues cut text after the input queued before it, without waiting: for
  * the network loop. */
 bool bridge_session_post_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, char *err, size_t err_size);
+				  size_t len, struct error *err);
 /* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
 char *bridge_session_cut_text(struct bridge_session *session);
 
@@ -144,7 +143,7 @@ char *bridge_session_cut_text(struct bridge_session *session);
  * server with its password. A copy the caller frees with
  * vnc_target_finish. False with a message when the desktop is not usable. */
 bool bridge_session_vnc_target(struct bridge_session *session, struct vnc_target *out,
-			       char *err, size_t err_size);
+			       struct error *err);
 
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);

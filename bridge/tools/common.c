@@ -24,16 +24,15 @@ static __thread int held_count;
 struct bridge_session *tools_session(struct bridge_tools_context *c, struct mcp_call *call,
 				     const cJSON *args)
 {
-	char err[600];
+	struct error err;
 	if (held_count == MAX_HELD) {
 		mcp_call_fail(call, "internal error: too many sessions in one call");
 		return NULL;
 	}
 	struct bridge_session *s =
-		bridge_registry_acquire(c->registry, tools_string(args, "session", NULL), err,
-					sizeof(err));
+		bridge_registry_acquire(c->registry, tools_string(args, "session", NULL), &err);
 	if (!s) {
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return NULL;
 	}
 	held[held_count++] = s;
@@ -50,9 +49,9 @@ struct bridge_session *tools_usable_session(struct bridge_tools_context *c, stru
 					    const cJSON *args)
 {
 	struct bridge_session *s = tools_session(c, call, args);
-	char err[320];
-	if (s && !bridge_session_usable(s, err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct error err;
+	if (s && !bridge_session_usable(s, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return NULL;
 	}
 	return s;
@@ -135,10 +134,10 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	 * still be on its way: a blank screenshot would mislead. */
 	if (vnc_framebuffer_wait_picture(bridge_session_framebuffer(s), SETTLE_TIMEOUT_MS) ==
 	    VNC_WAIT_CLOSED) {
-		char err[320];
-		if (bridge_session_usable(s, err, sizeof(err)))
-			snprintf(err, sizeof(err), "the desktop connection closed");
-		mcp_call_fail(call, "%s before its picture arrived", err);
+		struct error err;
+		if (bridge_session_usable(s, &err))
+			error_set(&err, 0, "the desktop connection closed");
+		mcp_call_fail(call, "%s before its picture arrived", err.message);
 		return false;
 	}
 	struct agent_space space;
@@ -151,9 +150,9 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	if (region) {
 		/* The screen pixels under the region, at full resolution. */
 		int source[4];
-		char why[200];
-		if (!bridge_region_to_native(&space, region, source, why, sizeof(why))) {
-			mcp_call_fail(call, "%s", why);
+		struct error why;
+		if (!bridge_region_to_native(&space, region, source, &why)) {
+			mcp_call_fail(call, "%s", why.message);
 			return false;
 		}
 		request.source = (struct vnc_rect){ source[0], source[1], source[2], source[3] };
@@ -168,14 +167,14 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	/* Full screens keep their bands in the session's cache; zooms come
 	 * and go, so they are encoded afresh. */
 	struct blob *image;
-	char err[256];
+	struct error err;
 	bool whole_png = !region && request.format == VNC_FORMAT_PNG;
 	bool unchanged = false;
 	int64_t started = clock_monotonic_ms();
 	if (!vnc_capture_base64(bridge_session_framebuffer(s),
 				whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
-				&unchanged, err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+				&unchanged, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return false;
 	}
 	bool ok = mcp_call_image_blob(call, image, request.format == VNC_FORMAT_JPEG ?
@@ -251,9 +250,9 @@ bool tools_step(struct tools_steps *steps, double done)
 		mcp_call_fail(steps->call, "cancelled by the client");
 		return false;
 	}
-	char err[320];
-	if (steps->session && !bridge_session_usable(steps->session, err, sizeof(err))) {
-		mcp_call_fail(steps->call, "%s", err);
+	struct error err;
+	if (steps->session && !bridge_session_usable(steps->session, &err)) {
+		mcp_call_fail(steps->call, "%s", err.message);
 		return false;
 	}
 	if (steps->total >= 0)
@@ -286,10 +285,10 @@ bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb
 
 static void fail_closed(struct bridge_session *s, struct mcp_call *call)
 {
-	char err[320];
-	if (bridge_session_usable(s, err, sizeof(err)))
-		snprintf(err, sizeof(err), "the desktop connection closed");
-	mcp_call_fail(call, "%s while waiting for the screen to settle", err);
+	struct error err;
+	if (bridge_session_usable(s, &err))
+		error_set(&err, 0, "the desktop connection closed");
+	mcp_call_fail(call, "%s while waiting for the screen to settle", err.message);
 }
 
 void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const cJSON *args,

@@ -45,7 +45,7 @@ static struct sandbox_desktop *local_desktop(struct bridge_session *s, struct mc
 }
 
 /* http(s), file and about URLs; a bare host gets https://. */
-static bool normalize_url(const char *url, char *out, size_t size, char *err, size_t err_size)
+static bool normalize_url(const char *url, char *out, size_t size, struct error *err)
 {
 	static const char *const allowed[] = { "http://", "https://", "file://", "about:" };
 	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
@@ -56,7 +56,7 @@ static bool normalize_url(const char *url, char *out, size_t size, char *err, si
 	}
 	if (strstr(url, "://") || strchr(url, ' ') || url[0] == '-') {
 		char shown[101];
-		snprintf(err, err_size, "'%s' is not an http, https, file or about URL",
+		error_set(err, 0, "'%s' is not an http, https, file or about URL",
 			 utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
@@ -70,9 +70,10 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
 	struct sandbox_desktop *d = s ? local_desktop(s, call, "open_url") : NULL;
 	if (!d)
 		return;
-	char url[4096], err[320];
-	if (!normalize_url(tools_string(args, "url", ""), url, sizeof(url), err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	char url[4096];
+	struct error err;
+	if (!normalize_url(tools_string(args, "url", ""), url, sizeof(url), &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	uint64_t before = vnc_framebuffer_drawn_pixels(bridge_session_framebuffer(s));
@@ -142,8 +143,7 @@ static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
 
-static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, char *err,
-			      size_t err_size)
+static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, struct error *err)
 {
 	const char *argv[] = { "xclip", "-o", "-selection", "clipboard", "-t", "UTF8_STRING", NULL };
 	struct sandbox_run run = {
@@ -154,7 +154,7 @@ static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, char *e
 	struct sandbox_run_result r;
 	struct error failed;
 	if (!sandbox_run(sandbox_desktop_sandbox(d), &run, &r, &failed)) {
-		snprintf(err, err_size, "%.300s", failed.message);
+		error_set(err, 0, "%.300s", failed.message);
 		return NULL;
 	}
 	char *text = NULL;
@@ -162,7 +162,7 @@ static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, char *e
 		text = r.out.data;
 		r.out.data = NULL;
 	} else {
-		snprintf(err, err_size, "xclip failed: %.200s", r.err.data);
+		error_set(err, 0, "xclip failed: %.200s", r.err.data);
 	}
 	sandbox_run_result_finish(&r);
 	return text;
@@ -176,8 +176,8 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 	struct sandbox_desktop *d = bridge_session_desktop(s);
 	char *text;
 	if (d) {
-		char err[320];
-		text = read_x_clipboard(d, CLIPBOARD_TIMEOUT_MS, err, sizeof(err));
+		struct error err;
+		text = read_x_clipboard(d, CLIPBOARD_TIMEOUT_MS, &err);
 		if (!text)
 			text = strdup(""); /* nobody owns the clipboard */
 	} else {
@@ -201,7 +201,7 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 }
 
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
-static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size)
+static char *to_latin1(const char *text, size_t *len, struct error *err)
 {
 	size_t in_len = strlen(text), replaced, first;
 	char *out = malloc(in_len + 1);
@@ -211,7 +211,7 @@ static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size
 	if (replaced > 0) {
 		uint32_t cp = 0xfffd;
 		utf8_decode(text + first, in_len - first, &cp);
-		snprintf(err, err_size,
+		error_set(err, 0,
 			 "this desktop is attached over VNC, whose clipboard carries "
 			 "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
 			 "sent",
@@ -222,12 +222,11 @@ static char *to_latin1(const char *text, size_t *len, char *err, size_t err_size
 	return out;
 }
 
-static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *err,
-			    size_t err_size)
+static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, struct error *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		snprintf(err, err_size, "cannot create a pipe for the clipboard text");
+		error_set(err, 0, "cannot create a pipe for the clipboard text");
 		return false;
 	}
 	/* xclip stays in the foreground (-quiet) as the clipboard's owner until
@@ -241,7 +240,7 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 	struct error failed;
 	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, &failed);
 	if (!ok)
-		snprintf(err, err_size, "%.300s", failed.message);
+		error_set(err, 0, "%.300s", failed.message);
 	close(fds[0]);
 	bool written = ok && io_write_all(fds[1], text, strlen(text));
 	close(fds[1]);
@@ -253,8 +252,8 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 		int64_t left = give_up - clock_monotonic_ms();
 		if (left < 100) /* too short for a read that can answer */
 			break;
-		char read_err[64];
-		char *now = read_x_clipboard(d, (int)left, read_err, sizeof(read_err));
+		struct error read_err;
+		char *now = read_x_clipboard(d, (int)left, &read_err);
 		confirmed = now && strcmp(now, text) == 0;
 		free(now);
 		if (!confirmed) {
@@ -263,7 +262,7 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, char *e
 		}
 	}
 	if (ok && !confirmed)
-		snprintf(err, err_size, "the clipboard did not take the text (is xclip installed?)");
+		error_set(err, 0, "the clipboard did not take the text (is xclip installed?)");
 	return ok && confirmed;
 }
 
@@ -273,7 +272,7 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 	if (!s)
 		return;
 	const char *text = tools_string(args, "text", "");
-	char err[320];
+	struct error err;
 	/* What is set comes back from clipboard_get into JSON: only text. */
 	size_t bad;
 	if (!utf8_valid(text, strlen(text), &bad)) {
@@ -295,15 +294,15 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 		return;
 	}
 	if (d) {
-		ok = set_x_clipboard(d, text, err, sizeof(err));
+		ok = set_x_clipboard(d, text, &err);
 	} else {
 		size_t len;
-		char *latin1 = to_latin1(text, &len, err, sizeof(err));
-		ok = latin1 && bridge_session_send_cut_text(s, latin1, len, err, sizeof(err));
+		char *latin1 = to_latin1(text, &len, &err);
+		ok = latin1 && bridge_session_send_cut_text(s, latin1, len, &err);
 		free(latin1);
 	}
 	if (!ok) {
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	mcp_call_text(call, "The clipboard now holds %zu bytes of text; paste with ctrl+v.",

@@ -70,11 +70,11 @@ void tools_to_agent(const struct agent_space *space, int native_x, int native_y,
 }
 
 bool bridge_region_to_native(const struct agent_space *space, const int region[4], int source[4],
-			     char *err, size_t err_size)
+			     struct error *err)
 {
 	if (region[0] < 0 || region[1] < 0 || region[2] > space->width ||
 	    region[3] > space->height || region[2] <= region[0] || region[3] <= region[1]) {
-		snprintf(err, err_size,
+		error_set(err, 0,
 			 "region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with 0 <= x1 < x2 <= %d "
 			 "and 0 <= y1 < y2 <= %d",
 			 region[0], region[1], region[2], region[3], space->width, space->height);

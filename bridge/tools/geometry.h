@@ -5,6 +5,7 @@
 #ifndef LIZARD_BRIDGE_GEOMETRY_H
 #define LIZARD_BRIDGE_GEOMETRY_H
 
+#include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,6 +34,6 @@ void tools_to_agent(const struct agent_space *space, int native_x, int native_y,
  * under it, as x, y, width, height. False with a message when it is not
  * inside the screen or empty. */
 bool bridge_region_to_native(const struct agent_space *space, const int region[4], int source[4],
-			     char *err, size_t err_size);
+			     struct error *err);
 
 #endif

@@ -93,15 +93,15 @@ static void input_progress(void *context, size_t sent, size_t total)
  * is cancelled or the session ends, releasing what it held. */
 static bool send_events(struct bridge_session *s, struct mcp_call *call, struct events *e)
 {
-	char err[320];
+	struct error err;
 	bool ok = false;
 	struct tools_steps steps;
 	tools_steps_init(&steps, s, call, -1, "ms");
 	struct bridge_input_control control = { input_cancelled, input_progress, &steps };
 	if (e->out_of_memory)
 		mcp_call_fail(call, "out of memory building the input events");
-	else if (!bridge_session_send_input(s, e->items, e->count, &control, err, sizeof(err)))
-		mcp_call_fail(call, "%s", err);
+	else if (!bridge_session_send_input(s, e->items, e->count, &control, &err))
+		mcp_call_fail(call, "%s", err.message);
 	else
 		ok = true;
 	free(e->items);
@@ -142,9 +142,9 @@ static bool parse_modifiers(struct mcp_call *call, const char *modifiers,
 	if (!modifiers || !*modifiers)
 		return true;
 	size_t count;
-	char err[512];
-	if (!vnc_keys_parse(modifiers, combo, 1, &count, err, sizeof(err))) {
-		mcp_call_fail(call, "modifiers: %s", err);
+	struct error err;
+	if (!vnc_keys_parse(modifiers, combo, 1, &count, &err)) {
+		mcp_call_fail(call, "modifiers: %s", err.message);
 		return false;
 	}
 	return true;
@@ -260,8 +260,7 @@ bool tools_do_scroll(struct bridge_session *s, struct mcp_call *call, int x, int
 }
 
 /* Text to key events: "\n" is Return, "\t" Tab, "\r\n" one Return. */
-static bool text_to_events(const char *text, struct events *e, size_t *characters, char *err,
-			   size_t err_size)
+static bool text_to_events(const char *text, struct events *e, size_t *characters, struct error *err)
 {
 	size_t len = strlen(text);
 	*characters = 0;
@@ -269,7 +268,7 @@ static bool text_to_events(const char *text, struct events *e, size_t *character
 		uint32_t cp;
 		size_t n = vnc_utf8_decode(text + i, len - i, &cp);
 		if (n == 0) {
-			snprintf(err, err_size, "text is not valid UTF-8 at byte %zu", i);
+			error_set(err, 0, "text is not valid UTF-8 at byte %zu", i);
 			return false;
 		}
 		i += n;
@@ -281,7 +280,7 @@ static bool text_to_events(const char *text, struct events *e, size_t *character
 		} else if (cp == '\t') {
 			keysym = 0xff09; /* Tab */
 		} else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
-			snprintf(err, err_size,
+			error_set(err, 0,
 				 "text contains control character U+%04X at character %zu; type "
 				 "sends text, newlines and tabs; press sends keys",
 				 cp, *characters);
@@ -292,7 +291,7 @@ static bool text_to_events(const char *text, struct events *e, size_t *character
 		push_key(e, keysym, true);
 		push_key(e, keysym, false);
 		if (++*characters > MAX_TYPE_CHARACTERS) {
-			snprintf(err, err_size, "text is longer than %d characters; split it",
+			error_set(err, 0, "text is longer than %d characters; split it",
 				 MAX_TYPE_CHARACTERS);
 			return false;
 		}
@@ -304,10 +303,10 @@ bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *
 {
 	struct events e = { 0 };
 	size_t characters;
-	char err[256];
-	if (!text_to_events(text, &e, &characters, err, sizeof(err))) {
+	struct error err;
+	if (!text_to_events(text, &e, &characters, &err)) {
 		free(e.items);
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return false;
 	}
 	return send_events(s, call, &e);
@@ -316,9 +315,9 @@ bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *
 static bool parse_keys(struct mcp_call *call, const char *keys, struct vnc_key_combo *combos,
 		       size_t *count)
 {
-	char err[512];
-	if (!vnc_keys_parse(keys, combos, VNC_MAX_COMBOS, count, err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct error err;
+	if (!vnc_keys_parse(keys, combos, VNC_MAX_COMBOS, count, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return false;
 	}
 	return true;
@@ -366,7 +365,7 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 		/* A fixed wait still ends early if the session does, or the call
 		 * is cancelled. */
 		int64_t until = start + ms;
-		while (clock_monotonic_ms() < until && bridge_session_usable(s, NULL, 0) &&
+		while (clock_monotonic_ms() < until && bridge_session_usable(s, NULL) &&
 		       !mcp_call_cancelled(call)) {
 			int64_t left = until - clock_monotonic_ms();
 			struct timespec pause = { 0, (left < 50 ? left : 50) * 1000000L };
@@ -374,9 +373,9 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			long long waited = (long long)(clock_monotonic_ms() - start);
 			tools_report(&steps, (double)waited, "waited %lld of %d ms", waited, ms);
 		}
-		char err[320];
-		if (!bridge_session_usable(s, err, sizeof(err))) {
-			mcp_call_fail(call, "%s while waiting", err);
+		struct error err;
+		if (!bridge_session_usable(s, &err)) {
+			mcp_call_fail(call, "%s while waiting", err.message);
 			return false;
 		}
 		if (mcp_call_cancelled(call)) {
@@ -412,10 +411,10 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 	long long waited = (long long)(clock_monotonic_ms() - start);
 	unsigned long long frames = vnc_framebuffer_sequence(fb) - frames_before;
 	if (r == VNC_WAIT_CLOSED) {
-		char err[320];
-		if (bridge_session_usable(s, err, sizeof(err)))
-			snprintf(err, sizeof(err), "the desktop connection closed");
-		mcp_call_fail(call, "%s while waiting", err);
+		struct error err;
+		if (bridge_session_usable(s, &err))
+			error_set(&err, 0, "the desktop connection closed");
+		mcp_call_fail(call, "%s while waiting", err.message);
 		return false;
 	}
 	if (r == VNC_WAIT_TIMEOUT)

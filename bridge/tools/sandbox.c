@@ -56,11 +56,11 @@ static struct sandbox *session_sandbox(struct bridge_tools_context *c, struct mc
 			      mcp_call_tool_name(call), bridge_session_id(s));
 		return NULL;
 	}
-	char err[512];
+	struct error err;
 	enum bridge_session_state state = bridge_session_state(s);
 	if (state == BRIDGE_ENDED || state == BRIDGE_FAILED) {
-		bridge_session_usable(s, err, sizeof(err));
-		mcp_call_fail(call, "%s", err);
+		bridge_session_usable(s, &err);
+		mcp_call_fail(call, "%s", err.message);
 		return NULL;
 	}
 	if (bridge_session_paused(s)) {

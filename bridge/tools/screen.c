@@ -13,9 +13,9 @@ static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 	/* A paused session's framebuffer holds the last frame before the pause. */
 	struct bridge_session *s = tools_session(userdata, call, args);
 	bool paused = s && bridge_session_paused(s) && bridge_session_state(s) == BRIDGE_READY;
-	char err[320];
-	if (s && !paused && !bridge_session_usable(s, err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	struct error err;
+	if (s && !paused && !bridge_session_usable(s, &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	if (!s)

@@ -153,11 +153,11 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		return;
 	spec.envs = (const char *const *)env_list;
 
-	char err[600];
+	struct error err;
 	struct vnc_target target;
 	if (url) {
-		if (!vnc_target_parse(url, &target, err, sizeof(err))) {
-			mcp_call_fail(call, "%s", err);
+		if (!vnc_target_parse(url, &target, &err)) {
+			mcp_call_fail(call, "%s", err.message);
 			tools_free_env_list(env_list);
 			return;
 		}
@@ -173,25 +173,24 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 
 	char id[32];
 	bridge_registry_new_id(id, sizeof(id));
-	struct bridge_session *s = bridge_session_create(id, &spec, err, sizeof(err));
+	struct bridge_session *s = bridge_session_create(id, &spec, &err);
 	if (url)
 		vnc_target_finish(&target);
 	tools_free_env_list(env_list);
 	if (!s) {
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	/* Listed as starting while the desktop comes up. */
-	if (!bridge_registry_add(c->registry, s, err, sizeof(err))) {
+	if (!bridge_registry_add(c->registry, s, &err)) {
 		bridge_session_unref(s);
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
-	if (!bridge_session_start(s, err, sizeof(err))) {
-		char ignored[64];
-		bridge_registry_kill(c->registry, id, "it failed to start", ignored, sizeof(ignored));
+	if (!bridge_session_start(s, &err)) {
+		bridge_registry_kill(c->registry, id, "it failed to start", NULL);
 		bridge_session_unref(s);
-		mcp_call_fail(call, "could not create the session: %s", err);
+		mcp_call_fail(call, "could not create the session: %s", err.message);
 		return;
 	}
 	reply_json(call, bridge_session_describe(s));
@@ -235,10 +234,10 @@ static void pause_or_resume(struct mcp_call *call, const cJSON *args, void *user
 	struct bridge_session *s = tools_session(userdata, call, args);
 	if (!s)
 		return;
-	char err[600];
-	if (!(pause ? bridge_session_pause(s, err, sizeof(err))
-		    : bridge_session_resume(s, err, sizeof(err)))) {
-		mcp_call_fail(call, "%s", err);
+	struct error err;
+	if (!(pause ? bridge_session_pause(s, &err)
+		    : bridge_session_resume(s, &err))) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	reply_json(call, bridge_session_describe(s));
@@ -258,17 +257,17 @@ static void kill_session(struct mcp_call *call, const cJSON *args, void *userdat
 {
 	struct bridge_tools_context *c = userdata;
 	const char *id = tools_string(args, "session", NULL);
-	char err[600];
-	struct bridge_session *s = bridge_registry_acquire(c->registry, id, err, sizeof(err));
+	struct error err;
+	struct bridge_session *s = bridge_registry_acquire(c->registry, id, &err);
 	if (!s) {
-		mcp_call_fail(call, "%s", err);
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	char name[64];
 	snprintf(name, sizeof(name), "%s", bridge_session_id(s));
 	bridge_session_unref(s);
-	if (!bridge_registry_kill(c->registry, name, "killed by kill_session", err, sizeof(err))) {
-		mcp_call_fail(call, "%s", err);
+	if (!bridge_registry_kill(c->registry, name, "killed by kill_session", &err)) {
+		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	mcp_call_text(call, "Session %s is ended; its desktop is going away.", name);

@@ -62,8 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int region[4], source[4];
 	for (int i = 0; i < 4; i++)
 		region[i] = take_int(&p, end);
-	char err[200];
-	if (bridge_region_to_native(&space, region, source, err, sizeof(err))) {
+	struct error err = { 0 };
+	if (bridge_region_to_native(&space, region, source, &err)) {
 		FUZZ_CHECK(source[0] >= 0 && source[1] >= 0 && source[2] >= 1 && source[3] >= 1 &&
 				   source[0] + source[2] <= screen_w &&
 				   source[1] + source[3] <= screen_h,
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(out_w >= 1 && out_h >= 1 && out_w <= source[2] && out_h <= source[3],
 			   "%dx%d fitted as %dx%d", source[2], source[3], out_w, out_h);
 	} else {
-		FUZZ_CHECK(err[0], "refused without a message");
+		FUZZ_CHECK(err.message[0], "refused without a message");
 	}
 	return 0;
 }

@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	struct vnc_key_combo combos[VNC_MAX_COMBOS];
 	size_t count = 0;
-	char err[256] = "";
-	if (vnc_keys_parse(text, combos, VNC_MAX_COMBOS, &count, err, sizeof(err))) {
+	struct error err = { 0 };
+	if (vnc_keys_parse(text, combos, VNC_MAX_COMBOS, &count, &err)) {
 		FUZZ_CHECK(count <= VNC_MAX_COMBOS, "%zu combos", count);
 		for (size_t i = 0; i < count; i++) {
 			FUZZ_CHECK(combos[i].count >= 1 && combos[i].count <= VNC_MAX_COMBO_KEYS,
@@ -26,9 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_CHECK(combos[i].keysyms[k] != 0, "keysym 0 in combo %zu", i);
 		}
 	} else {
-		FUZZ_CHECK(err[0], "failed without a message");
+		FUZZ_CHECK(err.message[0], "failed without a message");
 		if (utf8_valid(text, strlen(text), NULL))
-			FUZZ_CHECK(utf8_valid(err, strlen(err), NULL), "message: %s", err);
+			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL), "message: %s",
+				   err.message);
 	}
 	/* One name, as hold_key and the aliases see it. */
 	(void)vnc_keysym_from_name(text);

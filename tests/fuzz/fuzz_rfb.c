@@ -86,8 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	struct vnc_framebuffer *fb = vnc_framebuffer_create();
 	struct vnc_target target = { .host = socket_path, .is_unix = true };
-	char err[512];
-	struct vnc_conn *conn = vnc_conn_open(&target, fb, 5, NULL, err, sizeof(err));
+	struct error err;
+	struct vnc_conn *conn = vnc_conn_open(&target, fb, 5, NULL, &err);
 	if (conn) {
 		/* Until the connection has read everything and failed at EOF. */
 		uint64_t seen = 0;

@@ -16,9 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(url, data, size);
 	url[size] = '\0';
 	struct vnc_target target;
-	char err[300] = "";
+	struct error err = { 0 };
 	bool text = utf8_valid(url, strlen(url), NULL);
-	if (vnc_target_parse(url, &target, err, sizeof(err))) {
+	if (vnc_target_parse(url, &target, &err)) {
 		FUZZ_CHECK(target.host && target.host[0], "no host in %s", url);
 		FUZZ_CHECK(target.is_unix || (target.port >= 1 && target.port <= 65535), "port %d",
 			   target.port);
@@ -27,9 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(where[0], "no description of %s", url);
 		vnc_target_finish(&target);
 	} else {
-		FUZZ_CHECK(err[0], "refused without a message: %s", url);
+		FUZZ_CHECK(err.message[0], "refused without a message: %s", url);
 		if (text)
-			FUZZ_CHECK(utf8_valid(err, strlen(err), NULL), "message: %s", err);
+			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL), "message: %s",
+				   err.message);
 	}
 	free(url);
 	return 0;

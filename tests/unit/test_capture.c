@@ -45,8 +45,8 @@ static void banded_png_decodes_to_the_framebuffer(void)
 	struct vnc_framebuffer *fb = patterned(333, 101, 1);
 	struct vnc_capture_request r = whole(333, 101);
 	struct vnc_bytes png;
-	char err[256];
-	ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, err, sizeof(err)));
+	struct error err;
+	ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, &err));
 	int w, h;
 	unsigned char *rgb = decode_rgb(&png, &w, &h);
 	ASSERT(rgb != NULL);
@@ -65,10 +65,10 @@ static void cache_reencodes_only_what_changed_and_stays_exact(void)
 	struct vnc_capture_request r = whole(200, 120);
 	struct vnc_bytes first, second, third;
 	bool unchanged;
-	char err[256];
-	ASSERT(vnc_capture(fb, cache, &r, &first, &unchanged, err, sizeof(err)));
+	struct error err;
+	ASSERT(vnc_capture(fb, cache, &r, &first, &unchanged, &err));
 	ASSERT(!unchanged);
-	ASSERT(vnc_capture(fb, cache, &r, &second, &unchanged, err, sizeof(err)));
+	ASSERT(vnc_capture(fb, cache, &r, &second, &unchanged, &err));
 	ASSERT(unchanged);
 	ASSERT_EQ(first.len, second.len);
 	ASSERT_EQ(memcmp(first.data, second.data, first.len), 0);
@@ -80,7 +80,7 @@ static void cache_reencodes_only_what_changed_and_stays_exact(void)
 	vnc_framebuffer_write_rect(fb, source, 200 * 4, 10, 50, 150, 3);
 	free(source);
 	vnc_framebuffer_commit(fb);
-	ASSERT(vnc_capture(fb, cache, &r, &third, &unchanged, err, sizeof(err)));
+	ASSERT(vnc_capture(fb, cache, &r, &third, &unchanged, &err));
 	ASSERT(!unchanged);
 	int w, h;
 	unsigned char *rgb = decode_rgb(&third, &w, &h);
@@ -102,12 +102,12 @@ static void moving_the_pointer_redraws_it(void)
 	struct vnc_capture_request r = whole(100, 100);
 	r.with_cursor = true;
 	struct vnc_bytes a, b;
-	char err[256];
+	struct error err;
 	vnc_framebuffer_set_cursor_position(fb, 10, 10);
-	ASSERT(vnc_capture(fb, cache, &r, &a, NULL, err, sizeof(err)));
+	ASSERT(vnc_capture(fb, cache, &r, &a, NULL, &err));
 	vnc_framebuffer_set_cursor_position(fb, 60, 70);
 	bool unchanged;
-	ASSERT(vnc_capture(fb, cache, &r, &b, &unchanged, err, sizeof(err)));
+	ASSERT(vnc_capture(fb, cache, &r, &b, &unchanged, &err));
 	ASSERT(!unchanged);
 	int w, h;
 	unsigned char *rgb = decode_rgb(&b, &w, &h);
@@ -134,14 +134,14 @@ static void base64_text_is_the_png_and_follows_changes(void)
 	struct vnc_capture_request r = whole(333, 101);
 	r.with_cursor = true;
 	vnc_framebuffer_set_cursor_position(fb, 20, 20);
-	char err[256];
+	struct error err;
 	for (int round = 0; round < 3; round++) {
 		struct blob *text, *again;
 		struct vnc_bytes png;
 		bool unchanged;
-		ASSERT(vnc_capture_base64(fb, cache, &r, &text, &unchanged, err, sizeof(err)));
+		ASSERT(vnc_capture_base64(fb, cache, &r, &text, &unchanged, &err));
 		ASSERT(!unchanged);
-		ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, err, sizeof(err)));
+		ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, &err));
 		struct blob *expected = base64_encode(png.data, png.len);
 		ASSERT_STR_EQ(text->data, expected->data);
 		ASSERT_EQ(text->len, expected->len);
@@ -153,7 +153,7 @@ static void base64_text_is_the_png_and_follows_changes(void)
 		free(rgb);
 		vnc_bytes_finish(&png);
 
-		ASSERT(vnc_capture_base64(fb, cache, &r, &again, &unchanged, err, sizeof(err)));
+		ASSERT(vnc_capture_base64(fb, cache, &r, &again, &unchanged, &err));
 		ASSERT(unchanged);
 		ASSERT(again == text);
 		blob_unref(again);
@@ -184,8 +184,8 @@ static void scaling_averages_boxes(void)
 	vnc_framebuffer_commit(fb);
 	struct vnc_capture_request r = { .source = { 0, 0, 4, 2 }, .width = 2, .height = 1 };
 	struct vnc_bytes png;
-	char err[256];
-	ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, err, sizeof(err)));
+	struct error err;
+	ASSERT(vnc_capture(fb, NULL, &r, &png, NULL, &err));
 	int w, h;
 	unsigned char *rgb = decode_rgb(&png, &w, &h);
 	ASSERT_EQ(w, 2);
@@ -202,8 +202,8 @@ static void regions_and_jpeg(void)
 	struct vnc_framebuffer *fb = patterned(64, 64, 4);
 	struct vnc_capture_request r = { .source = { 8, 16, 20, 10 }, .width = 20, .height = 10 };
 	struct vnc_bytes out;
-	char err[256];
-	ASSERT(vnc_capture(fb, NULL, &r, &out, NULL, err, sizeof(err)));
+	struct error err;
+	ASSERT(vnc_capture(fb, NULL, &r, &out, NULL, &err));
 	int w, h;
 	unsigned char *rgb = decode_rgb(&out, &w, &h);
 	struct vnc_image crop;
@@ -218,14 +218,14 @@ static void regions_and_jpeg(void)
 
 	r.format = VNC_FORMAT_JPEG;
 	r.jpeg_quality = 80;
-	ASSERT(vnc_capture(fb, NULL, &r, &out, NULL, err, sizeof(err)));
+	ASSERT(vnc_capture(fb, NULL, &r, &out, NULL, &err));
 	ASSERT(out.len > 100 && out.data[0] == 0xff && out.data[1] == 0xd8);
 	vnc_bytes_finish(&out);
 
 	r.format = VNC_FORMAT_PNG;
 	r.source = (struct vnc_rect){ 60, 60, 10, 10 };
-	ASSERT(!vnc_capture(fb, NULL, &r, &out, NULL, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "not inside the 64x64 screen");
+	ASSERT(!vnc_capture(fb, NULL, &r, &out, NULL, &err));
+	ASSERT_CONTAINS(err.message, "not inside the 64x64 screen");
 	vnc_framebuffer_destroy(fb);
 }
 

@@ -584,14 +584,14 @@ static void closing_the_root_removes_the_daemon_directories(void)
 
 int main(void)
 {
-	char why[512];
 	if (geteuid() != 0 && !getenv("LIZARD_TEST_CGROUP_DELEGATED")) {
 		fprintf(stderr, "SKIP: cgroup tests need root (or a delegated cgroup v2 subtree, "
 			"then set LIZARD_TEST_CGROUP_DELEGATED=1)\n");
 		return 77;
 	}
-	if (!sandbox_cgroup_available(why, sizeof(why))) {
-		fprintf(stderr, "SKIP: no writable cgroup controllers: %s\n", why);
+	struct error why;
+	if (!sandbox_cgroup_available(&why)) {
+		fprintf(stderr, "SKIP: no writable cgroup controllers: %s\n", why.message);
 		return 77;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);

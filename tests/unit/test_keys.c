@@ -46,9 +46,8 @@ static void combos_press_in_order(void)
 {
 	struct vnc_key_combo combos[VNC_MAX_COMBOS];
 	size_t count;
-	char err[256];
-	ASSERT(vnc_keys_parse("ctrl+alt+Delete  Return", combos, VNC_MAX_COMBOS, &count, err,
-			      sizeof(err)));
+	struct error err;
+	ASSERT(vnc_keys_parse("ctrl+alt+Delete  Return", combos, VNC_MAX_COMBOS, &count, &err));
 	ASSERT_EQ(count, 2);
 	ASSERT_EQ(combos[0].count, 3);
 	ASSERT_EQ(combos[0].keysyms[0], XKB_KEY_Control_L);
@@ -62,9 +61,8 @@ static void shift_sends_the_shifted_symbol(void)
 {
 	struct vnc_key_combo combos[4];
 	size_t count;
-	char err[256];
-	ASSERT(vnc_keys_parse("ctrl+shift+t shift+1 shift+Tab", combos, 4, &count, err,
-			      sizeof(err)));
+	struct error err;
+	ASSERT(vnc_keys_parse("ctrl+shift+t shift+1 shift+Tab", combos, 4, &count, &err));
 	ASSERT_EQ(combos[0].keysyms[2], XKB_KEY_T);
 	ASSERT_EQ(combos[1].keysyms[1], XKB_KEY_exclam);
 	ASSERT_EQ(combos[2].keysyms[1], XKB_KEY_ISO_Left_Tab);
@@ -74,8 +72,8 @@ static void plus_key_is_reachable(void)
 {
 	struct vnc_key_combo combos[4];
 	size_t count;
-	char err[256];
-	ASSERT(vnc_keys_parse("ctrl++ + ctrl+plus", combos, 4, &count, err, sizeof(err)));
+	struct error err;
+	ASSERT(vnc_keys_parse("ctrl++ + ctrl+plus", combos, 4, &count, &err));
 	ASSERT_EQ(count, 3);
 	ASSERT_EQ(combos[0].count, 2);
 	ASSERT_EQ(combos[0].keysyms[1], XKB_KEY_plus);
@@ -87,17 +85,17 @@ static void errors_name_the_part_not_understood(void)
 {
 	struct vnc_key_combo combos[4];
 	size_t count;
-	char err[512];
-	ASSERT(!vnc_keys_parse("ctrl+shft+t", combos, 4, &count, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "unknown key 'shft' in 'ctrl+shft+t'");
-	ASSERT(!vnc_keys_parse("ctrl+", combos, 4, &count, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "ends with '+'");
-	ASSERT(!vnc_keys_parse("   ", combos, 4, &count, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "no keys given");
-	ASSERT(!vnc_keys_parse("a b c d e", combos, 4, &count, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "too many");
-	ASSERT(!vnc_keys_parse("a+b+c+d+e+f+g+h+i", combos, 4, &count, err, sizeof(err)));
-	ASSERT_CONTAINS(err, "more than 8 keys");
+	struct error err;
+	ASSERT(!vnc_keys_parse("ctrl+shft+t", combos, 4, &count, &err));
+	ASSERT_CONTAINS(err.message, "unknown key 'shft' in 'ctrl+shft+t'");
+	ASSERT(!vnc_keys_parse("ctrl+", combos, 4, &count, &err));
+	ASSERT_CONTAINS(err.message, "ends with '+'");
+	ASSERT(!vnc_keys_parse("   ", combos, 4, &count, &err));
+	ASSERT_CONTAINS(err.message, "no keys given");
+	ASSERT(!vnc_keys_parse("a b c d e", combos, 4, &count, &err));
+	ASSERT_CONTAINS(err.message, "too many");
+	ASSERT(!vnc_keys_parse("a+b+c+d+e+f+g+h+i", combos, 4, &count, &err));
+	ASSERT_CONTAINS(err.message, "more than 8 keys");
 }
 
 static void codepoints_map_to_keysyms(void)

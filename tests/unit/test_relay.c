@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-static char err[256];
+static struct error err;
 
 /* Drives a relay through the handshakes against a server offering None. */
 static struct vnc_relay *ready_relay(bool view_only)
@@ -22,10 +22,10 @@ static struct vnc_relay *ready_relay(bool view_only)
 	static const uint8_t client[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
 					  '\n', 1, 1 };
 	/* Split arbitrarily: the relay collects what it needs. */
-	if (!vnc_relay_from_client(r, client, 5, err, sizeof(err)) ||
-	    !vnc_relay_from_server(r, server, 13, err, sizeof(err)) ||
-	    !vnc_relay_from_server(r, server + 13, sizeof(server) - 13, err, sizeof(err)) ||
-	    !vnc_relay_from_client(r, client + 5, sizeof(client) - 5, err, sizeof(err))) {
+	if (!vnc_relay_from_client(r, client, 5, &err) ||
+	    !vnc_relay_from_server(r, server, 13, &err) ||
+	    !vnc_relay_from_server(r, server + 13, sizeof(server) - 13, &err) ||
+	    !vnc_relay_from_client(r, client + 5, sizeof(client) - 5, &err)) {
 		vnc_relay_destroy(r);
 		return NULL;
 	}
@@ -64,7 +64,7 @@ static void view_only_drops_input(void)
 	vnc_relay_sent(to_server, to_server->len);
 	/* Byte by byte: messages split anywhere are still recognised. */
 	for (size_t i = 0; i < sizeof(messages); i++)
-		ASSERT(vnc_relay_from_client(r, messages + i, 1, err, sizeof(err)));
+		ASSERT(vnc_relay_from_client(r, messages + i, 1, &err));
 	ASSERT_EQ(to_server->len, 10 + 8);
 	ASSERT(memcmp(to_server->data, messages, 10) == 0);
 	ASSERT(memcmp(to_server->data + 10, messages + sizeof(messages) - 8, 8) == 0);
@@ -78,7 +78,7 @@ static void control_passes_everything(void)
 	ASSERT(r);
 	struct vnc_bytes *to_server = vnc_relay_to_server(r);
 	vnc_relay_sent(to_server, to_server->len);
-	ASSERT(vnc_relay_from_client(r, messages, sizeof(messages), err, sizeof(err)));
+	ASSERT(vnc_relay_from_client(r, messages, sizeof(messages), &err));
 	ASSERT_EQ(to_server->len, sizeof(messages));
 	vnc_relay_destroy(r);
 }
@@ -88,13 +88,13 @@ static void unknown_messages_end_it(void)
 	struct vnc_relay *r = ready_relay(true);
 	ASSERT(r);
 	static const uint8_t odd[] = { 77, 0, 0, 0 };
-	ASSERT(!vnc_relay_from_client(r, odd, sizeof(odd), err, sizeof(err)));
-	ASSERT_CONTAINS(err, "type 77");
+	ASSERT(!vnc_relay_from_client(r, odd, sizeof(odd), &err));
+	ASSERT_CONTAINS(err.message, "type 77");
 	vnc_relay_destroy(r);
 	r = ready_relay(true);
 	ASSERT(r);
 	static const uint8_t huge_cut[] = { 6, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff };
-	ASSERT(!vnc_relay_from_client(r, huge_cut, sizeof(huge_cut), err, sizeof(err)));
+	ASSERT(!vnc_relay_from_client(r, huge_cut, sizeof(huge_cut), &err));
 	vnc_relay_destroy(r);
 }
 
@@ -103,14 +103,14 @@ static void server_without_usable_security(void)
 	struct vnc_relay *r = vnc_relay_create(false, NULL);
 	static const uint8_t server[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
 					  '\n', 1, 2 };
-	ASSERT(!vnc_relay_from_server(r, server, sizeof(server), err, sizeof(err)));
-	ASSERT_CONTAINS(err, "no security type");
+	ASSERT(!vnc_relay_from_server(r, server, sizeof(server), &err));
+	ASSERT_CONTAINS(err.message, "no security type");
 	vnc_relay_destroy(r);
 	r = vnc_relay_create(false, NULL);
 	static const uint8_t refused[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
 					   '\n', 0, 0, 0, 0, 4, 'b', 'u', 's', 'y' };
-	ASSERT(!vnc_relay_from_server(r, refused, sizeof(refused), err, sizeof(err)));
-	ASSERT_CONTAINS(err, "busy");
+	ASSERT(!vnc_relay_from_server(r, refused, sizeof(refused), &err));
+	ASSERT_CONTAINS(err.message, "busy");
 	vnc_relay_destroy(r);
 }
 

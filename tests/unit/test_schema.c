@@ -17,15 +17,15 @@ static void check(const char *args_text, bool expect_ok, const char *expect_mess
 {
 	cJSON *schema = cJSON_Parse(schema_text);
 	cJSON *args = cJSON_Parse(args_text);
-	char err[512] = "";
-	bool ok = mcp_schema_check_arguments(schema, args, "tool", err, sizeof(err));
+	struct error err = { 0 };
+	bool ok = mcp_schema_check_arguments(schema, args, "tool", &err);
 	cJSON_Delete(schema);
 	cJSON_Delete(args);
 	if (ok != expect_ok)
 		FAIL_AT("%s: expected %s, got %s (%s)", args_text, expect_ok ? "ok" : "error",
-			ok ? "ok" : "error", err);
-	if (expect_message && !strstr(err, expect_message))
-		FAIL_AT("%s: \"%s\" does not contain \"%s\"", args_text, err, expect_message);
+			ok ? "ok" : "error", err.message);
+	if (expect_message && !strstr(err.message, expect_message))
+		FAIL_AT("%s: \"%s\" does not contain \"%s\"", args_text, err.message, expect_message);
 }
 
 static void accepts_valid_arguments(void)
