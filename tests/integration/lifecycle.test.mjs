@@ -18,22 +18,38 @@ async function startedDesktop() {
   return { bridge, desktop };
 }
 
-for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL']) {
+// The bridge's janitor: the process it forks at start to clean up after it.
+const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).find((p) => {
+  try {
+    const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+    return /^Name:\s+lizard-janitor$/m.test(status) && new RegExp(`^PPid:\\s+${pid}$`, 'm').test(status);
+  } catch {
+    return false;
+  }
+});
+
+for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL', 'SIGKILL of it and its janitor']) {
   test(`no desktop process is left after the bridge ends by ${how}`, async () => {
     const { bridge, desktop } = await startedDesktop();
+    const janitor = janitorOf(bridge.pid);
+    assert.ok(janitor, 'the bridge has a janitor');
     if (how === 'stdin closed') {
       await bridge.close();
+    } else if (how === 'SIGKILL of it and its janitor') {
+      process.kill(janitor, 'SIGKILL');
+      process.kill(bridge.pid, 'SIGKILL');
     } else {
       process.kill(bridge.pid, how);
     }
     const left = await waitFor(() => desktop.processes().length === 0, { timeout: 10000 });
     assert.ok(left, `still running: ${desktop.processes()}`);
-    if (how !== 'SIGKILL') {
-      // A clean exit also removes the private files (socket, cookie, HOME).
+    if (how !== 'SIGKILL of it and its janitor') {
+      // The private files go too (socket, cookie, HOME, its disk): a clean
+      // exit removes them, and after a kill the janitor does.
       assert.ok(await waitFor(() => !fs.existsSync(desktop.dir)), 'private directory removed');
     } else {
-      // What a killed bridge left behind goes when the next one starts.
-      assert.ok(fs.existsSync(desktop.dir), 'a killed bridge cannot clean up');
+      // With no janitor left, they go when the next bridge starts.
+      assert.ok(fs.existsSync(desktop.dir), 'nothing was left to clean up');
       const next = await connectBridge(['--size', '320x240']);
       assert.ok(await waitFor(() => !fs.existsSync(desktop.dir)), 'the next bridge removed it');
       await next.close();
