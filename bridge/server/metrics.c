@@ -2,7 +2,7 @@
 
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
-#include "sandbox/cgroup.h"
+#include "bridge/session/resources.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -130,7 +130,7 @@ __attribute__((format(printf, 2, 3))) static void put(struct text *t, const char
 struct session_usages {
 	size_t count;
 	char id[BRIDGE_MAX_SESSIONS][64];
-	struct sandbox_usage usage[BRIDGE_MAX_SESSIONS];
+	struct bridge_session_usage usage[BRIDGE_MAX_SESSIONS];
 };
 
 static void collect_usage(struct bridge_session *session, void *context)
@@ -159,15 +159,15 @@ static void put_session_usage(struct text *t, struct bridge_registry *registry)
 		double scale;
 	} gauges[] = {
 		{ "lizard_session_cpu_seconds_total", "CPU time of the session's processes.",
-		  offsetof(struct sandbox_usage, cpu_usec), 1e-6 },
+		  offsetof(struct bridge_session_usage, cpu_usec), 1e-6 },
 		{ "lizard_session_memory_bytes", "Memory the session uses now.",
-		  offsetof(struct sandbox_usage, memory_bytes), 1 },
+		  offsetof(struct bridge_session_usage, memory_bytes), 1 },
 		{ "lizard_session_memory_peak_bytes", "Most memory the session used.",
-		  offsetof(struct sandbox_usage, memory_peak_bytes), 1 },
+		  offsetof(struct bridge_session_usage, memory_peak_bytes), 1 },
 		{ "lizard_session_processes", "Processes in the session now.",
-		  offsetof(struct sandbox_usage, processes), 1 },
+		  offsetof(struct bridge_session_usage, processes), 1 },
 		{ "lizard_session_oom_kills_total", "Processes killed for going over the memory limit.",
-		  offsetof(struct sandbox_usage, oom_kills), 1 },
+		  offsetof(struct bridge_session_usage, oom_kills), 1 },
 	};
 	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
 		put(t, "# HELP %s %s\n# TYPE %s %s\n", gauges[g].name, gauges[g].help,
@@ -175,7 +175,7 @@ static void put_session_usage(struct text *t, struct bridge_registry *registry)
 		for (size_t i = 0; i < u->count; i++) {
 			uint64_t value;
 			memcpy(&value, (const char *)&u->usage[i] + gauges[g].offset, sizeof(value));
-			if (value != SANDBOX_USAGE_UNKNOWN)
+			if (value != BRIDGE_USAGE_UNKNOWN)
 				put(t, "%s{session=\"%s\"} %.15g\n", gauges[g].name, u->id[i],
 				    (double)value * gauges[g].scale);
 		}

@@ -13,6 +13,7 @@
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
+#include "bridge/session/input.h"
 #include "util/log.h"
 #include "util/utf8.h"
 #include "vnc/conn.h"

@@ -1,6 +1,7 @@
 #include "bridge/session/registry.h"
 
 #include "bridge/session/session.h"
+#include "bridge/session/info.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/utf8.h"

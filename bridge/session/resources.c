@@ -1,6 +1,9 @@
 /* A local session's resources: the usage and limits session_info reports,
  * and pause/resume with the cgroup freezer (the deadline stands still and
  * the VNC connection stops reading while the desktop is frozen). */
+#include "bridge/session/resources.h"
+
+#include "bridge/session/session.h"
 #include "bridge/session/state.h"
 
 #include "bridge/viewer/hub.h"
@@ -64,10 +67,19 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 		cJSON_AddNumberToObject(used, "disk_bytes", (double)disk_used);
 }
 
-bool bridge_session_usage(struct bridge_session *s, struct sandbox_usage *usage)
+bool bridge_session_usage(struct bridge_session *s, struct bridge_session_usage *usage)
 {
+	struct sandbox_usage cgroup;
 	struct error failed;
-	return s->cgroup && sandbox_cgroup_usage(s->cgroup, usage, &failed);
+	if (!s->cgroup || !sandbox_cgroup_usage(s->cgroup, &cgroup, &failed))
+		return false;
+	/* The cgroup's unknown is the same UINT64_MAX as ours. */
+	*usage = (struct bridge_session_usage){
+		.cpu_usec = cgroup.cpu_usec, .memory_bytes = cgroup.memory_bytes,
+		.memory_peak_bytes = cgroup.memory_peak_bytes, .processes = cgroup.processes,
+		.oom_kills = cgroup.oom_kills,
+	};
+	return true;
 }
 
 /* Pause and resume run one at a time per session (they also exclude

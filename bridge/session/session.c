@@ -1,6 +1,7 @@
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
 
+
 #include "bridge/viewer/hub.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/desktop.h"
@@ -27,15 +28,8 @@
 #define CONNECT_TIMEOUT_S 10
 #define RECONNECT_FIRST_MS 500
 #define RECONNECT_MAX_MS 10000
-/* Keys one action may leave held when it stops halfway. */
-#define MAX_KEYS_DOWN 64
 #define CGROUP_DESTROY_TIMEOUT_MS 5000
 
-
-static const char *kind_name(enum bridge_session_kind kind)
-{
-	return kind == BRIDGE_DESKTOP ? "desktop" : kind == BRIDGE_BARE ? "bare" : "vnc";
-}
 
 const char *bridge_session_state_name(enum bridge_session_state state)
 {
@@ -515,68 +509,6 @@ void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void add_time(cJSON *object, const char *name, time_t when)
-{
-	struct tm tm;
-	char text[32];
-	gmtime_r(&when, &tm);
-	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	cJSON_AddStringToObject(object, name, text);
-}
-
-cJSON *bridge_session_describe(struct bridge_session *s)
-{
-	cJSON *info = cJSON_CreateObject();
-	if (!info)
-		return NULL;
-	char size[32], where[300];
-	int w, h;
-	vnc_framebuffer_size(s->fb, &w, &h);
-	snprintf(size, sizeof(size), "%dx%d", w > 0 ? w : s->width, h > 0 ? h : s->height);
-	cJSON_AddStringToObject(info, "session", s->id);
-	cJSON_AddStringToObject(info, "template", kind_name(s->kind));
-	if (s->kind == BRIDGE_ATTACHED) {
-		vnc_target_describe(&s->target, where, sizeof(where));
-		cJSON_AddStringToObject(info, "vnc", where);
-	}
-	cJSON_AddStringToObject(info, "size", size);
-	add_time(info, "created", s->created);
-
-	pthread_mutex_lock(&s->lock);
-	bool paused = s->paused && s->state == BRIDGE_READY;
-	cJSON_AddStringToObject(info, "state",
-				paused ? "paused" : bridge_session_state_name(s->state));
-	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING || s->state == BRIDGE_ENDED)
-		cJSON_AddStringToObject(info, "reason", s->failure);
-	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
-	if (s->deadline_ms > 0) {
-		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : clock_monotonic_ms());
-		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
-		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
-	} else {
-		cJSON_AddNullToObject(info, "deadline");
-	}
-	pthread_mutex_unlock(&s->lock);
-	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
-	if (s->volume[0])
-		cJSON_AddStringToObject(info, "volume", s->volume);
-	bridge_session_describe_resources(s, info);
-	struct sandbox *sandbox = bridge_session_sandbox(s);
-	cJSON *isolation = cJSON_AddObjectToObject(info, "sandbox");
-	if (sandbox) {
-		cJSON_AddBoolToObject(isolation, "isolated", sandbox_isolated(sandbox));
-		cJSON_AddBoolToObject(isolation, "network", sandbox_has_network(sandbox));
-		cJSON_AddStringToObject(isolation, "isolation", sandbox_describe_isolation(sandbox));
-	} else {
-		cJSON_AddBoolToObject(isolation, "isolated", false);
-		cJSON_AddStringToObject(isolation, "isolation",
-					s->kind == BRIDGE_ATTACHED
-						? "none: an attached VNC server the bridge does not run"
-						: "none yet: the session has not started");
-	}
-	return info;
-}
-
 bool bridge_session_usable(struct bridge_session *s, struct error *err)
 {
 	pthread_mutex_lock(&s->lock);
@@ -618,174 +550,9 @@ bool bridge_session_usable(struct bridge_session *s, struct error *err)
 	return alive;
 }
 
-/* Waits out a pause; false when the action must stop (ended or cancelled). */
-static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control,
-			size_t sent, size_t total)
-{
-	int64_t until = clock_monotonic_ms() + ms;
-	for (;;) {
-		if (control && control->cancelled && control->cancelled(control->context))
-			return false;
-		if (control && control->progress)
-			control->progress(control->context, sent, total);
-		int64_t left = until - clock_monotonic_ms();
-		if (left <= 0)
-			return !ended(s);
-		/* Cancellation is asked for, not signalled: look again soon. */
-		struct timespec deadline = clock_deadline_ms(left < 50 ? left : 50);
-		pthread_mutex_lock(&s->lock);
-		if (s->state != BRIDGE_ENDED)
-			pthread_cond_timedwait(&s->changed, &s->lock, &deadline);
-		bool is_ended = s->state == BRIDGE_ENDED;
-		pthread_mutex_unlock(&s->lock);
-		if (is_ended)
-			return false;
-	}
-}
-
-/* After an action stopped halfway: lets go of what events[0..sent) left
- * pressed, keys in reverse order, then buttons beyond those held before. */
-static void release_held_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t sent)
-{
-	struct vnc_input_event release[MAX_KEYS_DOWN + 1];
-	uint32_t down[MAX_KEYS_DOWN];
-	size_t down_count = 0;
-	const struct vnc_input_event *pointer = NULL;
-	for (size_t i = 0; i < sent; i++) {
-		const struct vnc_input_event *e = &events[i];
-		if (e->type == VNC_INPUT_POINTER)
-			pointer = e;
-		if (e->type != VNC_INPUT_KEY)
-			continue;
-		size_t k = 0;
-		while (k < down_count && down[k] != e->keysym)
-			k++;
-		if (e->down && k == down_count && down_count < MAX_KEYS_DOWN)
-			down[down_count++] = e->keysym;
-		else if (!e->down && k < down_count)
-			memmove(&down[k], &down[k + 1], (--down_count - k) * sizeof(*down));
-	}
-	size_t n = 0;
-	while (down_count > 0)
-		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
-							 .keysym = down[--down_count] };
-	int base = bridge_session_buttons_held(s);
-	if (pointer && pointer->buttons != base)
-		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = pointer->x,
-							 .y = pointer->y, .buttons = base };
-	struct error err;
-	if (n == 0 || !bridge_session_usable(s, &err))
-		return;
-	pthread_rwlock_rdlock(&s->conn_lock);
-	if (!vnc_conn_send_input(s->conn, release, n, &err))
-		log_debug("session %s: releasing held input failed: %s", s->id, err.message);
-	pthread_rwlock_unlock(&s->conn_lock);
-}
-
-bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t count, const struct bridge_input_control *control, struct error *err)
-{
-	if (!bridge_session_usable(s, err))
-		return false;
-	size_t i = 0;
-	while (i < count) {
-		bool cancelled = control && control->cancelled && control->cancelled(control->context);
-		if (cancelled || ended(s)) {
-			if (cancelled)
-				error_set(err, 0, "the call was cancelled after %zu of %zu events", i,
-					 count);
-			else
-				error_set(err, 0, "session %s was ended while the action ran",
-					 s->id);
-			release_held_input(s, events, i);
-			return false;
-		}
-		if (events[i].type == VNC_INPUT_PAUSE) {
-			if (events[i].pause_ms > 0 &&
-			    !pause_input(s, events[i].pause_ms, control, i, count))
-				continue; /* the check above says why */
-			i++;
-			continue;
-		}
-		size_t end = i;
-		while (end < count && end - i < BRIDGE_INPUT_BATCH && events[end].type != VNC_INPUT_PAUSE)
-			end++;
-		pthread_rwlock_rdlock(&s->conn_lock);
-		bool ok = vnc_conn_send_input(s->conn, events + i, end - i, err);
-		pthread_rwlock_unlock(&s->conn_lock);
-		if (!ok) {
-			if (ended(s))
-				error_set(err, 0, "session %s was ended while the action ran",
-					 s->id);
-			return false;
-		}
-		i = end;
-		if (control && control->progress)
-			control->progress(control->context, i, count);
-	}
-	return true;
-}
-
-bool bridge_session_post_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t count, struct error *err)
-{
-	if (!bridge_session_usable(s, err))
-		return false;
-	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_post_input(s->conn, events, count, err);
-	pthread_rwlock_unlock(&s->conn_lock);
-	return ok;
-}
-
-bool bridge_session_send_cut_text(struct bridge_session *s, const char *latin1, size_t len,
-				  struct error *err)
-{
-	if (!bridge_session_usable(s, err))
-		return false;
-	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_send_cut_text(s->conn, latin1, len, err);
-	pthread_rwlock_unlock(&s->conn_lock);
-	return ok;
-}
-
-bool bridge_session_post_cut_text(struct bridge_session *s, const char *latin1, size_t len,
-				  struct error *err)
-{
-	if (!bridge_session_usable(s, err))
-		return false;
-	pthread_rwlock_rdlock(&s->conn_lock);
-	bool ok = vnc_conn_post_cut_text(s->conn, latin1, len, err);
-	pthread_rwlock_unlock(&s->conn_lock);
-	return ok;
-}
-
-char *bridge_session_cut_text(struct bridge_session *s)
-{
-	pthread_rwlock_rdlock(&s->conn_lock);
-	char *text = s->conn ? vnc_conn_cut_text(s->conn) : NULL;
-	pthread_rwlock_unlock(&s->conn_lock);
-	return text;
-}
-
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *s)
 {
 	return s->capture_cache;
-}
-
-int bridge_session_buttons_held(struct bridge_session *s)
-{
-	pthread_mutex_lock(&s->lock);
-	int buttons = s->buttons_held;
-	pthread_mutex_unlock(&s->lock);
-	return buttons;
-}
-
-void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
-{
-	pthread_mutex_lock(&s->lock);
-	s->buttons_held = buttons;
-	pthread_mutex_unlock(&s->lock);
 }
 
 struct bridge_viewers *bridge_session_viewers(struct bridge_session *s, size_t headroom,

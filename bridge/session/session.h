@@ -7,6 +7,7 @@
 #ifndef LIZARD_BRIDGE_SESSION_H
 #define LIZARD_BRIDGE_SESSION_H
 
+#include "bridge/session/types.h"
 #include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,37 +25,6 @@ struct vnc_input_event;
 struct vnc_target;
 
 struct bridge_session;
-
-enum bridge_session_kind { BRIDGE_DESKTOP, BRIDGE_BARE, BRIDGE_ATTACHED };
-
-enum bridge_session_state {
-	BRIDGE_STARTING,
-	BRIDGE_READY,
-	BRIDGE_RECONNECTING,
-	BRIDGE_FAILED,
-	BRIDGE_ENDED,
-};
-
-struct bridge_session_spec {
-	enum bridge_session_kind kind;
-	int width, height;               /* local desktops */
-	const struct vnc_target *target; /* attached: copied */
-	int64_t timeout_ms;              /* 0: no deadline */
-	const struct cJSON *metadata;    /* object of strings, copied; may be NULL */
-	bool network;                    /* local desktops: false for loopback only */
-	const char *const *envs;         /* local desktops: NAME=value, copied; may be NULL */
-	/* Local desktops: a cgroup with these limits under root (both or
-	 * neither), size_name saying which preset for session_info. */
-	struct sandbox_cgroup_root *cgroup_root;
-	const struct sandbox_limits *limits;
-	const char *size_name;
-	/* Local desktops: the volume to mount at /workspace; may be NULL. */
-	struct sandbox_volumes *volumes;
-	const char *volume;
-	/* Local desktops of a root daemon: where the sandbox's host uid comes
-	 * from; NULL: the default range. Copied. */
-	const struct sandbox_uid_range *uid_range;
-};
 
 /* Told when a session changes state: started (starting to ready),
  * reconnecting, back (reconnecting to ready), failed, ended; why may be
@@ -93,51 +63,8 @@ struct sandbox *bridge_session_sandbox(struct bridge_session *session);
 /* Deadlines, as clock_monotonic_ms() times; 0 for none. */
 int64_t bridge_session_deadline(struct bridge_session *session);
 void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
-/* Freezes (resumes) every process of a local session with a cgroup. While
- * paused the deadline does not run, input fails, and the framebuffer keeps
- * the last frame. False with a message when it cannot (attached, no
- * cgroup, already paused or not paused, not ready, the freezer failed). */
-bool bridge_session_pause(struct bridge_session *session, struct error *err);
-bool bridge_session_resume(struct bridge_session *session, struct error *err);
-bool bridge_session_paused(struct bridge_session *session);
-/* What the session's cgroup uses; false when it has none. */
-struct sandbox_usage;
-bool bridge_session_usage(struct bridge_session *session, struct sandbox_usage *usage);
-
-/* session_info as a JSON object (caller deletes). */
-struct cJSON *bridge_session_describe(struct bridge_session *session);
-
 /* False with a message when the desktop cannot be used right now. */
 bool bridge_session_usable(struct bridge_session *session, struct error *err);
-/* Lets a long action stop early: asked between event batches and during
- * pauses. */
-struct bridge_input_control {
-	bool (*cancelled)(void *context);
-	/* Told how far it got after each batch and while pausing; may be NULL. */
-	void (*progress)(void *context, size_t sent, size_t total);
-	void *context;
-};
-/* Sends events in order, in batches of at most BRIDGE_INPUT_BATCH events,
- * waiting out PAUSE events here. Stops at the next batch or pause when the
- * session ends or control (may be NULL) says cancelled: keys and buttons
- * the sent events left held are then released, and err says why. Each
- * batch goes out within VNC_INPUT_TIMEOUT_MS or the call fails. */
-#define BRIDGE_INPUT_BATCH 64
-bool bridge_session_send_input(struct bridge_session *session,
-			       const struct vnc_input_event *events, size_t count,
-			       const struct bridge_input_control *control, struct error *err);
-/* Queues events (no pauses) and returns at once: for the network loop. */
-bool bridge_session_post_input(struct bridge_session *session,
-			       const struct vnc_input_event *events, size_t count, struct error *err);
-bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, struct error *err);
-/* Queues cut text after the input queued before it, without waiting: for
- * the network loop. */
-bool bridge_session_post_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, struct error *err);
-/* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
-char *bridge_session_cut_text(struct bridge_session *session);
-
 /* Where the session's VNC server is, for a connection of one's own (the
  * noVNC relay): the local desktop's private socket, or the attached
  * server with its password. A copy the caller frees with
@@ -147,11 +74,6 @@ bool bridge_session_vnc_target(struct bridge_session *session, struct vnc_target
 
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);
-
-/* Mouse buttons left down by mouse_down: every pointer event carries them
- * until mouse_up, so moves in between drag. */
-int bridge_session_buttons_held(struct bridge_session *session);
-void bridge_session_set_buttons_held(struct bridge_session *session, int buttons);
 
 /* The session's viewer hub, made on first use when wake is given (NULL
  * otherwise, until start_stream made one). */

@@ -1,10 +1,10 @@
-/* The session's state, shared by session.c (lifetime, connection, input)
- * and session_resources.c (cgroup, pause, usage); not public. */
-#ifndef LIZARD_BRIDGE_SESSION_INTERNAL_H
-#define LIZARD_BRIDGE_SESSION_INTERNAL_H
+/* A session's state, shared by the files of bridge/session/ (lifetime,
+ * input, resources, session_info); types only, not public. */
+#ifndef LIZARD_BRIDGE_SESSION_STATE_H
+#define LIZARD_BRIDGE_SESSION_STATE_H
 
 #include "sandbox/name.h"
-#include "bridge/session/session.h"
+#include "bridge/session/types.h"
 #include "sandbox/size.h"
 #include "sandbox/uid.h"
 #include "vnc/target.h"
@@ -64,7 +64,5 @@ struct bridge_session {
 	int stop_fd;          /* an eventfd the supervisor polls; readable once ended */
 };
 
-/* Adds "resources" (size, limits, usage) for a session with a size. */
-void bridge_session_describe_resources(struct bridge_session *session, struct cJSON *info);
 
 #endif

@@ -5,6 +5,7 @@
 #include "bridge/tools/common.h"
 
 #include "bridge/session/session.h"
+#include "bridge/session/input.h"
 #include "mcp/server.h"
 #include "sandbox/desktop.h"
 #include "sandbox/sandbox.h"

@@ -4,6 +4,7 @@
  * connection drops halfway, the server releases what the client held. */
 #include "bridge/tools/common.h"
 
+#include "bridge/session/input.h"
 #include "bridge/session/session.h"
 #include "mcp/server.h"
 #include "vnc/conn.h"

@@ -6,6 +6,7 @@
 #include "bridge/tools/common.h"
 
 #include "bridge/session/session.h"
+#include "bridge/session/resources.h"
 #include "mcp/server.h"
 #include "sandbox/sandbox.h"
 #include "util/base64.h"

@@ -2,6 +2,7 @@
 #include "bridge/tools/common.h"
 
 #include "bridge/session/session.h"
+#include "bridge/session/resources.h"
 #include "mcp/server.h"
 #include "vnc/framebuffer.h"
 

@@ -7,6 +7,8 @@
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
+#include "bridge/session/resources.h"
+#include "bridge/session/info.h"
 #include "mcp/server.h"
 #include "sandbox/size.h"
 #include "vnc/target.h"
