@@ -18,6 +18,8 @@
 #include "util/log.h"
 #include "vnc/conn.h"
 #include "vnc/target.h"
+#include "sandbox/init.h"
+#include "sandbox/stale.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

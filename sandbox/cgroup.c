@@ -2,7 +2,9 @@
  * Under v1 the group is one directory per hierarchy and each operation goes
  * to the hierarchy holding its controller; under v2 it is one directory. */
 #include "sandbox/name.h"
-#include "sandbox/cgroup_internal.h"
+#include "sandbox/cgroup_state.h"
+#include "sandbox/cgroup_files.h"
+#include "sandbox/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -35,15 +35,8 @@
 #include "sandbox/name.h"
 #include "util/error.h"
 #include "sandbox/size.h"
+#include "sandbox/cgroup_types.h"
 
-enum sandbox_cgroup_version {
-	SANDBOX_CGROUP_AUTO, /* v2 when it has the memory controller, else v1, else v2 */
-	SANDBOX_CGROUP_V1,
-	SANDBOX_CGROUP_V2,
-};
-
-/* Hierarchies a v1 session spans at most (cpu, cpuacct, memory, pids, freezer). */
-#define SANDBOX_CGROUP_MAX_HIERARCHIES 5
 
 struct sandbox_cgroup_root;
 struct sandbox_cgroup;
@@ -138,5 +131,10 @@ bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct e
  * when this fails (what was left is named in err; the next daemon start
  * removes it). Accepts NULL. */
 bool sandbox_cgroup_destroy(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
+
+/* Inside sandbox/ (cgroup_root.c's removal of dead daemons' groups): ends
+ * everything in the group's directories and removes them. The group is not
+ * freed. */
+bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct error *err);
 
 #endif

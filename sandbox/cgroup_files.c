@@ -2,7 +2,7 @@
  * are single lines or "key value" lines, and a failed write carries the
  * kernel's reason in errno (EBUSY, EINVAL, ...), so every error names the
  * file and keeps errno. */
-#include "sandbox/cgroup_internal.h"
+#include "sandbox/cgroup_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 char *cgroup_path_join(const char *dir, const char *name)

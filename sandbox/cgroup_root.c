@@ -6,7 +6,9 @@
  * Together they give our own cgroup's directory, under which everything of
  * this daemon goes: <own>/lizard-bridge/<pid>-<start time>/<session>. */
 #include "sandbox/name.h"
-#include "sandbox/cgroup_internal.h"
+#include "sandbox/cgroup_state.h"
+#include "sandbox/cgroup_files.h"
+#include "sandbox/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 #include "sandbox/desktop.h"
 
 #include "sandbox/sandbox.h"
+#include "sandbox/process.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

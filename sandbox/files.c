@@ -1,6 +1,9 @@
+#include "sandbox/files.h"
+#include "sandbox/run.h"
+#include "sandbox/state.h"
+#include "sandbox/process.h"
 /* The daemon's side of the file operations: each runs as a built-in
  * program inside the sandbox (files_inside.c), its data through pipes. */
-#include "sandbox/sandbox_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

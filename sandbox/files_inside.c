@@ -1,5 +1,7 @@
 #include "sandbox/files_inside.h"
 
+#include "sandbox/files.h"
+
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>

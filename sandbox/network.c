@@ -6,9 +6,9 @@
  * --enable-sandbox cannot be used that way (slirp4netns 1.2.0 fails with
  * "setegid(0)" when it joins a user namespace without being host root);
  * its seccomp filter is on. */
+#include "sandbox/child.h"
 #include "sandbox/network.h"
 
-#include "sandbox/sandbox_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

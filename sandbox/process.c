@@ -2,8 +2,9 @@
  * the init over the control socket with a channel of its own (protocol.h),
  * and everything about that program afterwards goes over its channel, so
  * any number of threads can start and wait without sharing replies. */
-#include "sandbox/sandbox_internal.h"
 
+#include "sandbox/process.h"
+#include "sandbox/state.h"
 #include "sandbox/log.h"
 #include "sandbox/protocol.h"
 #include "util/clock.h"

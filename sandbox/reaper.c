@@ -14,7 +14,8 @@
  * ps and kill know. The price: a program can kill its reaper (they are the
  * same host user), and what it started then lives on until the session
  * ends. */
-#include "sandbox/init_internal.h"
+#include "sandbox/reaper.h"
+#include "sandbox/spawn.h"
 #include "sandbox/protocol.h"
 #include "util/io.h"
 
@@ -120,17 +121,17 @@ _Noreturn void sandbox_reaper_run(struct sandbox_child_setup *setup, int signal_
 	int channel = setup->fds[0];
 	prctl(PR_SET_NAME, "lizard-reaper");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-		sandbox_init_reply(channel, SANDBOX_REPLY_FAILED, errno,
+		sandbox_spawn_reply(channel, SANDBOX_REPLY_FAILED, errno,
 				   "cannot become the program's reaper (PR_SET_CHILD_SUBREAPER)");
 		_exit(1);
 	}
-	pid_t program = sandbox_init_start_program(setup, channel);
+	pid_t program = sandbox_spawn_program(setup, channel);
 	if (program < 0)
 		_exit(1);
 	/* The streams are the program's: they close when its tree is gone. */
 	for (int i = 1; i < setup->fd_count; i++)
 		close(setup->fds[i]);
-	sandbox_init_reply(channel, SANDBOX_REPLY_STARTED, program, NULL);
+	sandbox_spawn_reply(channel, SANDBOX_REPLY_STARTED, program, NULL);
 
 	int status = 0;
 	bool ended = false;
@@ -160,6 +161,6 @@ _Noreturn void sandbox_reaper_run(struct sandbox_child_setup *setup, int signal_
 		drain(signal_fd);
 	}
 	if (channel >= 0)
-		sandbox_init_reply(channel, SANDBOX_REPLY_EXITED, status, NULL);
+		sandbox_spawn_reply(channel, SANDBOX_REPLY_EXITED, status, NULL);
 	_exit(0);
 }

@@ -3,8 +3,10 @@
  * stderr are pipes this thread serves with one poll loop, so a command
  * that floods one stream while waiting for input on another cannot wedge
  * it, and the deadline holds whatever the command does. */
-#include "sandbox/sandbox_internal.h"
 
+#include "sandbox/run.h"
+#include "sandbox/process.h"
+#include "sandbox/state.h"
 #include "util/clock.h"
 
 #include <errno.h>

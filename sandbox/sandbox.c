@@ -9,8 +9,11 @@
  * the sandbox's root is never the host's.
  * A daemon running as an ordinary user runs bwrap as itself, which needs
  * the kernel to allow unprivileged user namespaces. */
-#include "sandbox/sandbox_internal.h"
 
+#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
+#include "sandbox/child.h"
+#include "sandbox/stale.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/disk.h"
 #include "sandbox/log.h"
@@ -406,25 +409,6 @@ static int data_fd(const char *text, size_t len)
 	return pipe_fds[0];
 }
 
-void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent)
-{
-	/* Before the uid change: cgroup.procs belongs to the daemon's user. */
-	if (join && sandbox_cgroup_join_self(join) != 0)
-		_exit(125);
-	if (uid != geteuid()) {
-		if (setgroups(0, NULL) != 0 || setresgid(uid, uid, uid) != 0 ||
-		    setresuid(uid, uid, uid) != 0)
-			_exit(126);
-	}
-	/* After the uid change, which clears it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126);
-	setpgid(0, 0);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
 
 /* In the child, before exec: only async-signal-safe calls. fds[i] becomes
  * fd 3 + i; fds[0] is the control socket, the only one without bwrap. */
@@ -758,20 +742,6 @@ fail:
 	return NULL;
 }
 
-void sandbox_reap(pid_t pid, int timeout_ms)
-{
-	int status;
-	for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 5) {
-		if (waited >= timeout_ms) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			return;
-		}
-		struct timespec tick = { 0, 5 * 1000000L };
-		nanosleep(&tick, NULL);
-	}
-}
 
 void sandbox_kill(struct sandbox *s)
 {

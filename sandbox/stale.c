@@ -4,8 +4,8 @@
  * removes what dead daemons left when it starts, and a janitor, a process
  * of its own forked before any thread, removes its own directory when it
  * dies, even by SIGKILL, so that no mount and no loop device outlives it. */
-#include "sandbox/sandbox_internal.h"
 
+#include "sandbox/stale.h"
 #include "sandbox/tree.h"
 
 #include <dirent.h>

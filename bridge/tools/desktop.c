@@ -15,6 +15,8 @@
 #include "util/utf8.h"
 #include "vnc/keys.h"
 #include "util/clock.h"
+#include "sandbox/process.h"
+#include "sandbox/run.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>

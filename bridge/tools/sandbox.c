@@ -12,6 +12,9 @@
 #include "util/base64.h"
 #include "util/blob.h"
 #include "util/utf8.h"
+#include "sandbox/process.h"
+#include "sandbox/run.h"
+#include "sandbox/files.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

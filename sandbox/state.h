@@ -1,10 +1,13 @@
-/* Shared inside sandbox/; not part of its public surface. */
-#ifndef LIZARD_SANDBOX_INTERNAL_H
-#define LIZARD_SANDBOX_INTERNAL_H
-
-#include "sandbox/sandbox.h"
+/* The struct sandbox, shared by the files of sandbox/ that make, run and
+ * end one; types only, not public. */
+#ifndef LIZARD_SANDBOX_STATE_H
+#define LIZARD_SANDBOX_STATE_H
 
 #include "sandbox/network.h"
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -48,25 +51,5 @@ struct sandbox {
 	bool uid_held;      /* host_uid is taken from the daemon's range (uid.h) */
 	char description[1400];
 };
-
-struct sandbox_cgroup_join;
-/* In a child between fork and exec (async-signal-safe; _exits on failure):
- * joins the cgroup (join may be NULL), becomes host uid, dies with the
- * daemon (its thread parent, which must still be there), and gets its own
- * process group and an empty signal mask. */
-void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent);
-
-/* Waits for a child to exit, killing it after timeout_ms. */
-void sandbox_reap(pid_t pid, int timeout_ms);
-
-/* Host side of the protocol (process.c). */
-bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
-			  bool detached, int channel, struct error *err);
-
-/* The parent of every daemon's directories for this host user, made if
- * need be and checked to be this user's (stale.c). */
-bool sandbox_base_dir(char *out, size_t size, struct error *err);
-
-
 
 #endif
