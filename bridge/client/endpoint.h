@@ -1,12 +1,11 @@
-/* Shared by the call client's files; not part of any public surface. */
-#ifndef LIZARD_BRIDGE_CLIENT_INTERNAL_H
-#define LIZARD_BRIDGE_CLIENT_INTERNAL_H
+/* Where `call` reaches the daemon: an HTTP address or a UNIX socket, and a
+ * connection there. */
+#ifndef LIZARD_BRIDGE_CLIENT_ENDPOINT_H
+#define LIZARD_BRIDGE_CLIENT_ENDPOINT_H
 
 #include "util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
-
-struct cJSON;
 
 struct endpoint {
 	bool unix_socket;
@@ -18,9 +17,8 @@ struct endpoint {
 /* A connected socket (receive timeout set), or -1 with a message. */
 int client_connect(const struct endpoint *e, struct error *err);
 
-/* `call exec`: over WebSocket, so output chunks (progress notifications)
- * print as they arrive; returns the command's exit code, or 1 for a tool
- * error and 2 for transport failures. Takes ownership of args. */
-int client_exec(const struct endpoint *e, const char *url, const char *key, struct cJSON *args);
+/* Parses http://HOST[:PORT][/PATH] or unix:/path into e (path /mcp unless
+ * the URL names one); false when it is neither. */
+bool client_endpoint_parse(const char *url, struct endpoint *e);
 
 #endif

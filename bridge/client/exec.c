@@ -4,6 +4,8 @@
  * sends initialize and the call with a progressToken, writes each
  * "stdout: "/"stderr: " chunk to our stdout/stderr as it comes, and exits
  * with the command's exit code. */
+#include "bridge/client/exec.h"
+
 #include "bridge/client/endpoint.h"
 
 #include "util/base64.h"
