@@ -13,6 +13,9 @@
  * until the request is answered, or for its whole life when it becomes a
  * WebSocket. A kept-alive proxy connection between requests counts for
  * nobody, and its next request may be another client's. */
+#include "bridge/server/limits.h"
+
+#include "bridge/server/options.h"
 #include "bridge/server/state.h"
 
 #include "util/log.h"

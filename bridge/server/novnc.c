@@ -9,14 +9,18 @@
  * attached server. The relay (vnc/relay.c) does the handshakes and, for a
  * view-only token, drops every input message whatever the client sends.
  * Links are checked again every second, so revoked or ended links stop. */
-#include "bridge/server/state.h"
+#include "bridge/server/novnc.h"
+
+#include "bridge/server/access.h"
+#include "bridge/server/conn.h"
+#include "bridge/server/options.h"
+#include "bridge/server/reply.h"
+#include "bridge/viewer/novnc.h"
 
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
 #include "util/log.h"
-#include "vnc/relay.h"
-#include "vnc/target.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,14 +46,20 @@ extern const size_t novnc_page_len;
  * last one frees it. */
 struct rfb_link {
 	struct lws *ws, *raw;
-	struct vnc_relay *relay;
+	struct bridge_novnc *relay;
 	struct bridge_session *session;
 	char token[33];
 	bool ws_paused, raw_paused;
 	unsigned char scratch[LWS_PRE + CHUNK];
 };
 
-void bridge_server_novnc_page(struct connection *c)
+/* The relay's WebSocket. */
+struct novnc_conn {
+	struct server_conn base;
+	struct rfb_link *rfb;
+};
+
+void bridge_server_novnc_page(struct http_conn *c)
 {
 	bridge_server_http_reply(c, 200, "text/html; charset=utf-8", novnc_page, novnc_page_len);
 }
@@ -70,7 +80,7 @@ static const char *content_type(const char *path)
 
 /* GET /novnc-files/<path>: a regular file under NOVNC_DIR, named with
  * plain characters and no "..", of a known type. */
-void bridge_server_novnc_file(struct connection *c, const char *path)
+void bridge_server_novnc_file(struct http_conn *c, const char *path)
 {
 	const char *type = content_type(path);
 	bool plain = *path && *path != '/' && strlen(path) < 200 && !strstr(path, "..");
@@ -154,7 +164,7 @@ static void kill_soon(struct lws *wsi)
 
 static void link_free(struct rfb_link *link)
 {
-	vnc_relay_destroy(link->relay);
+	bridge_novnc_destroy(link->relay);
 	bridge_session_unref(link->session);
 	free(link);
 }
@@ -170,13 +180,14 @@ static void fail(struct rfb_link *link, const char *why)
  * must wait while the other side drains. */
 static void pump(struct rfb_link *link)
 {
-	struct vnc_bytes *to_client = vnc_relay_to_client(link->relay);
-	struct vnc_bytes *to_server = vnc_relay_to_server(link->relay);
-	if (to_client->len && link->ws)
+	size_t to_client, to_server;
+	bridge_novnc_to_client(link->relay, &to_client);
+	bridge_novnc_to_server(link->relay, &to_server);
+	if (to_client && link->ws)
 		lws_callback_on_writable(link->ws);
-	if (to_server->len && link->raw)
+	if (to_server && link->raw)
 		lws_callback_on_writable(link->raw);
-	bool pause_raw = to_client->len > HIGH_WATER, pause_ws = to_server->len > HIGH_WATER;
+	bool pause_raw = to_client > HIGH_WATER, pause_ws = to_server > HIGH_WATER;
 	if (link->raw && pause_raw != link->raw_paused) {
 		lws_rx_flow_control(link->raw, !pause_raw);
 		link->raw_paused = pause_raw;
@@ -187,47 +198,50 @@ static void pump(struct rfb_link *link)
 	}
 }
 
-/* Writes what waits for wsi (up to a chunk) and sees what next. */
-static int write_some(struct rfb_link *link, struct lws *wsi, struct vnc_bytes *out,
-		      enum lws_write_protocol kind)
+/* Writes what waits for one side (up to a chunk) and sees what next. */
+static int write_some(struct rfb_link *link, struct lws *wsi, bool to_client)
 {
-	size_t n = out->len > CHUNK ? CHUNK : out->len;
+	size_t len;
+	const uint8_t *data = to_client ? bridge_novnc_to_client(link->relay, &len)
+					: bridge_novnc_to_server(link->relay, &len);
+	size_t n = len > CHUNK ? CHUNK : len;
 	if (n == 0)
 		return 0;
-	memcpy(link->scratch + LWS_PRE, out->data, n);
-	if (lws_write(wsi, link->scratch + LWS_PRE, n, kind) < (int)n)
+	memcpy(link->scratch + LWS_PRE, data, n);
+	if (lws_write(wsi, link->scratch + LWS_PRE, n, to_client ? LWS_WRITE_BINARY : LWS_WRITE_RAW) <
+	    (int)n)
 		return -1;
-	vnc_relay_sent(out, n);
+	if (to_client)
+		bridge_novnc_client_sent(link->relay, n);
+	else
+		bridge_novnc_server_sent(link->relay, n);
 	pump(link);
 	return 0;
 }
 
 static bool connect_vnc(struct rfb_link *link, struct lws *ws, bool view_only)
 {
-	struct vnc_target target;
 	struct error err;
-	if (!bridge_session_vnc_target(link->session, &target, &err)) {
+	link->relay = bridge_session_open_novnc(link->session, view_only, &err);
+	if (!link->relay) {
 		log_info("noVNC relay: %s", err.message);
 		return false;
 	}
-	bool ok = false;
-	link->relay = vnc_relay_create(view_only, target.password);
-	if (!link->relay)
-		goto done;
-	if (target.is_unix) {
+	const char *host = bridge_novnc_host(link->relay);
+	if (bridge_novnc_is_unix(link->relay)) {
 		/* A local socket connects at once; lws then drives it raw. */
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0 || strlen(target.host) >= sizeof(addr.sun_path)) {
+		if (fd < 0 || strlen(host) >= sizeof(addr.sun_path)) {
 			if (fd >= 0)
 				close(fd);
-			goto done;
+			return false;
 		}
-		memcpy(addr.sun_path, target.host, strlen(target.host) + 1);
+		memcpy(addr.sun_path, host, strlen(host) + 1);
 		if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-			log_info("noVNC relay: cannot connect to %s: %s", target.host, strerror(errno));
+			log_info("noVNC relay: cannot connect to %s: %s", host, strerror(errno));
 			close(fd);
-			goto done;
+			return false;
 		}
 		lws_sock_file_fd_type desc = { .sockfd = fd };
 		link->raw = lws_adopt_descriptor_vhost_via_info(&(struct lws_adopt_desc){
@@ -235,27 +249,22 @@ static bool connect_vnc(struct rfb_link *link, struct lws *ws, bool view_only)
 			.vh_prot_name = "lizard-vnc-raw", .opaque = link });
 		if (!link->raw) {
 			close(fd);
-			goto done;
+			return false;
 		}
-	} else {
-		struct lws_client_connect_info info = {
-			.context = lws_get_context(ws), .address = target.host, .port = target.port,
-			.method = "RAW", .local_protocol_name = "lizard-vnc-raw",
-			.opaque_user_data = link, .pwsi = &link->raw, .vhost = lws_get_vhost(ws),
-		};
-		if (!lws_client_connect_via_info(&info))
-			goto done;
+		return true;
 	}
-	ok = true;
-done:
-	vnc_target_finish(&target);
-	return ok;
+	struct lws_client_connect_info info = {
+		.context = lws_get_context(ws), .address = host, .port = bridge_novnc_port(link->relay),
+		.method = "RAW", .local_protocol_name = "lizard-vnc-raw",
+		.opaque_user_data = link, .pwsi = &link->raw, .vhost = lws_get_vhost(ws),
+	};
+	return lws_client_connect_via_info(&info) != NULL;
 }
 
-int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-			       void *in, size_t len)
+static int rfb_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			size_t len)
 {
-	struct connection *c = user;
+	struct novnc_conn *c = user;
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
 	struct rfb_link *link = c ? c->rfb : NULL;
 	struct error err;
@@ -273,7 +282,7 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 		return 0;
 	}
 	case LWS_CALLBACK_ESTABLISHED: {
-		bridge_server_track(server, c, wsi, true);
+		bridge_server_conn_track(server, &c->base, wsi, SERVER_CONN_NOVNC);
 		link = calloc(1, sizeof(*link));
 		if (!link)
 			return -1;
@@ -292,7 +301,7 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 	case LWS_CALLBACK_RECEIVE:
 		if (!link || !link->relay)
 			return -1;
-		if (!vnc_relay_from_client(link->relay, in, len, &err)) {
+		if (!bridge_novnc_from_client(link->relay, in, len, &err)) {
 			fail(link, err.message);
 			return -1;
 		}
@@ -301,7 +310,7 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		if (!link || !link->relay)
 			return 0;
-		return write_some(link, wsi, vnc_relay_to_client(link->relay), LWS_WRITE_BINARY);
+		return write_some(link, wsi, true);
 	case LWS_CALLBACK_TIMER: {
 		if (!link)
 			return -1;
@@ -315,7 +324,7 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 		return 0;
 	}
 	case LWS_CALLBACK_CLOSED:
-		if (!c->server)
+		if (!c->base.server)
 			return 0;
 		if (link) {
 			link->ws = NULL;
@@ -325,8 +334,8 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 				link_free(link);
 			c->rfb = NULL;
 		}
-		bridge_server_untrack(server, c);
-		c->server = NULL;
+		bridge_server_conn_untrack(&c->base);
+		c->base.server = NULL;
 		return 0;
 	default:
 		return 0;
@@ -334,8 +343,8 @@ int bridge_server_rfb_callback(struct lws *wsi, enum lws_callback_reasons reason
 }
 
 /* The relay's own connection to the VNC server, driven raw by lws. */
-int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-				   void *in, size_t len)
+static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			size_t len)
 {
 	(void)user;
 	struct rfb_link *link = lws_get_opaque_user_data(wsi);
@@ -344,7 +353,7 @@ int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons re
 		return 0;
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX:
-		if (!vnc_relay_from_server(link->relay, in, len, &err)) {
+		if (!bridge_novnc_from_server(link->relay, in, len, &err)) {
 			fail(link, err.message);
 			return -1;
 		}
@@ -354,7 +363,7 @@ int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons re
 		pump(link);
 		return 0;
 	case LWS_CALLBACK_RAW_WRITEABLE:
-		return write_some(link, wsi, vnc_relay_to_server(link->relay), LWS_WRITE_RAW);
+		return write_some(link, wsi, false);
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
 	case LWS_CALLBACK_RAW_CLOSE:
 		lws_set_opaque_user_data(wsi, NULL);
@@ -368,3 +377,12 @@ int bridge_server_vnc_raw_callback(struct lws *wsi, enum lws_callback_reasons re
 		return 0;
 	}
 }
+
+const struct lws_protocols bridge_server_novnc_protocol = {
+	.name = "lizard-rfb", .callback = rfb_callback,
+	.per_session_data_size = sizeof(struct novnc_conn), .rx_buffer_size = 65536,
+};
+
+const struct lws_protocols bridge_server_vnc_raw_protocol = {
+	.name = "lizard-vnc-raw", .callback = raw_callback, .rx_buffer_size = 65536,
+};

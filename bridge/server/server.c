@@ -1,8 +1,13 @@
-#include "bridge/server/state.h"
+#include "bridge/server/server.h"
 
 #include "bridge/context.h"
-#include "bridge/viewer/hub.h"
-#include "mcp/server.h"
+#include "bridge/server/http.h"
+#include "bridge/server/limits.h"
+#include "bridge/server/mcp_ws.h"
+#include "bridge/server/novnc.h"
+#include "bridge/server/outbox.h"
+#include "bridge/server/state.h"
+#include "bridge/server/viewer_ws.h"
 #include "util/log.h"
 
 #include <arpa/inet.h>
@@ -16,300 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-void bridge_server_track(struct bridge_server *server, struct connection *c, struct lws *wsi,
-			 bool websocket)
-{
-	c->id = ++server->next_connection_id;
-	c->wsi = wsi;
-	c->server = server;
-	c->websocket = websocket;
-	c->next_live = server->live;
-	server->live = c;
-}
-
-void bridge_server_untrack(struct bridge_server *server, struct connection *c)
-{
-	for (struct connection **p = &server->live; *p; p = &(*p)->next_live) {
-		if (*p == c) {
-			*p = c->next_live;
-			break;
-		}
-	}
-	c->id = 0;
-}
-
-static struct connection *find_connection(struct bridge_server *server, uint64_t id)
-{
-	for (struct connection *c = server->live; c; c = c->next_live)
-		if (c->id == id)
-			return c;
-	return NULL;
-}
-
-void bridge_server_post(struct bridge_server *server, uint64_t connection,
-			const struct iovec *parts, int count)
-{
-	size_t len = 0;
-	for (int i = 0; i < count; i++)
-		len += parts[i].iov_len;
-	struct outgoing *o = calloc(1, sizeof(*o));
-	char *copy = malloc(LWS_PRE + len + 1);
-	if (!o || !copy) {
-		free(o);
-		free(copy);
-		log_error("out of memory queueing a reply");
-		return;
-	}
-	char *p = copy + LWS_PRE;
-	for (int i = 0; i < count; i++) {
-		memcpy(p, parts[i].iov_base, parts[i].iov_len);
-		p += parts[i].iov_len;
-	}
-	*p = '\0';
-	o->connection = connection;
-	o->text = copy;
-	o->len = len;
-	pthread_mutex_lock(&server->outbox_lock);
-	if (server->outbox_tail)
-		server->outbox_tail->next = o;
-	else
-		server->outbox_head = o;
-	server->outbox_tail = o;
-	pthread_mutex_unlock(&server->outbox_lock);
-	lws_cancel_service(server->lws);
-}
-
-void bridge_server_send_to_peer(void *context, const struct iovec *parts, int count)
-{
-	struct peer_link *link = context;
-	bridge_server_post(link->server, link->connection, parts, count);
-}
-
-static void free_outgoing(struct outgoing *o)
-{
-	free(o->text);
-	free(o);
-}
-
-void bridge_server_enqueue(struct connection *c, struct outgoing *o)
-{
-	if (c->queued_bytes + o->len > BRIDGE_SERVER_MAX_QUEUED_BYTES) {
-		/* It does not read: it goes, the others are not held up. */
-		free_outgoing(o);
-		bridge_server_kill(c, "more than 64 MiB of replies queued: the client does not "
-				      "read them");
-		return;
-	}
-	o->next = NULL;
-	if (c->queue_tail)
-		c->queue_tail->next = o;
-	else
-		c->queue_head = o;
-	c->queue_tail = o;
-	c->queued_bytes += o->len;
-	lws_callback_on_writable(c->wsi);
-}
-
-void bridge_server_free_queue(struct connection *c)
-{
-	while (c->queue_head) {
-		struct outgoing *next = c->queue_head->next;
-		free_outgoing(c->queue_head);
-		c->queue_head = next;
-	}
-	c->queue_tail = NULL;
-	c->queued_bytes = 0;
-}
-
-/* Service thread: hands queued replies to their connections; replies for
- * connections that are gone are dropped. */
-static void drain_outbox(struct bridge_server *server)
-{
-	pthread_mutex_lock(&server->outbox_lock);
-	struct outgoing *o = server->outbox_head;
-	server->outbox_head = server->outbox_tail = NULL;
-	pthread_mutex_unlock(&server->outbox_lock);
-	while (o) {
-		struct outgoing *next = o->next;
-		o->next = NULL;
-		struct connection *c = find_connection(server, o->connection);
-		if (!c || c->kicked) {
-			free_outgoing(o);
-		} else if (c->websocket) {
-			bridge_server_enqueue(c, o);
-		} else {
-			bridge_server_http_deliver(c, o);
-		}
-		o = next;
-	}
-}
-
-enum ws_collect bridge_server_collect(struct connection *c, const void *in, size_t len,
-				      size_t limit)
-{
-	if (c->message_len + len > limit) {
-		static const char reason[] = "message too large";
-		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)reason,
-				 sizeof(reason) - 1);
-		log_info("closing a WebSocket: message over %zu bytes", limit);
-		return WS_MESSAGE_TOO_LARGE;
-	}
-	char *grown = realloc(c->message, c->message_len + len + 1);
-	if (!grown)
-		return WS_MESSAGE_TOO_LARGE;
-	memcpy(grown + c->message_len, in, len);
-	grown[c->message_len + len] = '\0';
-	c->message = grown;
-	c->message_len += len;
-	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi) > 0)
-		return WS_MESSAGE_PARTIAL;
-	return WS_MESSAGE_COMPLETE;
-}
-
-void bridge_server_message_done(struct connection *c)
-{
-	free(c->message);
-	c->message = NULL;
-	c->message_len = 0;
-}
-
-static bool equal_constant_time(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	/* Every byte of the longer one is looked at, whatever matches. */
-	size_t n = a_len > b_len ? a_len : b_len;
-	volatile unsigned char diff = (unsigned char)(a_len != b_len);
-	for (size_t i = 0; i < n; i++)
-		diff |= (unsigned char)((i < a_len ? a[i] : 0) ^ (i < b_len ? b[i] : 0));
-	return diff == 0;
-}
-
-bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, bool allow_query)
-{
-	const char *key = server->options->api_key;
-	char value[512];
-	bool ok = false;
-	int len = lws_hdr_copy(wsi, value, sizeof(value), WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (len > 7 && strncasecmp(value, "Bearer ", 7) == 0)
-		ok = equal_constant_time(value + 7, (size_t)len - 7, key, strlen(key));
-	if (!ok && allow_query) {
-		/* The result points into value, just past "access_token=". */
-		const char *token = lws_get_urlarg_by_name(wsi, "access_token=", value, sizeof(value));
-		if (token)
-			ok = equal_constant_time(token, strlen(token), key, strlen(key));
-	}
-	memset(value, 0, sizeof(value));
-	return ok;
-}
-
-bool bridge_server_origin_allowed(struct lws *wsi)
-{
-	char origin[256], host[256];
-	int origin_len = lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN);
-	if (origin_len <= 0)
-		return true; /* not a browser, or a same-origin GET */
-	int host_len = lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST);
-	if (host_len <= 0)
-		return false;
-	const char *after_scheme = strstr(origin, "://");
-	return after_scheme && strcasecmp(after_scheme + 3, host) == 0;
-}
-
-void bridge_server_kill(struct connection *c, const char *why)
-{
-	if (c->kicked)
-		return;
-	c->kicked = true;
-	log_info("closing a connection: %s", why);
-	/* Closed on the loop's next turn, whether or not it can be written to. */
-	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-}
-
-/* Splits a Host header into name and port (0 when absent, -1 when not a
- * port). A bracketed IPv6 literal keeps its brackets off. */
-static void split_host(char *host, const char **name, int *port)
-{
-	char *colon = NULL;
-	*port = 0;
-	if (host[0] == '[') {
-		char *close = strchr(host, ']');
-		if (!close) {
-			*port = -1;
-			*name = host;
-			return;
-		}
-		*close = '\0';
-		*name = host + 1;
-		if (close[1] == ':')
-			colon = close + 1;
-		else if (close[1] != '\0')
-			*port = -1;
-	} else {
-		*name = host;
-		colon = strchr(host, ':');
-		if (colon)
-			*colon = '\0';
-	}
-	if (colon) {
-		char *end;
-		long p = strtol(colon + 1, &end, 10);
-		*port = colon[1] && !*end && p > 0 && p <= 65535 ? (int)p : -1;
-	}
-}
-
-bool bridge_server_host_allowed(struct bridge_server *server, struct lws *wsi)
-{
-	/* No page can name a UNIX socket: nothing to rebind. */
-	if (server->unix_socket)
-		return true;
-	char host[256];
-	if (lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
-		return false;
-	const char *name;
-	int port;
-	split_host(host, &name, &port);
-	if (port < 0)
-		return false;
-	/* The name decides, not the port: a rebinding page reaches us under a
-	 * name it controls, whatever the port, while an SSH or proxy forward
-	 * (localhost:9000 -> here) keeps our name with another port. An
-	 * address literal means the page's own origin is that address. */
-	const struct bridge_server_options *o = server->options;
-	for (size_t i = 0; i < o->allowed_host_count; i++)
-		if (strcasecmp(name, o->allowed_hosts[i]) == 0)
-			return true;
-	unsigned char addr[16];
-	return strcasecmp(name, "localhost") == 0 || inet_pton(AF_INET, name, addr) == 1 ||
-	       inet_pton(AF_INET6, name, addr) == 1;
-}
-
-/* Viewers whose hub has news, or that must go: a revoked one that does not
- * read goes at once, not when it can be written to. */
-static void wake_viewers(struct bridge_server *server)
-{
-	for (struct connection *c = server->live; c; c = c->next_live) {
-		if (!c->viewer_socket || c->kicked)
-			continue;
-		if (c->viewer && !c->leaving && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
-			if (lws_send_pipe_choked(c->wsi)) {
-				bridge_server_kill(c, "viewer link revoked or session ended");
-				continue;
-			}
-			/* It is told why first, if that goes out within a second. */
-			c->leaving = true;
-			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, 1);
-		}
-		lws_callback_on_writable(c->wsi);
-	}
-}
-
 static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			  void *in, size_t len)
 {
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
 	switch (reason) {
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		drain_outbox(server);
-		wake_viewers(server);
+		bridge_server_drain_outbox(server);
+		bridge_server_viewer_wake_all(server);
 		return 0;
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
 		/* user is the accepted address here, not a connection */
@@ -469,16 +188,15 @@ int bridge_server_run(const struct bridge_server_options *options)
 	pthread_mutex_init(&server.outbox_lock, NULL);
 	lws_set_log_level(LLL_ERR | LLL_WARN, log_from_lws);
 
-	static const struct lws_protocols protocols[] = {
-		{ "http", route_callback, sizeof(struct connection), 0, 0, NULL, 0 },
-		{ "mcp", bridge_server_ws_callback, sizeof(struct connection), 65536, 0, NULL, 0 },
-		{ "lizard-viewer", bridge_server_viewer_callback, sizeof(struct connection), 4096, 0,
-		  NULL, 0 },
-		{ "lizard-rfb", bridge_server_rfb_callback, sizeof(struct connection), 65536, 0, NULL,
-		  0 },
-		{ "lizard-vnc-raw", bridge_server_vnc_raw_callback, 0, 65536, 0, NULL, 0 },
-		{ NULL, NULL, 0, 0, 0, NULL, 0 },
-	};
+	/* HTTP first: it gets the vhost's own callbacks too (route_callback). */
+	static struct lws_protocols protocols[6];
+	protocols[0] = (struct lws_protocols){ .name = "http", .callback = route_callback,
+					       .per_session_data_size = sizeof(struct http_conn) };
+	protocols[1] = bridge_server_mcp_ws_protocol;
+	protocols[2] = bridge_server_viewer_protocol;
+	protocols[3] = bridge_server_novnc_protocol;
+	protocols[4] = bridge_server_vnc_raw_protocol;
+	protocols[5] = (struct lws_protocols){ .name = NULL };
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
 	info.port = unix_socket ? 0 : port;
@@ -527,15 +245,7 @@ int bridge_server_run(const struct bridge_server_options *options)
 	pthread_join(watcher, NULL);
 	set_waker_target(NULL);
 	lws_context_destroy(server.lws);
-	pthread_mutex_lock(&server.outbox_lock);
-	struct outgoing *o = server.outbox_head;
-	server.outbox_head = server.outbox_tail = NULL;
-	pthread_mutex_unlock(&server.outbox_lock);
-	while (o) {
-		struct outgoing *next = o->next;
-		free_outgoing(o);
-		o = next;
-	}
+	bridge_server_drop_outbox(&server);
 	pthread_mutex_destroy(&server.outbox_lock);
 	bridge_server_limits_finish(&server);
 	if (unix_socket)

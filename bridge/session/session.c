@@ -3,6 +3,7 @@
 
 
 #include "bridge/viewer/hub.h"
+#include "bridge/viewer/novnc.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/desktop.h"
 #include "sandbox/sandbox.h"
@@ -457,7 +458,7 @@ struct vnc_framebuffer *bridge_session_framebuffer(struct bridge_session *s)
 	return s->fb;
 }
 
-bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out, struct error *err)
+static bool vnc_target_copy(struct bridge_session *s, struct vnc_target *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!bridge_session_usable(s, err))
@@ -478,6 +479,19 @@ bool bridge_session_vnc_target(struct bridge_session *s, struct vnc_target *out,
 		return false;
 	}
 	return true;
+}
+
+struct bridge_novnc *bridge_session_open_novnc(struct bridge_session *s, bool view_only,
+					       struct error *err)
+{
+	struct vnc_target target;
+	if (!vnc_target_copy(s, &target, err))
+		return NULL;
+	struct bridge_novnc *relay = bridge_novnc_create(&target, view_only);
+	vnc_target_finish(&target);
+	if (!relay)
+		error_set(err, 0, "out of memory");
+	return relay;
 }
 
 struct sandbox_desktop *bridge_session_desktop(struct bridge_session *s)

@@ -65,12 +65,13 @@ int64_t bridge_session_deadline(struct bridge_session *session);
 void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
 /* False with a message when the desktop cannot be used right now. */
 bool bridge_session_usable(struct bridge_session *session, struct error *err);
-/* Where the session's VNC server is, for a connection of one's own (the
- * noVNC relay): the local desktop's private socket, or the attached
- * server with its password. A copy the caller frees with
- * vnc_target_finish. False with a message when the desktop is not usable. */
-bool bridge_session_vnc_target(struct bridge_session *session, struct vnc_target *out,
-			       struct error *err);
+/* A relay to the session's VNC server for a noVNC viewer (viewer/novnc.h):
+ * the local desktop's private socket, or the attached server with its
+ * password, which the viewer never learns. The caller destroys it. NULL
+ * with a message when the desktop is not usable. */
+struct bridge_novnc;
+struct bridge_novnc *bridge_session_open_novnc(struct bridge_session *session, bool view_only,
+					       struct error *err);
 
 /* Full-screen screenshots reuse what did not change since the last one. */
 struct vnc_capture_cache *bridge_session_capture_cache(struct bridge_session *session);

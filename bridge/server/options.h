@@ -1,0 +1,45 @@
+/* What the server is started with, and its fixed bounds: types only, for
+ * main and every file of the server. */
+#ifndef LIZARD_BRIDGE_SERVER_OPTIONS_H
+#define LIZARD_BRIDGE_SERVER_OPTIONS_H
+
+#include <stddef.h>
+
+struct bridge_metrics;
+struct bridge_registry;
+struct bridge_trusted_proxy;
+struct mcp_server;
+
+struct bridge_server_options {
+	const char *listen;   /* "ADDR:PORT", "[v6]:PORT" or a UNIX socket path */
+	const char *api_key;  /* required on /mcp */
+	struct mcp_server *mcp;
+	struct bridge_registry *registry; /* the sessions viewers and metrics see */
+	struct bridge_metrics *metrics;
+	size_t max_message;   /* HTTP body / WebSocket message limit */
+	int stop_fd;          /* readable: shut down */
+
+	/* Host header names accepted besides localhost and IP literals
+	 * (--allowed-host): the DNS rebinding guard. */
+	const char *const *allowed_hosts;
+	size_t allowed_host_count;
+	/* Caps; 0 for the defaults. The total is kept under half the
+	 * descriptor limit and half of FD_SETSIZE whatever is asked. */
+	int max_connections;
+	int max_peer_connections;
+	int request_timeout_s; /* one HTTP request, headers to last body byte */
+	/* Peers whose X-Forwarded-For names the client (--trusted-proxy):
+	 * their connections count for that client, not for them. */
+	const struct bridge_trusted_proxy *trusted_proxies;
+	size_t trusted_proxy_count;
+};
+
+#define BRIDGE_SERVER_MAX_CONNECTIONS 512
+#define BRIDGE_SERVER_MAX_PEER_CONNECTIONS 64
+#define BRIDGE_SERVER_REQUEST_TIMEOUT_S 30
+/* A viewer socket that has not sent a valid link by then is closed. */
+#define BRIDGE_SERVER_VIEWER_JOIN_MS 5000
+/* Replies waiting for one WebSocket client that does not read. */
+#define BRIDGE_SERVER_MAX_QUEUED_BYTES (64u << 20)
+
+#endif

@@ -1,0 +1,89 @@
+/* A viewer page's input for the desktop (see control.h). */
+#include "bridge/viewer/control.h"
+
+#include "bridge/viewer/hub.h"
+#include "util/log.h"
+#include "vnc/conn.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The page names physical keys by KeyboardEvent.code ("KeyA"); any string
+ * up to 32 bytes, folded into a number (FNV-1a) to find the key again. */
+static uint32_t key_code(const cJSON *code, uint32_t keysym)
+{
+	const char *name = cJSON_GetStringValue(code);
+	if (!name || !*name || strlen(name) > 32)
+		return keysym;
+	uint32_t hash = 2166136261u;
+	for (const char *p = name; *p; p++)
+		hash = (hash ^ (unsigned char)*p) * 16777619u;
+	return hash;
+}
+
+void bridge_viewer_release_held(struct bridge_viewer *viewer, const struct bridge_viewer_sink *sink)
+{
+	struct vnc_input_event events[BRIDGE_VIEWER_MAX_HELD + 1];
+	size_t count = bridge_viewer_release_all(viewer, events);
+	if (count)
+		sink->post(sink->context, events, count);
+}
+
+/* Text pasted into a control viewer's page, for the desktop's clipboard. */
+static void paste(const cJSON *text, const struct bridge_viewer_sink *sink)
+{
+	const char *utf8 = cJSON_GetStringValue(text);
+	size_t len = utf8 ? strlen(utf8) : 0;
+	if (utf8 && len <= BRIDGE_VIEWER_MAX_CLIPBOARD)
+		sink->paste(sink->context, utf8, len);
+	else
+		log_debug("viewer clipboard text dropped: %s", utf8 ? "too large" : "not a string");
+}
+
+/* Pointer and key events from a control viewer, checked and forwarded.
+ * False when the viewer must go: its link was revoked (or its session
+ * ended), which takes effect at once, whether or not it reads. */
+bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *text, size_t len,
+				const struct bridge_viewer_sink *sink)
+{
+	enum bridge_viewer_role role = bridge_viewer_role(viewer);
+	if (role == BRIDGE_VIEWER_NONE) {
+		return false;
+	}
+	if (role != BRIDGE_VIEWER_CONTROL)
+		return true; /* view only: dropped, whatever the page sent */
+	cJSON *m = cJSON_ParseWithLength(text, len);
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, "x");
+	const cJSON *y = cJSON_GetObjectItemCaseSensitive(m, "y");
+	const cJSON *buttons = cJSON_GetObjectItemCaseSensitive(m, "buttons");
+	const cJSON *keysym = cJSON_GetObjectItemCaseSensitive(m, "keysym");
+	const cJSON *down = cJSON_GetObjectItemCaseSensitive(m, "down");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "code");
+	struct vnc_input_event event = { 0 };
+	bool valid = false;
+	if (type && strcmp(type, "pointer") == 0 && cJSON_IsNumber(x) && cJSON_IsNumber(y) &&
+	    cJSON_IsNumber(buttons) && x->valueint >= 0 && y->valueint >= 0 &&
+	    x->valueint < 16384 && y->valueint < 16384 && buttons->valueint >= 0 &&
+	    buttons->valueint < 128) {
+		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x->valueint,
+						  .y = y->valueint, .buttons = buttons->valueint };
+		valid = bridge_viewer_track_input(viewer, &event, 0);
+	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) && cJSON_IsBool(down) &&
+		   keysym->valuedouble > 0 && keysym->valuedouble < 0x2000000) {
+		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+						  .keysym = (uint32_t)keysym->valuedouble,
+						  .down = cJSON_IsTrue(down) };
+		valid = bridge_viewer_track_input(viewer, &event, key_code(code, event.keysym));
+	} else if (type && strcmp(type, "release") == 0) {
+		bridge_viewer_release_held(viewer, sink);
+	} else if (type && strcmp(type, "clipboard") == 0) {
+		paste(cJSON_GetObjectItemCaseSensitive(m, "text"), sink);
+	}
+	cJSON_Delete(m);
+	if (valid)
+		sink->post(sink->context, &event, 1);
+	return true;
+}
+
