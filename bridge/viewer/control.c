@@ -2,6 +2,7 @@
 #include "bridge/viewer/control.h"
 
 #include "bridge/viewer/hub.h"
+#include "bridge/viewer/hub_state.h"
 #include "util/log.h"
 #include "vnc/conn.h"
 
@@ -87,3 +88,49 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *text, 
 	return true;
 }
 
+
+bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event, uint32_t code)
+{
+	if (event->type == VNC_INPUT_POINTER) {
+		w->buttons = event->buttons & (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
+		w->pointer_x = event->x;
+		w->pointer_y = event->y;
+		return true;
+	}
+	if (event->type != VNC_INPUT_KEY)
+		return true;
+	int i = 0;
+	while (i < w->held_count && w->held[i].code != code)
+		i++;
+	if (!event->down) {
+		if (i < w->held_count) {
+			event->keysym = w->held[i].keysym; /* what went down comes up */
+			w->held[i] = w->held[--w->held_count];
+		}
+		return true;
+	}
+	if (i < w->held_count)
+		return w->held[i].keysym == event->keysym; /* a repeat; not another key */
+	if (w->held_count == BRIDGE_VIEWER_MAX_HELD)
+		return false;
+	w->held[w->held_count].code = code;
+	w->held[w->held_count].keysym = event->keysym;
+	w->held_count++;
+	return true;
+}
+
+size_t bridge_viewer_release_all(struct bridge_viewer *w, struct vnc_input_event *out)
+{
+	size_t n = 0;
+	/* Last pressed first, as fingers would let go. */
+	while (w->held_count > 0)
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
+						     .keysym = w->held[--w->held_count].keysym,
+						     .down = false };
+	if (w->buttons) {
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = w->pointer_x,
+						     .y = w->pointer_y, .buttons = 0 };
+		w->buttons = 0;
+	}
+	return n;
+}

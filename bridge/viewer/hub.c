@@ -1,5 +1,7 @@
 #include "bridge/viewer/hub.h"
 
+#include "bridge/viewer/encode.h"
+#include "bridge/viewer/hub_state.h"
 #include "bridge/viewer/region.h"
 
 #include "util/clock.h"
@@ -18,143 +20,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The hub wakes when the framebuffer changes or a viewer becomes ready
- * (acknowledged, sent, joined); with neither it looks again after this
- * long, for lossy regions due their exact refresh. */
-#define IDLE_WAIT_MS 50
-/* Flow control: a viewer gets another update while fewer than this many
- * are unpainted (the page acknowledges each once painted), and the bytes
- * of those stay under MAX_IN_FLIGHT_BYTES (one update may be larger). */
-#define MAX_IN_FLIGHT 2
-#define MAX_IN_FLIGHT_BYTES (1u << 20)
-/* Copies kept per viewer; more turn into pixels. */
-#define MAX_COPIES 16
-/* Viewers served per round; the rest get theirs in the next. */
-#define MAX_JOBS 64
-/* Lossy regions get their exact pixels once they have been still this long. */
-#define LOSSY_REFRESH_MS 300
-#define JPEG_QUALITY 60
-#define JPEG_MIN_AREA (128 * 128)
-/* Larger images of few colours go as palette PNGs: the browser decodes
- * those natively off the page's thread, where the page's own lookup of
- * indices would hold up painting (a scrolling page fell from 28 to 9
- * updates a second); a PNG's container only matters for small ones. */
-#define INDEXED_MAX_AREA (128 * 128)
-/* A round's images are encoded on up to this many threads (the cores, at
- * most), when they hold at least PARALLEL_MIN_PIXELS: below that a thread
- * costs more than it saves. */
-#define MAX_ENCODERS 8
-#define PARALLEL_MIN_PIXELS (256 * 256)
-
-/* A copy within the canvas, as the page applies it. */
-struct copy {
-	struct vnc_rect dest;
-	int src_x, src_y;
-};
-
-struct bridge_viewer {
-	struct bridge_viewers *hub;
-	uint64_t id; /* unique per hub: survives the pointer being reused */
-	enum bridge_viewer_role role;
-	bool detached, kicked;
-	struct bridge_viewer_message *pending; /* given to the server, not yet sent */
-	struct bridge_viewer_message *next;    /* ready for the server to take */
-	int width, height;                     /* the size it was told */
-	/* What its canvas lacks: the copies to make, in order, then the
-	 * pixels of damage painted from the framebuffer. */
-	uint64_t change_serial;                /* next framebuffer change to replay */
-	struct copy copies[MAX_COPIES];
-	int copy_count;
-	struct bridge_region damage;
-	struct bridge_region lossy;            /* painted from JPEG, to refresh */
-	int64_t lossy_ms;                      /* when lossy last grew */
-	bool fast;                             /* the page prefers JPEG where it pays */
-	/* The pointer, which the page draws over its canvas itself: the
-	 * shape it was sent and where. */
-	bool pointer_known;
-	uint64_t pointer_shape_version;
-	struct vnc_rect pointer;
-	size_t in_flight[MAX_IN_FLIGHT];       /* sizes of updates not yet painted */
-	int in_flight_count;
-	/* What it holds down on the desktop, released when it goes. Only the
-	 * connection's thread touches these. */
-	struct { uint32_t code, keysym; } held[BRIDGE_VIEWER_MAX_HELD];
-	int held_count;
-	int buttons, pointer_x, pointer_y;
-	uint64_t state_seen;                   /* the hub's state_version it was told */
-	uint64_t clipboard_seen;               /* the hub's clipboard_version it was given */
-	struct bridge_viewer *next_viewer;
-};
-
-/* One update to make: for a viewer, or shared with an earlier job whose
- * viewer needs exactly the same (same_as). */
-struct job {
-	uint64_t viewer; /* by id: it may leave while we encode */
-	bool resized, fast;
-	int same_as;
-	struct copy copies[MAX_COPIES];
-	int copy_count;
-	struct bridge_region damage;
-	/* The pointer's new shape (RGBA, pointer.width x pointer.height) or
-	 * only its new place, when it changed. */
-	bool pointer_shape, pointer_moved;
-	uint64_t pointer_shape_version;
-	struct vnc_rect pointer;
-	uint8_t *pointer_rgba;
-	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
-	/* Or, for a rectangle of one colour, only that colour (no pixels). */
-	bool solid[BRIDGE_REGION_MAX];
-	uint8_t colour[BRIDGE_REGION_MAX][3];
-	bool lossy[BRIDGE_REGION_MAX];
-	/* Each damage rectangle's operation, encoded on any thread. */
-	struct vnc_bytes parts[BRIDGE_REGION_MAX];
-	bool part_ok[BRIDGE_REGION_MAX];
-	struct bridge_viewer_message *made;
-};
-
-/* The images of one round, shared out among encoder threads. */
-struct encoding {
-	struct job *jobs;
-	int items[MAX_JOBS * BRIDGE_REGION_MAX]; /* job * BRIDGE_REGION_MAX + rect */
-	int item_count;
-	atomic_int next;
-};
-
-struct bridge_viewers {
-	struct vnc_framebuffer *fb;
-	size_t headroom;
-	void (*wake)(void *);
-	void *wake_context;
-
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	char control_token[33], view_token[33];
-	struct bridge_viewer *viewers;
-	int count;
-	uint64_t next_id;
-	bool ended, stopping, running;
-	bool news;              /* something changed since the hub last looked */
-	bool paused;            /* the session's processes are frozen */
-	uint64_t state_version; /* bumped by every pause and resume */
-	/* The desktop's newest clipboard text, for control viewers: only the
-	 * newest is kept, so a viewer that is behind skips the older ones. */
-	struct bridge_viewer_message *clipboard;
-	uint64_t clipboard_version;
-	pthread_t thread;
-	struct job jobs[MAX_JOBS]; /* the hub thread's */
-};
-
-static struct bridge_viewer_message *new_message(struct bridge_viewers *v, bool text, size_t len)
-{
-	struct bridge_viewer_message *m = malloc(sizeof(*m) + v->headroom + len + 1);
-	if (!m)
-		return NULL;
-	m->refs = 1;
-	m->text = text;
-	m->len = len;
-	return m;
-}
 
 static void release_locked(struct bridge_viewer_message *m)
 {
@@ -181,7 +46,7 @@ static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct brid
 	int n = snprintf(text, sizeof(text),
 			 "{\"type\":\"hello\",\"width\":%d,\"height\":%d,\"role\":\"%s\"}", width,
 			 height, viewer->role == BRIDGE_VIEWER_CONTROL ? "control" : "view");
-	struct bridge_viewer_message *m = new_message(v, true, (size_t)n);
+	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, (size_t)n);
 	if (m)
 		memcpy(m->data + v->headroom, text, (size_t)n);
 	return m;
@@ -250,257 +115,6 @@ static bool same_work(const struct job *a, const struct job *b)
 		      sizeof(a->damage.rects[0]) * (size_t)a->damage.count) == 0;
 }
 
-/* The damage's pixels (and the pointer's shape), copied while the
- * framebuffer is held so they match the changes replayed. A rectangle of
- * one colour keeps only the colour: a full screen of it would otherwise
- * cost a 4 MB copy before the twelve bytes that say it. */
-static bool snapshot(struct job *job, const struct vnc_framebuffer_view *view)
-{
-	if (job->pointer_shape && job->pointer.width > 0) {
-		job->pointer_rgba = malloc((size_t)job->pointer.width * job->pointer.height * 4);
-		if (!job->pointer_rgba)
-			return false;
-		vnc_framebuffer_view_cursor_image(view, job->pointer_rgba);
-	}
-	for (int i = 0; i < job->damage.count; i++) {
-		const struct vnc_rect *r = &job->damage.rects[i];
-		struct vnc_image *image = &job->images[i];
-		image->width = r->width;
-		image->height = r->height;
-		const uint8_t *origin = view->pixels + ((size_t)r->y * view->width + r->x) * 4;
-		job->solid[i] = vnc_one_colour(origin, (size_t)view->width * 4, r->width, r->height);
-		if (job->solid[i]) {
-			memcpy(job->colour[i], origin, 3);
-			continue;
-		}
-		image->pixels = malloc((size_t)r->width * r->height * 4);
-		if (!image->pixels)
-			return false;
-		for (int y = 0; y < r->height; y++)
-			memcpy(image->pixels + (size_t)y * r->width * 4,
-			       view->pixels + ((size_t)(r->y + y) * view->width + r->x) * 4,
-			       (size_t)r->width * 4);
-	}
-	return true;
-}
-
-/* Photographs have many colours; text and flat areas few. Samples a grid
- * of up to ~1000 pixels into a small hash set. */
-static bool photographic(const struct vnc_image *image)
-{
-	if ((long long)image->width * image->height < JPEG_MIN_AREA)
-		return false;
-	uint32_t seen[512] = { 0 };
-	int distinct = 0;
-	int step_x = image->width / 32 + 1, step_y = image->height / 32 + 1;
-	for (int y = 0; y < image->height; y += step_y) {
-		for (int x = 0; x < image->width; x += step_x) {
-			const uint8_t *p = image->pixels + ((size_t)y * image->width + x) * 4;
-			uint32_t colour = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2] | 1u << 24;
-			uint32_t slot = (colour * 2654435761u) >> 23;
-			while (seen[slot] && seen[slot] != colour)
-				slot = (slot + 1) & 511;
-			if (!seen[slot]) {
-				seen[slot] = colour;
-				if (++distinct > 200)
-					return true;
-			}
-		}
-	}
-	return false;
-}
-
-static void put16(unsigned char **p, int value)
-{
-	(*p)[0] = (unsigned char)(value >> 8);
-	(*p)[1] = (unsigned char)value;
-	*p += 2;
-}
-
-/* An update is a binary message of operations, applied in order:
- *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
- *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
- *   4, x, y, width, height, red, green, blue (8 bits each): fill
- *   5, x, y, width, height, then width * height RGBA pixels (alpha 0 or
- *      255): the pointer's shape, its top left at (x, y) (signed: the
- *      pointer may stick out of the screen); width 0 for none
- *   6, x, y (signed): the pointer's top left moved there
- *   7, x, y, width, height, depth (8 bits: 1, 2, 4 or 8), colours - 1 (8
- *      bits), the palette (R, G, B each), length (32 bits), then zlib data
- *      of the indices, rows packed as a PNG packs them: an image of at
- *      most 256 colours (text, most of a desktop)
- * all big endian. The pointer is never in the pixels sent: the page draws
- * it over its canvas after each update, as the screen shows it, so it
- * moving costs five bytes and a copy never carries it along. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6,
-       OP_INDEXED = 7 };
-
-/* An operation's kind and rectangle. */
-static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
-{
-	unsigned char head[9], *p = head;
-	*p++ = (unsigned char)kind;
-	put16(&p, r->x);
-	put16(&p, r->y);
-	put16(&p, r->width);
-	put16(&p, r->height);
-	return vnc_bytes_append(ops, head, sizeof(head));
-}
-
-static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
-{
-	unsigned char dest[4], *p = dest;
-	put16(&p, c->dest.x);
-	put16(&p, c->dest.y);
-	return put_op(ops, OP_COPY, &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width,
-						      c->dest.height }) &&
-	       vnc_bytes_append(ops, dest, sizeof(dest));
-}
-
-static bool put_length(struct vnc_bytes *ops, size_t len)
-{
-	unsigned char length[4], *p = length;
-	put16(&p, (int)(len >> 16));
-	put16(&p, (int)(len & 0xffff));
-	return vnc_bytes_append(ops, length, sizeof(length));
-}
-
-/* Few colours as a palette and packed indices, without a PNG's container. */
-static bool put_indexed(struct vnc_bytes *ops, const struct vnc_indexed *indexed,
-			const struct vnc_rect *r)
-{
-	unsigned char format[2] = { (unsigned char)indexed->depth,
-				    (unsigned char)(indexed->colours - 1) };
-	return put_op(ops, OP_INDEXED, r) && vnc_bytes_append(ops, format, sizeof(format)) &&
-	       vnc_bytes_append(ops, indexed->palette, (size_t)indexed->colours * 3) &&
-	       put_length(ops, indexed->packed.len) &&
-	       vnc_bytes_append(ops, indexed->packed.data, indexed->packed.len);
-}
-
-/* The pixels of screen rectangle r: small ones of few colours indexed,
- * else PNG (with a palette when it fits) or (lossy) JPEG. */
-static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
-		      const struct vnc_rect *r, bool lossy)
-{
-	struct vnc_indexed indexed;
-	if (!lossy && (long long)r->width * r->height <= INDEXED_MAX_AREA &&
-	    vnc_indexed_encode(image, &indexed)) {
-		bool ok = put_indexed(ops, &indexed, r);
-		vnc_bytes_finish(&indexed.packed);
-		return ok;
-	}
-	struct vnc_bytes encoded;
-	if (!(lossy ? vnc_jpeg_encode(image, JPEG_QUALITY, &encoded)
-		    : vnc_png_encode(image, &encoded)))
-		return false;
-	bool ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, r) && put_length(ops, encoded.len) &&
-		  vnc_bytes_append(ops, encoded.data, encoded.len);
-	vnc_bytes_finish(&encoded);
-	return ok;
-}
-
-/* Damage rectangle i as an operation: a fill of twelve bytes when it is
- * one colour, else an image, JPEG when lossy pays. */
-static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
-{
-	const struct vnc_rect *r = &job->damage.rects[i];
-	const struct vnc_image *image = &job->images[i];
-	job->lossy[i] = false;
-	if (job->solid[i])
-		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, job->colour[i], 3);
-	job->lossy[i] = job->fast && photographic(image);
-	return put_image(ops, image, r, job->lossy[i]);
-}
-
-/* The pointer's shape and place, or only its place. */
-static bool put_pointer(struct vnc_bytes *ops, const struct job *job)
-{
-	if (job->pointer_shape)
-		return put_op(ops, OP_POINTER, &job->pointer) &&
-		       vnc_bytes_append(ops, job->pointer_rgba,
-					(size_t)job->pointer.width * job->pointer.height * 4);
-	unsigned char op[5], *p = op;
-	*p++ = OP_POINTER_MOVED;
-	put16(&p, job->pointer.x);
-	put16(&p, job->pointer.y);
-	return vnc_bytes_append(ops, op, sizeof(op));
-}
-
-static void *encoder_main(void *arg)
-{
-	struct encoding *e = arg;
-	for (int n; (n = atomic_fetch_add(&e->next, 1)) < e->item_count;) {
-		struct job *job = &e->jobs[e->items[n] / BRIDGE_REGION_MAX];
-		int i = e->items[n] % BRIDGE_REGION_MAX;
-		job->parts[i] = (struct vnc_bytes){ 0 };
-		job->part_ok[i] = put_damage(&job->parts[i], job, i);
-	}
-	return NULL;
-}
-
-/* Every damage rectangle of the jobs that encode their own, spread over
- * the cores when there is enough: one viewer's large update (a page
- * scrolled) and several viewers in different states alike. */
-static void encode_images(struct job *jobs, int count)
-{
-	struct encoding e = { .jobs = jobs }; /* 6 KiB */
-	long long pixels = 0;
-	for (int j = 0; j < count; j++) {
-		if (jobs[j].resized || jobs[j].same_as >= 0)
-			continue;
-		for (int i = 0; i < jobs[j].damage.count; i++) {
-			e.items[e.item_count++] = j * BRIDGE_REGION_MAX + i;
-			pixels += (long long)jobs[j].damage.rects[i].width *
-				  jobs[j].damage.rects[i].height;
-		}
-	}
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = pixels < PARALLEL_MIN_PIXELS || cores < 2 ? 1
-		      : cores > MAX_ENCODERS ? MAX_ENCODERS
-					     : (int)cores;
-	if (threads > e.item_count)
-		threads = e.item_count;
-	pthread_t helpers[MAX_ENCODERS];
-	int started = 0;
-	for (int i = 1; i < threads; i++)
-		if (pthread_create(&helpers[started], NULL, encoder_main, &e) == 0)
-			started++;
-	encoder_main(&e);
-	for (int i = 0; i < started; i++)
-		pthread_join(helpers[i], NULL);
-}
-
-/* The job's message, from its encoded parts, in the order the page
- * applies them: copies, then pixels, then the pointer. */
-static struct bridge_viewer_message *encode(struct bridge_viewers *v, struct job *job)
-{
-	struct vnc_bytes ops = { 0 };
-	bool ok = true;
-	for (int i = 0; ok && i < job->copy_count; i++)
-		ok = put_copy(&ops, &job->copies[i]);
-	for (int i = 0; ok && i < job->damage.count; i++)
-		ok = job->part_ok[i] &&
-		     vnc_bytes_append(&ops, job->parts[i].data, job->parts[i].len);
-	if (ok && (job->pointer_shape || job->pointer_moved))
-		ok = put_pointer(&ops, job);
-	struct bridge_viewer_message *m = ok ? new_message(v, false, ops.len) : NULL;
-	if (m)
-		memcpy(m->data + v->headroom, ops.data, ops.len);
-	vnc_bytes_finish(&ops);
-	return m;
-}
-
-static void free_pixels(struct job *job)
-{
-	for (int i = 0; i < job->damage.count; i++) {
-		free(job->images[i].pixels);
-		job->images[i].pixels = NULL;
-		vnc_bytes_finish(&job->parts[i]);
-	}
-	free(job->pointer_rgba);
-	job->pointer_rgba = NULL;
-}
-
 /* Decides, under the framebuffer and hub locks, what every viewer ready
  * for more gets; copies the pixels involved. Returns the job count. */
 static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *view)
@@ -551,8 +165,8 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 		for (int k = 0; k < count && job->same_as < 0; k++)
 			if (v->jobs[k].same_as < 0 && same_work(&v->jobs[k], job))
 				job->same_as = k;
-		if (job->same_as < 0 && !snapshot(job, view)) {
-			free_pixels(job);
+		if (job->same_as < 0 && !bridge_viewer_snapshot(job, view)) {
+			bridge_viewer_free_pixels(job);
 			continue; /* out of memory: it stays owed, try next round */
 		}
 		w->copy_count = 0;
@@ -580,13 +194,13 @@ static bool produce(struct bridge_viewers *v)
 		return false;
 
 	/* Encode with no lock held: the connection and the pages go on. */
-	encode_images(v->jobs, count);
+	bridge_viewer_encode_images(v->jobs, count);
 	for (int i = 0; i < count; i++) {
 		struct job *job = &v->jobs[i];
 		if (job->resized || job->same_as >= 0)
 			continue;
-		job->made = encode(v, job);
-		free_pixels(job);
+		job->made = bridge_viewer_encode(v, job);
+		bridge_viewer_free_pixels(job);
 	}
 
 	int64_t now = clock_monotonic_ms();
@@ -820,7 +434,7 @@ static struct bridge_viewer_message *status_locked(struct bridge_viewers *v)
 	const char *text = v->paused ? "{\"type\":\"status\",\"state\":\"paused\"}"
 				     : "{\"type\":\"status\",\"state\":\"connected\"}";
 	size_t len = strlen(text);
-	struct bridge_viewer_message *m = new_message(v, true, len);
+	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, len);
 	if (m)
 		memcpy(m->data + v->headroom, text, len);
 	return m;
@@ -836,7 +450,7 @@ void bridge_viewers_clipboard(struct bridge_viewers *v, const char *utf8, size_t
 			      : cJSON_AddStringToObject(json, "text", utf8) != NULL);
 	char *text = built ? cJSON_PrintUnformatted(json) : NULL;
 	cJSON_Delete(json);
-	struct bridge_viewer_message *m = text ? new_message(v, true, strlen(text)) : NULL;
+	struct bridge_viewer_message *m = text ? bridge_viewer_message_new(v->headroom, true, strlen(text)) : NULL;
 	if (m)
 		memcpy(m->data + v->headroom, text, m->len);
 	free(text);
@@ -932,48 +546,4 @@ enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *w)
 	return role;
 }
 
-bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event, uint32_t code)
-{
-	if (event->type == VNC_INPUT_POINTER) {
-		w->buttons = event->buttons & (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
-		w->pointer_x = event->x;
-		w->pointer_y = event->y;
-		return true;
-	}
-	if (event->type != VNC_INPUT_KEY)
-		return true;
-	int i = 0;
-	while (i < w->held_count && w->held[i].code != code)
-		i++;
-	if (!event->down) {
-		if (i < w->held_count) {
-			event->keysym = w->held[i].keysym; /* what went down comes up */
-			w->held[i] = w->held[--w->held_count];
-		}
-		return true;
-	}
-	if (i < w->held_count)
-		return w->held[i].keysym == event->keysym; /* a repeat; not another key */
-	if (w->held_count == BRIDGE_VIEWER_MAX_HELD)
-		return false;
-	w->held[w->held_count].code = code;
-	w->held[w->held_count].keysym = event->keysym;
-	w->held_count++;
-	return true;
-}
 
-size_t bridge_viewer_release_all(struct bridge_viewer *w, struct vnc_input_event *out)
-{
-	size_t n = 0;
-	/* Last pressed first, as fingers would let go. */
-	while (w->held_count > 0)
-		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
-						     .keysym = w->held[--w->held_count].keysym,
-						     .down = false };
-	if (w->buttons) {
-		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = w->pointer_x,
-						     .y = w->pointer_y, .buttons = 0 };
-		w->buttons = 0;
-	}
-	return n;
-}

@@ -13,6 +13,8 @@
 #ifndef LIZARD_BRIDGE_VIEWER_H
 #define LIZARD_BRIDGE_VIEWER_H
 
+#include "bridge/viewer/types.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,15 +24,6 @@ struct bridge_viewer;
 struct vnc_framebuffer;
 struct vnc_input_event;
 
-enum bridge_viewer_role { BRIDGE_VIEWER_NONE, BRIDGE_VIEWER_CONTROL, BRIDGE_VIEWER_VIEW };
-
-/* A message for viewers: data[headroom .. headroom + len), shared. */
-struct bridge_viewer_message {
-	int refs; /* under the hub lock */
-	bool text;
-	size_t len;
-	unsigned char data[];
-};
 
 /* headroom: bytes free before each message's data (LWS_PRE). wake is
  * called, from the hub thread, when a viewer has something to send. */
@@ -56,7 +49,6 @@ void bridge_viewers_set_paused(struct bridge_viewers *viewers, bool paused);
  * control viewers are sent {"type":"clipboard","text":...}, or, over
  * BRIDGE_VIEWER_MAX_CLIPBOARD bytes, {"type":"clipboard","too_large":len}.
  * View-only viewers get nothing from the clipboard. */
-#define BRIDGE_VIEWER_MAX_CLIPBOARD (1024 * 1024)
 void bridge_viewers_clipboard(struct bridge_viewers *viewers, const char *utf8, size_t len);
 
 struct bridge_viewer *bridge_viewers_attach(struct bridge_viewers *viewers,
@@ -88,7 +80,6 @@ bool bridge_viewer_track_input(struct bridge_viewer *viewer, struct vnc_input_ev
 /* Events that release everything the viewer still holds (keys, then
  * buttons), into out (room for BRIDGE_VIEWER_MAX_HELD + 1); forgets them.
  * Returns how many. */
-#define BRIDGE_VIEWER_MAX_HELD 32
 size_t bridge_viewer_release_all(struct bridge_viewer *viewer, struct vnc_input_event *out);
 
 #endif

@@ -65,6 +65,9 @@ test('a viewer that goes away holding Shift leaves nothing held', async () => {
   await focusTerminal(file);
   await page.keyboard.down('Shift');
   await page.keyboard.down('KeyQ');
+  // The keys reached the desktop (the viewer's socket and the MCP call
+  // below are two connections: nothing else orders them).
+  await waitFor(() => read(file) === '.Q');
   // The socket dies without the page saying anything (as when a tab crashes).
   await page.evaluate(() => { socket.onclose = null; socket.close(); });
   await page.close();
