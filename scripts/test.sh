@@ -41,6 +41,11 @@ run_suite() { # name builddir [meson options...]
   rm -f "$out"
 }
 
+# The layering check: every #include points down a layer and none closes
+# a circle (scripts/check-layers.py says which may include which).
+echo "== layering check" >&2
+if python3 scripts/check-layers.py >&2; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 run_suite "normal" build
 
 # The official MCP conformance suite's DNS rebinding scenario (Node 22 from
