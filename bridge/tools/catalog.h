@@ -1,41 +1,51 @@
-/* The tool catalog: every MCP tool of the daemon, registered with the MCP
- * server, and what the tools act on. */
+/* SPDX-License-Identifier: MIT */
+/* The tool catalog: one table of every MCP tool of the daemon, in the
+ * order clients list them, each with its name, text for models, its JSON
+ * Schemas (files in bridge/tools/schemas, embedded at build time), its
+ * handler (exported by its family's header) and how it is scheduled.
+ * Registration walks the table; every call goes through one dispatcher,
+ * which releases the sessions the call took and checks that it answered
+ * with data exactly when the tool declares an outputSchema. */
 #ifndef LIZARD_BRIDGE_TOOLS_CATALOG_H
 #define LIZARD_BRIDGE_TOOLS_CATALOG_H
+
+#include "bridge/tools/context.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sandbox/size.h"
-#include "sandbox/uid.h"
-
-struct bridge_viewer_links;
 struct cJSON;
 struct mcp_server;
-struct bridge_registry;
-struct sandbox_cgroup_root;
-struct sandbox_volumes;
 
-/* What the tools act on; the caller owns it and what it points to. */
-struct bridge_tools_context {
-	struct bridge_registry *registry;
-	/* Sizes: NULL root when this daemon cannot create cgroups, and why. */
-	struct sandbox_cgroup_root *cgroup_root;
-	char cgroup_why[512];
-	/* Why sizes have no disk limit here ("" when they have one). */
-	char disk_why[512];
-	struct sandbox_sizes sizes;
-	/* Where a root daemon's sandboxes take their host uids from. */
-	struct sandbox_uid_range uid_range;
-	/* NULL when the data directory could not be opened (why in volumes_why). */
-	struct sandbox_volumes *volumes;
-	char volumes_why[512];
-	/* Where viewer links point and how viewers wake the server (main
-	 * fills it before the tools are registered). */
-	const struct bridge_viewer_links *viewer_links;
+struct bridge_tool {
+	const char *name;
+	const char *title;
+	const char *description; /* written for a model */
+	const char *input_schema;
+	/* NULL for a tool that answers with text and images only; with one,
+	 * every successful call answers with data (tools_reply_data). */
+	const char *output_schema;
+	tools_handler *handler;
+	bool read_only; /* changes nothing (annotations.readOnlyHint) */
+	/* Joins its session's input lane: runs one at a time, in arrival
+	 * order, with the other input to that desktop. */
+	bool ordered;
+	/* Short, bounded work that is never held up by long calls (a
+	 * screenshot, session management): mcp_tool.quick. */
+	bool quick;
+	/* Acts on no one session (takes no session argument), so its calls
+	 * count against no session's bound. */
+	bool sessionless;
 };
 
+/* Every tool, in listing order. */
+const struct bridge_tool *bridge_tools_catalog(size_t *count);
+
+/* Registers the catalog. context must outlive the server. */
 bool bridge_tools_register(struct mcp_server *server, struct bridge_tools_context *context);
+/* Registers tools from another table the same way (tests). */
+bool bridge_tools_register_table(struct mcp_server *server, struct bridge_tools_context *context,
+				 const struct bridge_tool *tools, size_t count);
 /* The group of a call: the session it acts on, whose lane keeps input in
  * order and whose bound holds its long calls. An mcp_group_fn; userdata
  * is the context. */

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/tools/common.h"
 
-#include "bridge/session/registry.h"
+#include "bridge/session/resources.h"
 #include "bridge/session/session.h"
+#include "bridge/tools/context.h"
 #include "mcp/server.h"
+#include "sandbox/sandbox.h"
 #include "vnc/capture.h"
 #include "vnc/framebuffer.h"
 #include "util/log.h"
@@ -14,48 +17,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-
-
-/* Sessions a tool call took; released when the call ends. */
-#define MAX_HELD 4
-static __thread struct bridge_session *held[MAX_HELD];
-static __thread int held_count;
-
-struct bridge_session *tools_session(struct bridge_tools_context *c, struct mcp_call *call,
-				     const cJSON *args)
-{
-	struct error err;
-	if (held_count == MAX_HELD) {
-		mcp_call_fail(call, "internal error: too many sessions in one call");
-		return NULL;
-	}
-	struct bridge_session *s =
-		bridge_registry_acquire(c->registry, tools_string(args, "session", NULL), &err);
-	if (!s) {
-		mcp_call_fail(call, "%s", err.message);
-		return NULL;
-	}
-	held[held_count++] = s;
-	return s;
-}
-
-static void release_held(void)
-{
-	while (held_count > 0)
-		bridge_session_unref(held[--held_count]);
-}
-
-struct bridge_session *tools_usable_session(struct bridge_tools_context *c, struct mcp_call *call,
-					    const cJSON *args)
-{
-	struct bridge_session *s = tools_session(c, call, args);
-	struct error err;
-	if (s && !bridge_session_usable(s, &err)) {
-		mcp_call_fail(call, "%s", err.message);
-		return NULL;
-	}
-	return s;
-}
 
 int tools_int(const cJSON *args, const char *name, int def)
 {
@@ -362,76 +323,104 @@ void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const c
 			      after, quiet_ms);
 }
 
-void tools_reply_wait(struct mcp_call *call, bool until_settled,
-		      const struct tools_wait_report *report)
+/* Variables one envs object may set. */
+#define MAX_ENVS 256
+
+char **tools_env_list(struct mcp_call *call, const cJSON *object)
 {
-	cJSON *reply = cJSON_CreateObject();
-	bool ok = reply &&
-		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
-		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
-		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
-		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
-	if (!ok) {
-		cJSON_Delete(reply);
+	int count = cJSON_GetArraySize(object);
+	if (count > MAX_ENVS) {
+		mcp_call_fail(call, "envs takes at most %d variables", MAX_ENVS);
+		return NULL;
+	}
+	char **list = calloc((size_t)count + 1, sizeof(char *));
+	if (!list) {
 		mcp_call_fail(call, "out of memory");
-		return;
+		return NULL;
 	}
-	mcp_call_structured(call, reply);
-}
-
-/* Each tool runs through here, so the sessions it took are released
- * however it returns. */
-struct binding {
-	mcp_tool_fn handler;
-	struct bridge_tools_context *context;
-};
-
-static void dispatch(struct mcp_call *call, const cJSON *args, void *userdata)
-{
-	struct binding *binding = userdata;
-	binding->handler(call, args, binding->context);
-	release_held();
-}
-
-/* One binding per registered tool, for the life of the process. */
-#define MAX_TOOLS 64
-static struct binding bindings[MAX_TOOLS];
-static size_t binding_count;
-
-bool tools_register(struct mcp_server *server, struct bridge_tools_context *context,
-		    const struct mcp_tool *tools, size_t count)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (binding_count == MAX_TOOLS)
-			return false;
-		struct binding *binding = &bindings[binding_count++];
-		*binding = (struct binding){ tools[i].handler, context };
-		struct mcp_tool tool = tools[i];
-		tool.handler = dispatch;
-		if (!mcp_server_add_tool(server, &tool, binding))
-			return false;
+	int n = 0;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, object)
+	{
+		const char *name = item->string;
+		bool valid = name[0] && !strchr("0123456789", name[0]);
+		for (const char *p = name; *p && valid; p++)
+			valid = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+				(*p >= '0' && *p <= '9') || *p == '_';
+		if (!valid || !cJSON_IsString(item)) {
+			mcp_call_fail(call,
+				      "envs must map names (letters, digits, _) to strings; '%.64s' "
+				      "does not",
+				      name);
+			goto fail;
+		}
+		if (asprintf(&list[n], "%s=%s", name, item->valuestring) < 0) {
+			list[n] = NULL;
+			mcp_call_fail(call, "out of memory");
+			goto fail;
+		}
+		n++;
 	}
-	return true;
+	return list;
+fail:
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	return NULL;
 }
 
-bool bridge_tools_register(struct mcp_server *server, struct bridge_tools_context *context)
+void tools_free_env_list(char **list)
 {
-	return tools_register_screen(server, context) && tools_register_input(server, context) &&
-	       tools_register_desktop(server, context) && tools_register_computer(server, context) &&
-	       tools_register_sessions(server, context) && tools_register_sandbox(server, context) &&
-	       tools_register_volumes(server, context);
+	for (size_t i = 0; list && list[i]; i++)
+		free(list[i]);
+	free(list);
 }
 
-bool bridge_tools_group(const char *tool, const cJSON *args, char *group, size_t size,
-			void *userdata)
+void tools_fail_sandbox_call(struct mcp_call *call, struct bridge_session *s,
+			     const struct error *err)
 {
-	/* Tools about no one session count against none. */
-	static const char *const sessionless[] = { "create_session", "list_sessions",
-						   "create_volume", "list_volumes",
-						   "delete_volume" };
-	for (size_t i = 0; i < sizeof(sessionless) / sizeof(sessionless[0]); i++)
-		if (strcmp(tool, sessionless[i]) == 0)
-			return false;
-	struct bridge_tools_context *c = userdata;
-	return bridge_registry_lane(c->registry, tools_string(args, "session", NULL), group, size);
+	if (bridge_session_state(s) == BRIDGE_ENDED)
+		mcp_call_fail(call, "session %s ended while %s ran", bridge_session_id(s),
+			      mcp_call_tool_name(call));
+	else
+		mcp_call_fail(call, "%s", err->message);
+}
+
+struct sandbox *tools_session_sandbox(struct bridge_tools_context *c, struct mcp_call *call,
+				      const cJSON *args, struct bridge_session **session)
+{
+	struct bridge_session *s = tools_session(c, call, args);
+	if (!s)
+		return NULL;
+	*session = s;
+	struct sandbox *sandbox = bridge_session_sandbox(s);
+	if (!sandbox) {
+		mcp_call_fail(call,
+			      "%s works in sandboxes, and session %s is not one: it is attached to a "
+			      "VNC server the bridge does not run (or has not started). Create a "
+			      "local session (template desktop or bare) for commands and files.",
+			      mcp_call_tool_name(call), bridge_session_id(s));
+		return NULL;
+	}
+	struct error err;
+	enum bridge_session_state state = bridge_session_state(s);
+	if (state == BRIDGE_ENDED || state == BRIDGE_FAILED) {
+		bridge_session_usable(s, &err);
+		mcp_call_fail(call, "%s", err.message);
+		return NULL;
+	}
+	if (bridge_session_paused(s)) {
+		mcp_call_fail(call,
+			      "session %s is paused: its processes are frozen, so %s cannot run; "
+			      "resume_session first",
+			      bridge_session_id(s), mcp_call_tool_name(call));
+		return NULL;
+	}
+	return sandbox;
+}
+
+enum sandbox_user tools_sandbox_user(const cJSON *args)
+{
+	return strcmp(tools_string(args, "user", "user"), "root") == 0 ? SANDBOX_AS_ROOT
+								     : SANDBOX_AS_USER;
 }

@@ -1,30 +1,29 @@
-/* Shared by the tool files; not part of any public surface. */
-#ifndef LIZARD_BRIDGE_TOOLS_INTERNAL_H
-#define LIZARD_BRIDGE_TOOLS_INTERNAL_H
+/* SPDX-License-Identifier: MIT */
+/* Helpers every tool family shares: arguments, points in the space models
+ * see, screenshots, settling after an action, environment lists, progress
+ * of long calls. Not part of any public surface, and it knows no family:
+ * families include it, never the other way round. */
+#ifndef LIZARD_BRIDGE_TOOLS_COMMON_H
+#define LIZARD_BRIDGE_TOOLS_COMMON_H
 
 #include "bridge/tools/geometry.h"
-#include "bridge/tools/catalog.h"
+#include "mcp/server.h"
+#include "sandbox/process.h" /* enum sandbox_user */
 #include "vnc/framebuffer.h" /* enum vnc_wait_result */
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Tools answer with data through tools_reply_data (context.h), so that the
+ * catalog can check every answer against the tool's outputSchema; a direct
+ * call to the MCP engine would slip past that check. */
+#pragma GCC poison mcp_call_structured
+
 struct bridge_session;
+struct bridge_tools_context;
 struct cJSON;
 struct mcp_call;
-struct mcp_server;
 struct vnc_rect;
-
-/* The session property every computer tool takes. */
-#define SESSION_PROPERTY                                                                  \
-	"\"session\":{\"type\":\"string\",\"description\":\"Session id. Optional when "   \
-	"there is only one session.\"}"
-
-/* Any action can return the screen once it has settled. */
-#define SCREENSHOT_PROPERTY                                                               \
-	"\"screenshot\":{\"type\":\"boolean\",\"description\":\"Also return a screenshot "\
-	"taken once the screen has stopped changing after the action (no change for "     \
-	"300 ms, waiting at most 5 s). Default false.\"}"
 
 /* Settling after an action: quiet period and upper bound. */
 #define SETTLE_QUIET_MS 300
@@ -33,14 +32,6 @@ struct vnc_rect;
 void tools_agent_space(struct bridge_session *session, struct agent_space *space);
 /* Where the pointer is, in agent space. */
 void tools_pointer(struct bridge_session *session, int *x, int *y);
-
-/* The session named by args, or the only one, held until the call ends.
- * On failure the call has been failed with a message listing the sessions. */
-struct bridge_session *tools_session(struct bridge_tools_context *context, struct mcp_call *call,
-				     const struct cJSON *args);
-/* Like tools_session, and the desktop must be connected. */
-struct bridge_session *tools_usable_session(struct bridge_tools_context *context,
-					    struct mcp_call *call, const struct cJSON *args);
 
 /* Reads an argument (already type-checked), or def if absent. */
 int tools_int(const struct cJSON *args, const char *name, int def);
@@ -85,6 +76,19 @@ void tools_finish_start(struct bridge_session *session, struct mcp_call *call,
 			const struct cJSON *args, uint64_t drawn_before, int64_t started_ms,
 			int draw_timeout_ms);
 
+/* The session's sandbox (exec and the file tools), held until the call
+ * ends, or NULL with the call failed saying why: no session, an attached
+ * one (no sandbox), one that ended or failed, or one that is paused. */
+struct sandbox *tools_session_sandbox(struct bridge_tools_context *context, struct mcp_call *call,
+				      const struct cJSON *args, struct bridge_session **session);
+/* args.user: SANDBOX_AS_USER unless it is "root". */
+enum sandbox_user tools_sandbox_user(const struct cJSON *args);
+/* Fails a sandbox call with err, unless its session ended meanwhile: that
+ * is what happened then (its programs were killed), whatever the sandbox
+ * said. */
+void tools_fail_sandbox_call(struct mcp_call *call, struct bridge_session *session,
+			     const struct error *err);
+
 /* Progress of a long call, reported between its steps. */
 struct tools_steps {
 	struct bridge_session *session; /* may be NULL */
@@ -113,56 +117,5 @@ void tools_report(struct tools_steps *steps, double value, const char *fmt, ...)
 bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
 			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
 			   enum vnc_wait_result *result);
-
-/* Registers tools so that sessions they take are released after each call. */
-struct mcp_tool;
-bool tools_register(struct mcp_server *server, struct bridge_tools_context *context,
-		    const struct mcp_tool *tools, size_t count);
-bool tools_register_screen(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_sessions(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_input(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_desktop(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_computer(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_sandbox(struct mcp_server *server, struct bridge_tools_context *context);
-bool tools_register_volumes(struct mcp_server *server, struct bridge_tools_context *context);
-
-/* Actions shared by the named tools and the computer tool. Coordinates
- * are native; each fails the call itself and returns false on error. */
-enum tools_button { TOOLS_LEFT, TOOLS_MIDDLE, TOOLS_RIGHT };
-bool tools_parse_button(const char *name, enum tools_button *button);
-bool tools_do_click(struct bridge_session *s, struct mcp_call *call, int x, int y,
-		    enum tools_button button, int count, const char *modifiers);
-bool tools_do_move(struct bridge_session *s, struct mcp_call *call, int x, int y);
-bool tools_do_button(struct bridge_session *s, struct mcp_call *call, int x, int y,
-		     enum tools_button button, bool down);
-bool tools_do_drag(struct bridge_session *s, struct mcp_call *call, const int *points,
-		   int count, enum tools_button button);
-bool tools_do_scroll(struct bridge_session *s, struct mcp_call *call, int x, int y,
-		     const char *direction, int amount, const char *modifiers);
-bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *text);
-bool tools_do_press(struct bridge_session *s, struct mcp_call *call, const char *keys);
-bool tools_do_hold_key(struct bridge_session *s, struct mcp_call *call, const char *keys,
-		       int duration_ms);
-/* What a wait saw, for tools that return it as data. */
-struct tools_wait_report {
-	long long waited_ms;
-	unsigned long long updates; /* frames the screen changed in */
-	bool settled;               /* until_settled: it stayed still for quiet_ms */
-};
-bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool until_settled,
-		   int quiet_ms, int timeout_ms, struct tools_wait_report *report);
-/* The wait tool's data: {"mode":"fixed"|"settle","waited_ms","updates"} plus
- * "settled" after a settle wait, next to the sentence tools_do_wait wrote. */
-void tools_reply_wait(struct mcp_call *call, bool until_settled,
-		      const struct tools_wait_report *report);
-#define TOOLS_WAIT_SCHEMA                                                                   \
-	"{\"type\":\"object\",\"properties\":{"                                             \
-	"\"mode\":{\"type\":\"string\",\"enum\":[\"fixed\",\"settle\"]},"                   \
-	"\"waited_ms\":{\"type\":\"integer\",\"minimum\":0},"                                 \
-	"\"updates\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"How often the "   \
-	"screen changed meanwhile.\"},"                                                      \
-	"\"settled\":{\"type\":\"boolean\",\"description\":\"settle: the screen stayed "      \
-	"still for quiet_ms before timeout_ms.\"}},"                                         \
-	"\"required\":[\"mode\",\"waited_ms\",\"updates\"],\"additionalProperties\":false}"
 
 #endif

@@ -1,10 +1,8 @@
-/* The computer tool: Anthropic's computer-use action schema (action,
- * coordinate, start_coordinate, text, scroll_direction, scroll_amount,
- * duration, region), so agent loops written for it work unchanged. Every
- * action runs through the same code as the named tools. Like the reference
- * implementation, actions answer with a screenshot of the settled screen
- * unless screenshot is false. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/computer.h"
+
 #include "bridge/tools/common.h"
+#include "bridge/tools/input.h"
 
 #include "bridge/session/session.h"
 #include "mcp/server.h"
@@ -111,9 +109,9 @@ static bool run_action(struct bridge_session *s, struct mcp_call *call, const cJ
 	return false;
 }
 
-static void computer(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_computer(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	if (!s)
 		return;
 	const char *action = tools_string(args, "action", "");
@@ -153,48 +151,4 @@ static void computer(struct mcp_call *call, const cJSON *args, void *userdata)
 			cJSON_Delete(with_screenshot);
 		}
 	}
-}
-
-#define PAIR                                                                               \
-	"{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":0},\"minItems\":2," \
-	"\"maxItems\":2}"
-
-static const struct mcp_tool computer_tool = {
-	.name = "computer",
-	.ordered = true,
-	.title = "Computer (Anthropic computer-use schema)",
-	.description =
-		"Use the mouse and keyboard and take screenshots, with the action schema of "
-		"Anthropic's computer-use tool. Actions: screenshot, zoom (region), "
-		"cursor_position, mouse_move, left_click, right_click, middle_click, "
-		"double_click, triple_click (coordinate optional; text holds modifier keys "
-		"such as \"shift\"), left_click_drag (start_coordinate to coordinate), "
-		"left_mouse_down, left_mouse_up, scroll (scroll_direction, scroll_amount), key "
-		"(text like \"ctrl+s\"), hold_key (text, duration in seconds), type (text), "
-		"wait (duration in seconds). Actions return a screenshot of the settled "
-		"screen unless screenshot is false.",
-	.input_schema =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"action\":{\"type\":\"string\",\"enum\":[\"screenshot\",\"zoom\","
-		"\"cursor_position\",\"mouse_move\",\"left_click\",\"right_click\","
-		"\"middle_click\",\"double_click\",\"triple_click\",\"left_click_drag\","
-		"\"left_mouse_down\",\"left_mouse_up\",\"scroll\",\"key\",\"hold_key\",\"type\","
-		"\"wait\"]},"
-		"\"coordinate\":" PAIR ",\"start_coordinate\":" PAIR ","
-		"\"text\":{\"type\":\"string\",\"maxLength\":100000},"
-		"\"scroll_direction\":{\"type\":\"string\",\"enum\":[\"up\",\"down\",\"left\","
-		"\"right\"]},"
-		"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50},"
-		"\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":60},"
-		"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":0},"
-		"\"minItems\":4,\"maxItems\":4},"
-		"\"screenshot\":{\"type\":\"boolean\",\"description\":\"Return a settled "
-		"screenshot after the action. Default true.\"}," SESSION_PROPERTY
-		"},\"required\":[\"action\"]}",
-	.handler = computer,
-};
-
-bool tools_register_computer(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, &computer_tool, 1);
 }

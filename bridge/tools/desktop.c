@@ -1,7 +1,6 @@
-/* Tools that need the desktop itself: open_url, launch, clipboard_get,
- * clipboard_set. The first two work on local desktops only; the clipboard
- * goes through X (any Unicode) on local desktops and through RFB cut text
- * (Latin-1) on attached ones. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/desktop.h"
+
 #include "bridge/tools/common.h"
 
 #include "bridge/session/session.h"
@@ -67,9 +66,9 @@ static bool normalize_url(const char *url, char *out, size_t size, struct error 
 	return true;
 }
 
-static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_open_url(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	struct sandbox_desktop *d = s ? local_desktop(s, call, "open_url") : NULL;
 	if (!d)
 		return;
@@ -100,9 +99,9 @@ static void open_url(struct mcp_call *call, const cJSON *args, void *userdata)
  * arguments) usually exits within this long; launch waits to tell. */
 #define LAUNCH_WATCH_MS 500
 
-static void launch(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_launch(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	struct sandbox_desktop *d = s ? local_desktop(s, call, "launch") : NULL;
 	if (!d)
 		return;
@@ -171,9 +170,10 @@ static char *read_x_clipboard(struct sandbox_desktop *d, int timeout_ms, struct 
 	return text;
 }
 
-static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_clipboard_get(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	if (!s)
 		return;
 	struct sandbox_desktop *d = bridge_session_desktop(s);
@@ -200,7 +200,7 @@ static void clipboard_get(struct mcp_call *call, const cJSON *args, void *userda
 		return;
 	}
 	free(repaired);
-	mcp_call_structured(call, reply);
+	tools_reply_data(call, reply);
 }
 
 /* UTF-8 to Latin-1 for RFB cut text; fails on anything beyond U+00FF. */
@@ -269,9 +269,10 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, struct 
 	return ok && confirmed;
 }
 
-static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_clipboard_set(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	if (!s)
 		return;
 	const char *text = tools_string(args, "text", "");
@@ -310,72 +311,4 @@ static void clipboard_set(struct mcp_call *call, const cJSON *args, void *userda
 	}
 	mcp_call_text(call, "The clipboard now holds %zu bytes of text; paste with ctrl+v.",
 		      strlen(text));
-}
-
-/* What starts a program waits for it to draw before settling. */
-#define START_SCREENSHOT_PROPERTY                                                          \
-	"\"screenshot\":{\"type\":\"boolean\",\"description\":\"Also return a screenshot "\
-	"taken once the program has drawn (waiting up to 10 s, 30 s for a browser that "  \
-	"starts) and the screen has then stopped changing (300 ms; longer after a slow "    \
-	"start); the text says which happened. "                                           \
-	"Default false.\"}"
-
-static const struct mcp_tool desktop_tools[] = {
-	{
-		.name = "open_url",
-		.ordered = true,
-		.title = "Open a URL",
-		.description = "Show a web page in Chromium on the desktop: the first call "
-			       "starts the browser, later calls open new tabs. Local desktops "
-			       "only.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"url\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000,"
-				"\"description\":\"http, https, file or about URL; a bare host name "
-				"gets https://.\"}," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
-				"},\"required\":[\"url\"]}",
-		.handler = open_url,
-	},
-	{
-		.name = "launch",
-		.ordered = true,
-		.title = "Launch a program",
-		.description = "Start a program on the desktop with /bin/sh -c, e.g. \"xterm\" "
-			       "or \"gedit notes.txt\", and return without waiting for it. It "
-			       "runs in the session's sandbox as its user, in HOME, and ends "
-			       "with the session. For a command whose output you need, use exec. "
-			       "Local desktops only.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"command\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4000}"
-				"," START_SCREENSHOT_PROPERTY "," SESSION_PROPERTY
-				"},\"required\":[\"command\"]}",
-		.handler = launch,
-	},
-	{
-		.name = "clipboard_get",
-		.title = "Read the clipboard",
-		.description = "The text on the desktop's clipboard (what ctrl+c copied), as "
-			       "{\"text\":...}.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
-				 "\"string\"}},\"required\":[\"text\"],"
-				 "\"additionalProperties\":false}",
-		.handler = clipboard_get,
-		.read_only = true,
-	},
-	{
-		.name = "clipboard_set",
-		.ordered = true,
-		.title = "Set the clipboard",
-		.description = "Put text on the desktop's clipboard, ready to paste with ctrl+v. "
-			       "Faster than type for long text.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"text\":{\"type\":\"string\",\"maxLength\":1000000}," SESSION_PROPERTY
-				"},\"required\":[\"text\"]}",
-		.handler = clipboard_set,
-	},
-};
-
-bool tools_register_desktop(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, desktop_tools, sizeof(desktop_tools) / sizeof(desktop_tools[0]));
 }

@@ -1,7 +1,6 @@
-/* Tools that act: click, move_mouse, mouse_down, mouse_up, drag, scroll,
- * type, press, hold_key, wait. Each builds its event sequence first and
- * sends it in one go, releasing every key and button it pressed. If the
- * connection drops halfway, the server releases what the client held. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/input.h"
+
 #include "bridge/tools/common.h"
 
 #include "bridge/session/input.h"
@@ -434,10 +433,29 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 
 /* Handlers of the named tools. */
 
-static struct bridge_session *acting_session(struct mcp_call *call, const cJSON *args,
-					     void *userdata)
+/* The wait tool's data: {"mode":"fixed"|"settle","waited_ms","updates"} plus
+ * "settled" after a settle wait, next to the sentence tools_do_wait wrote. */
+static void reply_wait(struct mcp_call *call, bool until_settled,
+		       const struct tools_wait_report *report)
 {
-	return tools_usable_session(userdata, call, args);
+	cJSON *reply = cJSON_CreateObject();
+	bool ok = reply &&
+		  cJSON_AddStringToObject(reply, "mode", until_settled ? "settle" : "fixed") &&
+		  cJSON_AddNumberToObject(reply, "waited_ms", (double)report->waited_ms) &&
+		  cJSON_AddNumberToObject(reply, "updates", (double)report->updates) &&
+		  (!until_settled || cJSON_AddBoolToObject(reply, "settled", report->settled));
+	if (!ok) {
+		cJSON_Delete(reply);
+		mcp_call_fail(call, "out of memory");
+		return;
+	}
+	tools_reply_data(call, reply);
+}
+
+static struct bridge_session *acting_session(struct mcp_call *call, const cJSON *args,
+					     struct bridge_tools_context *context)
+{
+	return tools_usable_session(context, call, args);
 }
 
 static enum tools_button button_arg(const cJSON *args)
@@ -447,9 +465,9 @@ static enum tools_button button_arg(const cJSON *args)
 	return button;
 }
 
-static void click(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_click(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	int x, y;
 	if (!s || !tools_point(s, call, args, false, &x, &y))
 		return;
@@ -464,9 +482,10 @@ static void click(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void move_mouse(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_move_mouse(struct mcp_call *call, const cJSON *args,
+		      struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	int x, y;
 	if (!s || !tools_point(s, call, args, true, &x, &y) || !tools_do_move(s, call, x, y))
 		return;
@@ -474,9 +493,10 @@ static void move_mouse(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void mouse_button(struct mcp_call *call, const cJSON *args, void *userdata, bool down)
+static void mouse_button(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context, bool down)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	int x, y;
 	if (!s || !tools_point(s, call, args, false, &x, &y))
 		return;
@@ -489,14 +509,15 @@ static void mouse_button(struct mcp_call *call, const cJSON *args, void *userdat
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void mouse_down(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_mouse_down(struct mcp_call *call, const cJSON *args,
+		      struct bridge_tools_context *context)
 {
-	mouse_button(call, args, userdata, true);
+	mouse_button(call, args, context, true);
 }
 
-static void mouse_up(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_mouse_up(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	mouse_button(call, args, userdata, false);
+	mouse_button(call, args, context, false);
 }
 
 /* Reads [x, y] pairs from a path, from/to, into native points. */
@@ -537,9 +558,9 @@ static int drag_points(struct bridge_session *s, struct mcp_call *call, const cJ
 	return 2;
 }
 
-static void drag(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_drag(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	if (!s)
 		return;
 	int *points = malloc(sizeof(int) * 2 * MAX_PATH_POINTS);
@@ -557,9 +578,9 @@ static void drag(struct mcp_call *call, const cJSON *args, void *userdata)
 	free(points);
 }
 
-static void scroll(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_scroll(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	int x, y;
 	if (!s || !tools_point(s, call, args, false, &x, &y))
 		return;
@@ -571,18 +592,18 @@ static void scroll(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void type(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_type(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	if (!s || !tools_do_type(s, call, tools_string(args, "text", "")))
 		return;
 	mcp_call_text(call, "Typed the text.");
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void press(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_press(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	const char *keys = tools_string(args, "keys", "");
 	if (!s || !tools_do_press(s, call, keys))
 		return;
@@ -590,9 +611,9 @@ static void press(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void hold_key(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_hold_key(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	const char *keys = tools_string(args, "keys", "");
 	int duration = tools_int(args, "duration_ms", 1000);
 	if (!s || !tools_do_hold_key(s, call, keys, duration))
@@ -601,9 +622,9 @@ static void hold_key(struct mcp_call *call, const cJSON *args, void *userdata)
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
 
-static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_wait(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *context)
 {
-	struct bridge_session *s = acting_session(call, args, userdata);
+	struct bridge_session *s = acting_session(call, args, context);
 	if (!s)
 		return;
 	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(args, "ms");
@@ -617,174 +638,6 @@ static void wait_tool(struct mcp_call *call, const cJSON *args, void *userdata)
 			   tools_int(args, "quiet_ms", SETTLE_QUIET_MS),
 			   tools_int(args, "timeout_ms", SETTLE_TIMEOUT_MS), &report))
 		return;
-	tools_reply_wait(call, settle, &report);
+	reply_wait(call, settle, &report);
 	tools_finish_action(s, call, args, clock_monotonic_ms());
-}
-
-#define POINT_PROPERTIES                                                                   \
-	"\"x\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Horizontal pixel in "   \
-	"screenshot coordinates, 0 at the left edge.\"},"                                  \
-	"\"y\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Vertical pixel in "     \
-	"screenshot coordinates, 0 at the top edge.\"},"
-#define BUTTON_PROPERTY                                                                    \
-	"\"button\":{\"type\":\"string\",\"enum\":[\"left\",\"right\",\"middle\"],"          \
-	"\"description\":\"Default left.\"},"
-#define MODIFIERS_PROPERTY                                                                 \
-	"\"modifiers\":{\"type\":\"string\",\"maxLength\":100,\"description\":\"Keys held "  \
-	"during the action, joined with '+': \\\"ctrl\\\", \\\"shift\\\", \\\"ctrl+shift\\\", " \
-	"\\\"alt\\\", \\\"super\\\".\"},"
-#define PAIR_SCHEMA                                                                        \
-	"{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":0},\"minItems\":2," \
-	"\"maxItems\":2}"
-
-static const struct mcp_tool input_tools[] = {
-	{
-		.name = "click",
-		.ordered = true,
-		.title = "Click",
-		.description = "Click a mouse button at (x, y), or where the pointer is when x "
-			       "and y are left out. count 2 double-clicks, 3 triple-clicks; "
-			       "modifiers are held during the click (\"ctrl\" for ctrl+click).",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{" POINT_PROPERTIES BUTTON_PROPERTY
-			"\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3,"
-			"\"description\":\"1 click (default), 2 double, 3 triple.\"},"
-			MODIFIERS_PROPERTY SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
-		.handler = click,
-	},
-	{
-		.name = "move_mouse",
-		.ordered = true,
-		.title = "Move the mouse",
-		.description = "Move the mouse pointer to (x, y) without clicking, e.g. to "
-			       "hover. Buttons held with mouse_down stay held (that drags).",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" POINT_PROPERTIES
-				SCREENSHOT_PROPERTY "," SESSION_PROPERTY "},\"required\":[\"x\",\"y\"]}",
-		.handler = move_mouse,
-	},
-	{
-		.name = "mouse_down",
-		.ordered = true,
-		.title = "Press a mouse button",
-		.description = "Press and keep holding a mouse button at (x, y) or where the "
-			       "pointer is, until mouse_up. For custom drags; drag does the "
-			       "whole gesture in one call.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" POINT_PROPERTIES
-				BUTTON_PROPERTY SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
-		.handler = mouse_down,
-	},
-	{
-		.name = "mouse_up",
-		.ordered = true,
-		.title = "Release a mouse button",
-		.description = "Release a mouse button held by mouse_down, at (x, y) or where "
-			       "the pointer is.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" POINT_PROPERTIES
-				BUTTON_PROPERTY SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
-		.handler = mouse_up,
-	},
-	{
-		.name = "drag",
-		.ordered = true,
-		.title = "Drag",
-		.description = "Press a mouse button at the first point, move through the "
-			       "others in small steps, release at the last: moves windows, "
-			       "selects text, drags and drops. Give path [[x, y], ...] (at most "
-			       "1000 points) or from [x, y] and to [x, y]. The pointer moves in "
-			       "steps of 16 px, 8 ms apart, at most 2000 steps (longer paths take "
-			       "longer strides), so a drag takes at most about 16 s.",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{"
-			"\"path\":{\"type\":\"array\",\"items\":" PAIR_SCHEMA ",\"minItems\":2,"
-			"\"maxItems\":1000,\"description\":\"Points to pass through, the first "
-			"is where the button goes down.\"},"
-			"\"from\":" PAIR_SCHEMA ",\"to\":" PAIR_SCHEMA "," BUTTON_PROPERTY
-			SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
-		.handler = drag,
-	},
-	{
-		.name = "scroll",
-		.ordered = true,
-		.title = "Scroll",
-		.description = "Turn the mouse wheel at (x, y), or where the pointer is: "
-			       "direction up, down, left or right, amount in wheel clicks "
-			       "(default 3; one click is about three lines of text).",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{" POINT_PROPERTIES
-			"\"direction\":{\"type\":\"string\",\"enum\":[\"up\",\"down\","
-			"\"left\",\"right\"]},"
-			"\"amount\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50,"
-			"\"description\":\"Wheel clicks, default 3.\"}," MODIFIERS_PROPERTY
-			SCREENSHOT_PROPERTY "," SESSION_PROPERTY "},\"required\":[\"direction\"]}",
-		.handler = scroll,
-	},
-	{
-		.name = "type",
-		.ordered = true,
-		.title = "Type text",
-		.description = "Type text into the focused window, character by character. Any "
-			       "Unicode text works; \\n presses Return and \\t presses Tab. To "
-			       "press shortcuts or special keys use press.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100000,"
-				"\"description\":\"The text to type.\"}," SCREENSHOT_PROPERTY ","
-				SESSION_PROPERTY "},\"required\":[\"text\"]}",
-		.handler = type,
-	},
-	{
-		.name = "press",
-		.ordered = true,
-		.title = "Press keys",
-		.description =
-			"Press keys or shortcuts. Join keys held together with '+' "
-			"(ctrl+shift+t) and separate presses with spaces (\"ctrl+a Delete\"). "
-			"Names are X keysyms in any case (Return, Tab, Escape, BackSpace, F5, "
-			"Page_Down, Home, a, A) or aliases: enter, esc, ctrl, alt, shift, "
-			"super/cmd/win, pgup, pgdn, del, backspace, up, down, left, right.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"keys\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000,"
-				"\"description\":\"For example \\\"Return\\\", \\\"ctrl+c\\\", "
-				"\\\"alt+F4\\\", \\\"ctrl+a Delete\\\".\"}," SCREENSHOT_PROPERTY ","
-				SESSION_PROPERTY "},\"required\":[\"keys\"]}",
-		.handler = press,
-	},
-	{
-		.name = "hold_key",
-		.ordered = true,
-		.title = "Hold keys",
-		.description = "Hold keys down for duration_ms, then release them in reverse "
-			       "order, e.g. shift while something else happens, or an arrow key "
-			       "to move in a game.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"keys\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,"
-				"\"description\":\"Keys as press takes them, e.g. \\\"shift\\\" or "
-				"\\\"ctrl+Right\\\".\"},"
-				"\"duration_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":"
-				"60000,\"description\":\"How long, default 1000.\"},"
-				SCREENSHOT_PROPERTY "," SESSION_PROPERTY "},\"required\":[\"keys\"]}",
-		.handler = hold_key,
-	},
-	{
-		.name = "wait",
-		.ordered = true,
-		.title = "Wait",
-		.description = "Wait for the screen to settle (the default: no change for "
-			       "quiet_ms, 300 by default, giving up after timeout_ms, 5000 by "
-			       "default), or a fixed ms. Says how long it waited and how often "
-			       "the screen changed.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{"
-				"\"ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000,"
-				"\"description\":\"Wait exactly this long.\"},"
-				"\"until_settled\":{\"type\":\"boolean\"},"
-				"\"quiet_ms\":{\"type\":\"integer\",\"minimum\":50,\"maximum\":10000},"
-				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":"
-				"60000}," SCREENSHOT_PROPERTY "," SESSION_PROPERTY "}}",
-		.output_schema = TOOLS_WAIT_SCHEMA,
-		.handler = wait_tool,
-	},
-};
-
-bool tools_register_input(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, input_tools, sizeof(input_tools) / sizeof(input_tools[0]));
 }

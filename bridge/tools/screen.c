@@ -1,4 +1,6 @@
-/* Tools that look: screenshot, cursor_position, screen_size. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/screen.h"
+
 #include "bridge/tools/common.h"
 
 #include "bridge/session/session.h"
@@ -9,10 +11,11 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_screenshot(struct mcp_call *call, const cJSON *args,
+		      struct bridge_tools_context *context)
 {
 	/* A paused session's framebuffer holds the last frame before the pause. */
-	struct bridge_session *s = tools_session(userdata, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	bool paused = s && bridge_session_paused(s) && bridge_session_state(s) == BRIDGE_READY;
 	struct error err;
 	if (s && !paused && !bridge_session_usable(s, &err)) {
@@ -48,9 +51,10 @@ static void screenshot(struct mcp_call *call, const cJSON *args, void *userdata)
 			      bridge_session_id(s));
 }
 
-static void cursor_position(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_cursor_position(struct mcp_call *call, const cJSON *args,
+			   struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	if (!s)
 		return;
 	int x, y;
@@ -62,12 +66,13 @@ static void cursor_position(struct mcp_call *call, const cJSON *args, void *user
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, reply);
+	tools_reply_data(call, reply);
 }
 
-static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_screen_size(struct mcp_call *call, const cJSON *args,
+		       struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_usable_session(userdata, call, args);
+	struct bridge_session *s = tools_usable_session(context, call, args);
 	if (!s)
 		return;
 	struct agent_space space;
@@ -83,74 +88,5 @@ static void screen_size(struct mcp_call *call, const cJSON *args, void *userdata
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, reply);
-}
-
-static const struct mcp_tool screen_tools[] = {
-	{
-		.name = "screenshot",
-		.quick = true,
-		.title = "Take a screenshot",
-		.description =
-			"Capture the screen as an image with the mouse pointer drawn in. Its "
-			"coordinates are the ones every other tool takes (large screens come "
-			"scaled; the text says how). region [x1, y1, x2, y2] zooms into part of "
-			"the screen at full resolution. settle waits until the screen stops "
-			"changing first.",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{"
-			"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\","
-			"\"minimum\":0},\"minItems\":4,\"maxItems\":4,\"description\":\"[x1, y1, "
-			"x2, y2]: the top-left and bottom-right corners to zoom into.\"},"
-			"\"format\":{\"type\":\"string\",\"enum\":[\"png\",\"jpeg\"],"
-			"\"description\":\"Default png (exact); jpeg is smaller.\"},"
-			"\"quality\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
-			"\"description\":\"JPEG quality, default 80.\"},"
-			"\"settle\":{\"type\":\"boolean\",\"description\":\"Wait until nothing "
-			"has changed for 300 ms (at most 5 s) before capturing. Default false.\"},"
-			"\"show_cursor\":{\"type\":\"boolean\",\"description\":\"Draw the mouse "
-			"pointer. Default true.\"}," SESSION_PROPERTY "}}",
-		.handler = screenshot,
-		.read_only = true,
-	},
-	{
-		.name = "cursor_position",
-		.quick = true,
-		.title = "Mouse pointer position",
-		.description = "Where the mouse pointer is, as JSON {\"x\":..,\"y\":..} in "
-			       "screenshot coordinates.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{"
-				 "\"x\":{\"type\":\"integer\",\"minimum\":0},"
-				 "\"y\":{\"type\":\"integer\",\"minimum\":0}},"
-				 "\"required\":[\"x\",\"y\"],\"additionalProperties\":false}",
-		.handler = cursor_position,
-		.read_only = true,
-	},
-	{
-		.name = "screen_size",
-		.quick = true,
-		.title = "Screen size",
-		.description = "The screen's size in screenshot coordinates as JSON "
-			       "{\"width\":..,\"height\":..} (plus native_width and native_height "
-			       "when screenshots are scaled). Valid coordinates are 0..width-1 and "
-			       "0..height-1.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.output_schema =
-			"{\"type\":\"object\",\"properties\":{"
-			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"In "
-			"screenshot coordinates.\"},"
-			"\"height\":{\"type\":\"integer\",\"minimum\":1},"
-			"\"native_width\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
-			"\"Screen pixels, only when screenshots are scaled.\"},"
-			"\"native_height\":{\"type\":\"integer\",\"minimum\":1}},"
-			"\"required\":[\"width\",\"height\"],\"additionalProperties\":false}",
-		.handler = screen_size,
-		.read_only = true,
-	},
-};
-
-bool tools_register_screen(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, screen_tools, sizeof(screen_tools) / sizeof(screen_tools[0]));
+	tools_reply_data(call, reply);
 }

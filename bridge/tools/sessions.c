@@ -1,5 +1,6 @@
-/* Session management: create_session, list_sessions, session_info,
- * set_timeout, kill_session. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/sessions.h"
+
 #include "bridge/tools/common.h"
 #include "bridge/context.h"
 
@@ -24,15 +25,6 @@
 #define DEFAULT_HEIGHT 800
 #define MAX_METADATA_KEYS 32
 #define MAX_METADATA_VALUE 1024
-
-/* Data goes out as structuredContent and as the same JSON in text. */
-static void reply_json(struct mcp_call *call, cJSON *json)
-{
-	if (json)
-		mcp_call_structured(call, json);
-	else
-		mcp_call_fail(call, "out of memory");
-}
 
 static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 {
@@ -120,9 +112,9 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	return true;
 }
 
-static void create_session(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_create_session(struct mcp_call *call, const cJSON *args,
+			  struct bridge_tools_context *context)
 {
-	struct bridge_tools_context *c = userdata;
 	const char *template = tools_string(args, "template", NULL);
 	const char *url = tools_string(args, "vnc", NULL);
 	if (template && url) {
@@ -136,10 +128,10 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		.height = DEFAULT_HEIGHT,
 		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
-		.uid_range = &c->uid_range,
+		.uid_range = &context->uid_range,
 	};
 	struct sandbox_limits limits;
-	if (!size_and_screen(c, call, args, url != NULL, &spec, &limits))
+	if (!size_and_screen(context, call, args, url != NULL, &spec, &limits))
 		return;
 	if (spec.metadata && !check_metadata(call, spec.metadata))
 		return;
@@ -184,27 +176,27 @@ static void create_session(struct mcp_call *call, const cJSON *args, void *userd
 		return;
 	}
 	/* Listed as starting while the desktop comes up. */
-	if (!bridge_registry_add(c->registry, s, &err)) {
+	if (!bridge_registry_add(context->registry, s, &err)) {
 		bridge_session_unref(s);
 		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	if (!bridge_session_start(s, &err)) {
-		bridge_registry_kill(c->registry, id, "it failed to start", NULL);
+		bridge_registry_kill(context->registry, id, "it failed to start", NULL);
 		bridge_session_unref(s);
 		mcp_call_fail(call, "could not create the session: %s", err.message);
 		return;
 	}
-	reply_json(call, bridge_session_describe(s));
+	tools_reply_data(call, bridge_session_describe(s));
 	bridge_session_unref(s);
 }
 
-static void list_sessions(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_list_sessions(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
 	(void)args;
-	struct bridge_tools_context *c = userdata;
 	/* structuredContent must be an object, so the list is wrapped. */
-	cJSON *list = bridge_registry_describe(c->registry);
+	cJSON *list = bridge_registry_describe(context->registry);
 	cJSON *reply = list ? cJSON_CreateObject() : NULL;
 	if (reply && !cJSON_AddItemToObject(reply, "sessions", list)) {
 		cJSON_Delete(reply);
@@ -212,28 +204,31 @@ static void list_sessions(struct mcp_call *call, const cJSON *args, void *userda
 	}
 	if (!reply)
 		cJSON_Delete(list);
-	reply_json(call, reply);
+	tools_reply_data(call, reply);
 }
 
-static void session_info(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_session_info(struct mcp_call *call, const cJSON *args,
+			struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_session(userdata, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	if (s)
-		reply_json(call, bridge_session_describe(s));
+		tools_reply_data(call, bridge_session_describe(s));
 }
 
-static void set_timeout(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_set_timeout(struct mcp_call *call, const cJSON *args,
+		       struct bridge_tools_context *context)
 {
-	struct bridge_session *s = tools_session(userdata, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	if (!s)
 		return;
 	bridge_session_set_timeout(s, tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS));
-	reply_json(call, bridge_session_describe(s));
+	tools_reply_data(call, bridge_session_describe(s));
 }
 
-static void pause_or_resume(struct mcp_call *call, const cJSON *args, void *userdata, bool pause)
+static void pause_or_resume(struct mcp_call *call, const cJSON *args,
+			    struct bridge_tools_context *context, bool pause)
 {
-	struct bridge_session *s = tools_session(userdata, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	if (!s)
 		return;
 	struct error err;
@@ -242,25 +237,27 @@ static void pause_or_resume(struct mcp_call *call, const cJSON *args, void *user
 		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
-	reply_json(call, bridge_session_describe(s));
+	tools_reply_data(call, bridge_session_describe(s));
 }
 
-static void pause_session(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_pause_session(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
-	pause_or_resume(call, args, userdata, true);
+	pause_or_resume(call, args, context, true);
 }
 
-static void resume_session(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_resume_session(struct mcp_call *call, const cJSON *args,
+			  struct bridge_tools_context *context)
 {
-	pause_or_resume(call, args, userdata, false);
+	pause_or_resume(call, args, context, false);
 }
 
-static void kill_session(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_kill_session(struct mcp_call *call, const cJSON *args,
+			struct bridge_tools_context *context)
 {
-	struct bridge_tools_context *c = userdata;
 	const char *id = tools_string(args, "session", NULL);
 	struct error err;
-	struct bridge_session *s = bridge_registry_acquire(c->registry, id, &err);
+	struct bridge_session *s = bridge_registry_acquire(context->registry, id, &err);
 	if (!s) {
 		mcp_call_fail(call, "%s", err.message);
 		return;
@@ -268,20 +265,20 @@ static void kill_session(struct mcp_call *call, const cJSON *args, void *userdat
 	char name[64];
 	snprintf(name, sizeof(name), "%s", bridge_session_id(s));
 	bridge_session_unref(s);
-	if (!bridge_registry_kill(c->registry, name, "killed by kill_session", &err)) {
+	if (!bridge_registry_kill(context->registry, name, "killed by kill_session", &err)) {
 		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
 	mcp_call_text(call, "Session %s is ended; its desktop is going away.", name);
 }
 
-static void start_stream(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_start_stream(struct mcp_call *call, const cJSON *args,
+			struct bridge_tools_context *context)
 {
-	struct bridge_tools_context *c = userdata;
-	struct bridge_session *s = tools_session(c, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	if (!s)
 		return;
-	const struct bridge_viewer_links *links = c->viewer_links;
+	const struct bridge_viewer_links *links = context->viewer_links;
 	if (!links || !links->base_url[0]) {
 		mcp_call_fail(call, "viewer links need the daemon (lizard-bridge serve): it serves "
 				    "the viewer page");
@@ -316,206 +313,17 @@ static void start_stream(struct mcp_call *call, const cJSON *args, void *userdat
 					       "The novnc links open the same desktop in noVNC.");
 	memset(control, 0, sizeof(control));
 	memset(view, 0, sizeof(view));
-	reply_json(call, reply);
+	tools_reply_data(call, reply);
 }
 
-static void stop_stream(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_stop_stream(struct mcp_call *call, const cJSON *args,
+		       struct bridge_tools_context *context)
 {
-	struct bridge_tools_context *c = userdata;
-	struct bridge_session *s = tools_session(c, call, args);
+	struct bridge_session *s = tools_session(context, call, args);
 	if (!s)
 		return;
 	struct bridge_viewers *viewers = bridge_session_viewers(s, 0, NULL, NULL);
 	if (viewers)
 		bridge_viewers_revoke(viewers);
 	mcp_call_text(call, "The viewer links of session %s no longer work.", bridge_session_id(s));
-}
-
-/* What bridge_session_describe returns. Other parts of the bridge add
- * fields (and states) over time, so unknown properties stay allowed and
- * state and template are not enums: a client holding this schema keeps
- * accepting newer replies. */
-#define SESSION_INFO_SCHEMA                                                                \
-	"{\"type\":\"object\",\"properties\":{"                                            \
-	"\"session\":{\"type\":\"string\",\"description\":\"The id other tools take.\"},"  \
-	"\"template\":{\"type\":\"string\",\"description\":\"desktop, bare, or vnc for an " \
-	"attached server.\"},"                                                             \
-	"\"vnc\":{\"type\":\"string\",\"description\":\"host:port or socket path of an "    \
-	"attached server (never its password).\"},"                                        \
-	"\"size\":{\"type\":\"string\",\"pattern\":\"^[0-9]+x[0-9]+$\"},"                     \
-	"\"created\":{\"type\":\"string\",\"format\":\"date-time\"},"                        \
-	"\"state\":{\"type\":\"string\",\"description\":\"starting, ready, paused, "        \
-	"reconnecting, failed or ended.\"},"                                               \
-	"\"reason\":{\"type\":\"string\",\"description\":\"Why it failed, ended or is "      \
-	"reconnecting.\"},"                                                                \
-	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"0: no "        \
-	"deadline.\"},"                                                                    \
-	"\"deadline\":{\"type\":[\"string\",\"null\"],\"format\":\"date-time\"},"             \
-	"\"remaining_ms\":{\"type\":\"integer\",\"minimum\":0},"                              \
-	"\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}," \
-	"\"sandbox\":{\"type\":\"object\",\"description\":\"What is isolated (local "     \
-	"sessions) and what is not.\",\"properties\":{\"isolated\":{\"type\":\"boolean\"},"  \
-	"\"network\":{\"type\":\"boolean\"},\"isolation\":{\"type\":\"string\"}}},"         \
-	"\"volume\":{\"type\":\"string\",\"description\":\"Mounted at /workspace.\"},"       \
-	"\"resources\":{\"type\":\"object\",\"description\":\"Local sessions with a "       \
-	"size: its limits and what its cgroup uses now.\",\"properties\":{"               \
-	"\"size\":{\"type\":\"string\"},"                                                  \
-	"\"limits\":{\"type\":\"object\",\"properties\":{\"cpus\":{\"type\":\"number\"}," \
-	"\"memory_bytes\":{\"type\":\"number\"},\"pids\":{\"type\":\"number\"},"            \
-	"\"disk_bytes\":{\"type\":[\"number\",\"null\"],\"description\":\"HOME, /tmp and " \
-	"/workspace together; null: no limit (the daemon cannot make disks).\"}}},"       \
-	"\"usage\":{\"type\":\"object\",\"properties\":{"                                \
-	"\"cpu_seconds\":{\"type\":\"number\"},\"cpu_throttled_seconds\":{\"type\":"      \
-	"\"number\"},\"memory_bytes\":{\"type\":\"number\"},\"memory_peak_bytes\":{"        \
-	"\"type\":\"number\"},\"processes\":{\"type\":\"number\"},\"tasks\":{\"type\":"    \
-	"\"number\"},\"oom_kills\":{\"type\":\"number\",\"description\":\"Processes the "   \
-	"kernel killed for going over the memory limit.\"},\"disk_bytes\":{\"type\":"   \
-	"\"number\",\"description\":\"In use on the session's disk.\"}}}}}},"               \
-	"\"required\":[\"session\",\"template\",\"size\",\"created\",\"state\","              \
-	"\"timeout_ms\",\"deadline\",\"metadata\"]}"
-
-/* start_stream's links; more kinds of link may join them. */
-#define STREAM_LINKS_SCHEMA                                                                \
-	"{\"type\":\"object\",\"properties\":{"                                            \
-	"\"url\":{\"type\":\"string\",\"description\":\"Watch and control.\"},"             \
-	"\"view_only_url\":{\"type\":\"string\",\"description\":\"Watch only.\"},"          \
-	"\"note\":{\"type\":\"string\"}},\"required\":[\"url\",\"view_only_url\"]}"
-
-#define REQUIRED_SESSION                                                                   \
-	"\"session\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Session id.\"}"
-
-static const struct mcp_tool session_tools[] = {
-	{
-		.name = "create_session",
-		.title = "Create a desktop session",
-		.description =
-			"Start a new desktop: template \"desktop\" (the default: X server with a "
-			"window manager, Chromium for open_url) or \"bare\" (X server only), or "
-			"attach to a VNC server with vnc \"vnc://[:PASSWORD@]HOST[:PORT]\". A "
-			"local session is a sandbox (Linux namespaces on a shared kernel, not a "
-			"VM) with exec and file tools; network false leaves it loopback only, "
-			"envs sets variables for all its programs. The session ends after "
-			"timeout_ms (default 300000; 0 never). Returns its id for the session "
-			"argument of the other tools.",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{"
-			"\"template\":{\"type\":\"string\",\"enum\":[\"desktop\",\"bare\"]},"
-			"\"vnc\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000,"
-			"\"description\":\"vnc://[:PASSWORD@]HOST[:PORT] or unix:///path\"},"
-			"\"password\":{\"type\":\"string\",\"maxLength\":256,\"description\":"
-			"\"VNC password, instead of putting it in the URL.\"},"
-			"\"size\":{\"type\":\"string\",\"maxLength\":16,\"description\":"
-			"\"small, medium (default) or large: the CPU, memory and process limits "
-			"of a local session (cgroup). WxH is still taken as the screen size.\"},"
-			"\"screen\":{\"type\":\"string\",\"maxLength\":16,\"description\":"
-			"\"WxH, default 1280x800.\"},"
-			"\"volume\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,"
-			"\"description\":\"A volume (create_volume) mounted read-write at "
-			"/workspace; one session at a time.\"},"
-			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":"
-			"2147483647},"
-			"\"metadata\":{\"type\":\"object\",\"description\":\"String values to "
-			"keep with the session.\"},"
-			"\"network\":{\"type\":\"boolean\",\"description\":\"Default true: "
-			"outbound IPv4 through a user-mode network that cannot reach the host's "
-			"loopback; false: loopback only.\"},"
-			"\"envs\":{\"type\":\"object\",\"description\":\"Environment "
-			"variables (strings) for every program of the session.\"}}}",
-		.output_schema = SESSION_INFO_SCHEMA,
-		.handler = create_session,
-	},
-	{
-		.name = "list_sessions",
-		.quick = true,
-		.title = "List sessions",
-		.description = "Every session with its id, template, size, state (starting, "
-			       "ready, reconnecting, failed, ended), deadline and metadata, as "
-			       "{\"sessions\":[...]}.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"sessions\":{"
-				 "\"type\":\"array\",\"items\":" SESSION_INFO_SCHEMA "}},"
-				 "\"required\":[\"sessions\"]}",
-		.handler = list_sessions,
-		.read_only = true,
-	},
-	{
-		.name = "session_info",
-		.quick = true,
-		.title = "Describe a session",
-		.description = "One session's id, template, size, state, deadline and metadata.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.output_schema = SESSION_INFO_SCHEMA,
-		.handler = session_info,
-		.read_only = true,
-	},
-	{
-		.name = "set_timeout",
-		.quick = true,
-		.title = "Set a session's timeout",
-		.description = "End the session timeout_ms from now (1000..2147483647). Calls "
-			       "do not extend the deadline; this does.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION ","
-				"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":"
-				"2147483647}},\"required\":[\"session\",\"timeout_ms\"]}",
-		.output_schema = SESSION_INFO_SCHEMA,
-		.handler = set_timeout,
-	},
-	{
-		.name = "pause_session",
-		.quick = true,
-		.title = "Pause a session",
-		.description = "Freeze every process of a local session (its cgroup), keeping "
-			       "memory and processes. While paused, screenshot shows the last "
-			       "frame, input and exec fail, and the timeout does not run.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
-				"},\"required\":[\"session\"]}",
-		.output_schema = SESSION_INFO_SCHEMA,
-		.handler = pause_session,
-	},
-	{
-		.name = "resume_session",
-		.quick = true,
-		.title = "Resume a session",
-		.description = "Let a paused session's processes continue where they were.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
-				"},\"required\":[\"session\"]}",
-		.output_schema = SESSION_INFO_SCHEMA,
-		.handler = resume_session,
-	},
-	{
-		.name = "start_stream",
-		.quick = true,
-		.title = "Share the desktop in a browser",
-		.description = "Links for people to watch or help: url lets them use mouse and "
-			       "keyboard, view_only_url only shows the screen; novnc_url and "
-			       "novnc_view_only_url are the same in noVNC, the fallback viewer. "
-			       "Calling it again replaces all links.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.output_schema = STREAM_LINKS_SCHEMA,
-		.handler = start_stream,
-	},
-	{
-		.name = "stop_stream",
-		.quick = true,
-		.title = "Stop sharing",
-		.description = "Revoke the session's viewer links and disconnect their viewers.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" SESSION_PROPERTY "}}",
-		.handler = stop_stream,
-	},
-	{
-		.name = "kill_session",
-		.quick = true,
-		.title = "End a session",
-		.description = "End a session now: calls on it fail and its desktop's processes "
-			       "are stopped.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" REQUIRED_SESSION
-				"},\"required\":[\"session\"]}",
-		.handler = kill_session,
-	},
-};
-
-bool tools_register_sessions(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, session_tools,
-			      sizeof(session_tools) / sizeof(session_tools[0]));
 }

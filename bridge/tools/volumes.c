@@ -1,5 +1,6 @@
-/* Persistent volumes: create_volume, list_volumes, delete_volume. A
- * session mounts one with create_session's volume argument. */
+/* SPDX-License-Identifier: MIT */
+#include "bridge/tools/volumes.h"
+
 #include "bridge/tools/common.h"
 
 #include "mcp/server.h"
@@ -31,7 +32,7 @@ static void reply_name(struct mcp_call *call, const char *name)
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, reply);
+	tools_reply_data(call, reply);
 }
 
 /* The limit create_volume's size asks for: bytes, or 0 for "unlimited". */
@@ -65,9 +66,10 @@ static bool volume_limit(struct mcp_call *call, const cJSON *args, uint64_t *byt
 	return true;
 }
 
-static void create_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_create_volume(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
-	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	struct sandbox_volumes *volumes = volumes_of(context, call);
 	const char *name = tools_string(args, "name", "");
 	uint64_t limit;
 	struct error failed;
@@ -86,12 +88,13 @@ static void create_volume(struct mcp_call *call, const cJSON *args, void *userda
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, reply);
+	tools_reply_data(call, reply);
 }
 
-static void delete_volume(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_delete_volume(struct mcp_call *call, const cJSON *args,
+			 struct bridge_tools_context *context)
 {
-	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	struct sandbox_volumes *volumes = volumes_of(context, call);
 	const char *name = tools_string(args, "name", "");
 	struct error failed;
 	if (!volumes)
@@ -122,10 +125,11 @@ static cJSON *describe_volume(const struct sandbox_volume_info *v)
 	return item;
 }
 
-static void list_volumes(struct mcp_call *call, const cJSON *args, void *userdata)
+void tools_list_volumes(struct mcp_call *call, const cJSON *args,
+			struct bridge_tools_context *context)
 {
 	(void)args;
-	struct sandbox_volumes *volumes = volumes_of(userdata, call);
+	struct sandbox_volumes *volumes = volumes_of(context, call);
 	if (!volumes)
 		return;
 	struct sandbox_volume_info *list = NULL;
@@ -148,75 +152,5 @@ static void list_volumes(struct mcp_call *call, const cJSON *args, void *userdat
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, reply);
-}
-
-#define VOLUME_NAME_PROPERTY                                                               \
-	"\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,\"description\":"    \
-	"\"1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit, no '..'.\"}"
-#define VOLUME_NAME_SCHEMA                                                                 \
-	"{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"             \
-	"\"required\":[\"name\"]}"
-
-static const struct mcp_tool volume_tools[] = {
-	{
-		.name = "create_volume",
-		.quick = true,
-		.title = "Create a volume",
-		.description = "Create an empty persistent volume that create_session with volume "
-			       "NAME mounts read-write at /workspace, and that outlives sessions "
-			       "and daemon restarts. It holds at most size (default 10G where the "
-			       "daemon can make disks; writes past it fail with 'No space left on "
-			       "device' inside), or is a plain directory without a limit with "
-			       "size \"unlimited\".",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" VOLUME_NAME_PROPERTY
-				",\"size\":{\"type\":\"string\",\"description\":\"The most it "
-				"holds, like 512M or 20G (64M to 16T; powers of 1024), or "
-				"\\\"unlimited\\\".\"}},\"required\":[\"name\"]}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
-				 "\"string\"},\"limit_bytes\":{\"type\":[\"number\",\"null\"],"
-				 "\"description\":\"null: no limit.\"}},\"required\":[\"name\","
-				 "\"limit_bytes\"]}",
-		.handler = create_volume,
-	},
-	{
-		.name = "list_volumes",
-		.title = "List volumes",
-		.description = "Every volume with its size on disk and the session using it (null "
-			       "when free).",
-		.input_schema = "{\"type\":\"object\",\"properties\":{}}",
-		.output_schema =
-			"{\"type\":\"object\",\"properties\":{\"volumes\":{\"type\":\"array\","
-			"\"items\":{\"type\":\"object\",\"properties\":{"
-			"\"name\":{\"type\":\"string\"},"
-			"\"bytes\":{\"type\":\"number\",\"description\":\"Allocated on the "
-			"host's disk.\"},"
-			"\"limit_bytes\":{\"type\":[\"number\",\"null\"],\"description\":\"The "
-			"most it holds; null: no limit.\"},"
-			"\"bytes_complete\":{\"type\":\"boolean\",\"description\":\"false: too "
-			"many files to count, bytes is a lower bound.\"},"
-			"\"session\":{\"type\":[\"string\",\"null\"]},"
-			"\"other_daemon\":{\"type\":\"boolean\",\"description\":\"The session "
-			"belongs to another daemon on the same data directory.\"}},"
-			"\"required\":[\"name\",\"bytes\",\"session\"]}}},"
-			"\"required\":[\"volumes\"]}",
-		.handler = list_volumes,
-		.read_only = true,
-	},
-	{
-		.name = "delete_volume",
-		.title = "Delete a volume",
-		.description = "Remove a volume and its files. A volume a session uses cannot be "
-			       "deleted.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{" VOLUME_NAME_PROPERTY
-				"},\"required\":[\"name\"]}",
-		.output_schema = VOLUME_NAME_SCHEMA,
-		.handler = delete_volume,
-	},
-};
-
-bool tools_register_volumes(struct mcp_server *server, struct bridge_tools_context *context)
-{
-	return tools_register(server, context, volume_tools,
-			      sizeof(volume_tools) / sizeof(volume_tools[0]));
+	tools_reply_data(call, reply);
 }
