@@ -6,13 +6,16 @@ cd "$(dirname "$0")/.."
 
 build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libpng-dev
   libcjson-dev libwebsockets-dev libxkbcommon-dev libjpeg-dev libisal-dev zlib1g-dev
-  libseccomp-dev)
+  libseccomp-dev libzmq3-dev libssl-dev)
 # bubblewrap makes the sandbox every local session runs in, libseccomp builds
 # its system call filter and slirp4netns its network (without the host's
 # loopback); mke2fs (e2fsprogs) makes the disks that hold a session's
-# files; the daemon serves noVNC's files from Debian's novnc package.
+# files; the daemon serves noVNC's files from Debian's novnc package;
+# run_code talks to ipykernel, with numpy, pandas and matplotlib beside it,
+# and runs JavaScript with Node.
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
-  slirp4netns e2fsprogs novnc)
+  slirp4netns e2fsprogs novnc python3-ipykernel python3-numpy python3-pandas
+  python3-matplotlib nodejs)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
   scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
 
