@@ -52,7 +52,7 @@ ALLOWED = {
 TYPES_ONLY = {'bridge/context.h', 'bridge/session/types.h', 'bridge/session/state.h',
               'bridge/server/state.h', 'bridge/server/options.h', 'bridge/viewer/wire.h', 'bridge/viewer/types.h', 'bridge/viewer/hub_state.h', 'sandbox/protocol.h',
               'sandbox/state.h', 'sandbox/cgroup_state.h', 'sandbox/cgroup_types.h',
-              'vnc/conn_state.h'}
+              'vnc/conn_state.h', 'mcp/types.h', 'mcp/state.h'}
 # A function declared at file level: a name and an argument list, ending the
 # statement. Types-only headers must have none (macros and function pointer
 # types aside).
