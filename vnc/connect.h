@@ -1,8 +1,7 @@
 /* Our own connect to a VNC server, made before libvncclient sees the
  * socket: so the bridge holds the socket from the start and can end it
- * whatever libvncclient is blocked in (watchdog.h), and so the connect has
- * a deadline and can be abandoned, which libvncclient 0.9.14's own connect
- * has neither of. */
+ * whatever libvncclient is blocked in (watchdog.h). The connect itself has
+ * a deadline and gives up when the caller abandons it. */
 #ifndef LIZARD_VNC_CONNECT_H
 #define LIZARD_VNC_CONNECT_H
 
