@@ -4,16 +4,21 @@
  *
  * A transport creates one mcp_peer per client connection, feeds it framed
  * messages and receives replies through its send function, which may be
- * called from worker threads. */
+ * called from worker threads. The peer (peer.h) and the result a tool
+ * builds (call.h) are modules of their own below this one; this header
+ * includes them, so it stays the one a transport or a tool includes. */
 #ifndef LIZARD_MCP_SERVER_H
 #define LIZARD_MCP_SERVER_H
+
+#include "mcp/call.h"
+#include "mcp/peer.h"
+#include "mcp/types.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
-struct blob;
 struct cJSON;
 struct mcp_server;
 struct mcp_peer;
@@ -45,12 +50,6 @@ struct mcp_tool {
 typedef bool (*mcp_group_fn)(const char *tool, const struct cJSON *args, char *group,
 			     size_t group_size, void *userdata);
 
-/* Sends one message given as parts to write back to back: a reply with
- * images comes in pieces, so image text is never copied to build it. */
-typedef void (*mcp_send_fn)(void *context, const struct iovec *parts, int count);
-#define MCP_MAX_CALL_IMAGES 4
-#define MCP_MAX_SEND_PARTS (2 * MCP_MAX_CALL_IMAGES + 1)
-
 /* Told about every finished tools/call, for metrics. */
 typedef void (*mcp_call_observer)(const char *tool, bool is_error, double seconds,
 				  void *userdata);
@@ -62,18 +61,6 @@ typedef void (*mcp_call_observer)(const char *tool, bool is_error, double second
  * once with a "Server busy" JSON-RPC error; nothing waits for room. */
 #define MCP_MAX_CALLS_PER_CLIENT 256
 #define MCP_MAX_CALLS 4096
-
-/* MCP logging levels (RFC 5424 severities), least severe first. */
-enum mcp_log_level {
-	MCP_LOG_DEBUG,
-	MCP_LOG_INFO,
-	MCP_LOG_NOTICE,
-	MCP_LOG_WARNING,
-	MCP_LOG_ERROR,
-	MCP_LOG_CRITICAL,
-	MCP_LOG_ALERT,
-	MCP_LOG_EMERGENCY,
-};
 
 /* Tool calls run on a pool with these bounds (workers.h); each client
  * (a peer, or the peers sharing a scope) is an owner there. */
@@ -99,57 +86,16 @@ void mcp_server_log(struct mcp_server *server, enum mcp_log_level level, const c
 /* Whether version is one this server speaks. */
 bool mcp_protocol_version_supported(const char *version);
 
-struct mcp_peer *mcp_peer_create(struct mcp_server *server, mcp_send_fn send, void *context);
 /* Handles one complete message (not NUL-terminated). */
 void mcp_peer_handle(struct mcp_peer *peer, const char *data, size_t len);
-/* Waits up to timeout_ms for every tools/call this peer started to finish
- * (and its reply to be sent). True when none is left. */
-bool mcp_peer_wait_idle(struct mcp_peer *peer, int timeout_ms);
 /* Stops this peer's calls at their next step, as a cancellation does, but
  * each still answers: with an error that says reason (a static string).
  * For a transport that is closing and will not wait long. */
 void mcp_peer_give_up(struct mcp_peer *peer, const char *reason);
 /* Replies to an oversize message the transport refused to read. */
 void mcp_peer_reject_oversize(struct mcp_peer *peer, size_t limit);
-/* After this no reply is sent; the peer is freed once its calls finish. */
-void mcp_peer_close(struct mcp_peer *peer);
-/* Names the client a message comes from when one client speaks through
- * several peers (Streamable HTTP: one POST, one connection, one peer), so
- * that notifications/cancelled reaches calls made in another request. NULL
- * (the default) scopes cancellation to this peer. The string is copied. */
-void mcp_peer_set_scope(struct mcp_peer *peer, const char *scope);
 
-/* Result building inside a tool handler. */
-__attribute__((format(printf, 2, 3)))
-void mcp_call_text(struct mcp_call *call, const char *fmt, ...);
-bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type);
-/* Adds an image already encoded as base64 (standard alphabet), keeping a
- * reference to the blob until the reply is sent. */
-bool mcp_call_image_blob(struct mcp_call *call, struct blob *base64, const char *mime_type);
-/* Marks the result isError and adds the message: for bad arguments and
- * failed actions, phrased so a model can correct itself. */
-__attribute__((format(printf, 2, 3)))
-void mcp_call_fail(struct mcp_call *call, const char *fmt, ...);
-bool mcp_call_failed(const struct mcp_call *call);
+/* The tool a call is for (results are built through call.h). */
 const char *mcp_call_tool_name(const struct mcp_call *call);
-
-/* The tool's data, checked by clients against its output_schema: sent as
- * structuredContent and, for clients that show text, as JSON text. Takes
- * ownership of object. An error result (mcp_call_fail) drops it. */
-void mcp_call_structured(struct mcp_call *call, struct cJSON *object);
-
-/* Whether the request carried a progressToken. */
-bool mcp_call_wants_progress(const struct mcp_call *call);
-/* Sends notifications/progress for this call when it carried a
- * progressToken; progress must grow from one call to the next (the caller
- * picks its unit: bytes, steps), total < 0 means unknown, message may be
- * NULL. Any thread; a no-op without a token. */
-void mcp_call_progress(struct mcp_call *call, double progress, double total,
-		       const char *message);
-
-/* True once the client cancelled this request (notifications/cancelled).
- * Long tools look at it between steps and stop early; a cancelled call
- * sends no reply. */
-bool mcp_call_cancelled(const struct mcp_call *call);
 
 #endif

@@ -1,6 +1,6 @@
-/* Making and ending a sandbox: its private directory on the host, the
- * bubblewrap command line, the init inside, and the cleanup of what a
- * killed daemon left behind.
+/* Making and ending a sandbox: the checks before, its private directory
+ * (private_dir.c), bubblewrap started with the init inside (bwrap.c), the
+ * network helper, and the cleanup, whatever fails on the way.
  *
  * bwrap always runs as an unprivileged host user. A daemon running as root
  * forks, drops to a uid of the sandbox's own (uid.h: from the daemon's
@@ -11,429 +11,33 @@
  * the kernel to allow unprivileged user namespaces. */
 
 #include "sandbox/sandbox.h"
-#include "sandbox/state.h"
-#include "sandbox/child.h"
-#include "sandbox/stale.h"
+#include "sandbox/bwrap.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/child.h"
 #include "sandbox/disk.h"
 #include "sandbox/log.h"
 #include "sandbox/network.h"
-#include "sandbox/protocol.h"
+#include "sandbox/private_dir.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/state.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define INIT_START_TIMEOUT_MS 15000
 #define INIT_EXIT_TIMEOUT_MS 2000
-#define INIT_PATH "/run/lizard-init"
-/* Files of a volume handed to a new sandbox's uid at most; beyond, the
- * session does not start rather than see files it cannot write. */
-#define WORKSPACE_MAX_ENTRIES 1000000
 #define VOLUME_RELEASE_TIMEOUT_MS 5000
-
-static const char *bwrap_path(void)
-{
-	static const char *const candidates[] = { "/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap" };
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], X_OK) == 0)
-			return candidates[i];
-	return NULL;
-}
-
-/* A directory made in parent and opened there without following a link,
- * then given to uid: the open descriptor, or -1 with err set. */
-static int make_dir_at(int parent, const char *name, mode_t mode, uid_t uid, const char *under,
-		       struct error *err)
-{
-	if (mkdirat(parent, name, mode) != 0) {
-		error_set(err, errno, "cannot create %s/%s", under, name);
-		return -1;
-	}
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		error_set(err, errno, "cannot open %s/%s", under, name);
-		return -1;
-	}
-	if (uid != geteuid() && fchown(fd, uid, uid) != 0) {
-		error_set(err, errno, "cannot give %s/%s to uid %u", under, name, (unsigned)uid);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Ends the host's binding of the volume once bwrap has its own. */
-static bool unmount_volume(struct sandbox *s, struct error *err)
-{
-	if (!s->volume_mount[0])
-		return true;
-	bool ok = umount2(s->volume_mount, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 ||
-		  error_set(err, errno, "cannot unbind %s", s->volume_mount);
-	s->volume_mount[0] = '\0';
-	return ok;
-}
-
-/* Binds the volume into the sandbox's own directory, where its uid can
- * reach it, for bwrap to bind at /workspace. */
-static bool mount_volume(struct sandbox *s, struct error *err)
-{
-	char mount_point[240];
-	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
-	int fd = make_dir_at(s->dir_fd, "volume", 0700, s->host_uid, s->dir, err);
-	if (fd < 0)
-		return false;
-	close(fd);
-	if (mount(s->workspace, mount_point, NULL, MS_BIND, NULL) != 0)
-		return error_set(err, errno, "cannot bind the volume %s", s->workspace);
-	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
-	return true;
-}
-
-/* Mounts a volume's disk image at the sandbox's own dir/volume for bwrap
- * to bind at /workspace, and gives its files to the sandbox's uid. */
-static bool mount_volume_image(struct sandbox *s, const char *image, struct error *err)
-{
-	char images[512];
-	snprintf(images, sizeof(images), "%s", image);
-	char *slash = strrchr(images, '/');
-	if (!slash || !slash[1])
-		return error_set(err, EINVAL, "the volume image %s", image);
-	*slash = '\0';
-	const char *name = slash + 1;
-	int images_fd = open(images, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (images_fd < 0)
-		return error_set(err, errno, "cannot open %s", images);
-	char mount_point[240];
-	snprintf(mount_point, sizeof(mount_point), "%s/volume", s->dir);
-	int fd = make_dir_at(s->dir_fd, "volume", 0700, s->host_uid, s->dir, err);
-	bool ok = fd >= 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && sandbox_disk_mount(images_fd, images, name, mount_point, &s->volume_loop, err);
-	close(images_fd);
-	if (!ok)
-		return false;
-	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
-	/* The last session that used it had another uid. */
-	return s->host_uid == geteuid() ||
-	       sandbox_tree_chown(mount_point, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err);
-}
-
-/* The private directory stays the daemon's (0711: the sandbox's uid may
- * pass through to bind what is inside); only run, home and workspace are
- * the sandbox's, and those the daemon holds by descriptor from here on. */
-/* The session's own disk, mounted at dir/disk: where its directories go. */
-static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
-{
-	if (!sandbox_disk_make(s->dir_fd, s->dir, "disk.img", bytes, geteuid(), false, err))
-		return false;
-	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
-	if (mkdirat(s->dir_fd, "disk", 0700) != 0)
-		return error_set(err, errno, "cannot create %s", s->disk_mount);
-	if (!sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop, err))
-		return false;
-	s->on_disk = true;
-	s->disk_fd = openat(s->dir_fd, "disk", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->disk_fd < 0)
-		return error_set(err, errno, "cannot open %s", s->disk_mount);
-	/* The disk's root, like dir, stays the daemon's. */
-	fchmod(s->disk_fd, 0711);
-	return true;
-}
-
-static bool make_dirs(struct sandbox *s, uint64_t disk_bytes, struct error *err)
-{
-	char base[128];
-	if (!sandbox_base_dir(base, sizeof(base), err))
-		return false;
-	char daemon_dir[160];
-	snprintf(daemon_dir, sizeof(daemon_dir), "%s/%ld", base, (long)getpid());
-	/* Twice: another session's end may remove the daemon's directory
-	 * (sandbox_destroy) between the mkdir and the mkdtemp. */
-	bool made = false;
-	for (int attempt = 0; attempt < 2 && !made; attempt++) {
-		if (mkdir(daemon_dir, 0711) != 0 && errno != EEXIST) {
-			error_set(err, errno, "cannot create %s", daemon_dir);
-			return false;
-		}
-		snprintf(s->dir, sizeof(s->dir), "%s/s-XXXXXX", daemon_dir);
-		made = mkdtemp(s->dir) != NULL;
-	}
-	if (!made) {
-		error_set(err, errno, "cannot create a private directory in %s", daemon_dir);
-		s->dir[0] = '\0';
-		return false;
-	}
-	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->dir_fd < 0 || fchmod(s->dir_fd, 0711) != 0)
-		return error_set(err, errno, "cannot open %s", s->dir);
-	if (disk_bytes && !make_disk(s, disk_bytes, err))
-		return false;
-	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
-	const char *under = s->on_disk ? s->disk_mount : s->dir;
-	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", under);
-	snprintf(s->home, sizeof(s->home), "%s/home", under);
-	snprintf(s->workspace, sizeof(s->workspace), "%s/workspace", under);
-	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s/tmp", under);
-	snprintf(s->log_path, sizeof(s->log_path), "%s/sandbox.log", s->dir);
-	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
-	if ((s->run_fd = make_dir_at(parent, "run", 0700, s->host_uid, under, err)) < 0)
-		return false;
-	static const struct { const char *name; mode_t mode; bool in_run, disk_only; } dirs[] = {
-		{ "home", 0700, false, false }, { "workspace", 0755, false, false },
-		{ "tmp", 01777, false, true }, { ".X11-unix", 0700, true, false },
-	};
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (dirs[i].disk_only && !s->on_disk)
-			continue;
-		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : parent, dirs[i].name, dirs[i].mode,
-				     s->host_uid, dirs[i].in_run ? s->run_dir : under, err);
-		if (fd < 0)
-			return false;
-		/* What the umask took of 1777. */
-		if (dirs[i].mode & 01000)
-			fchmod(fd, dirs[i].mode);
-		close(fd);
-	}
-	if (!(s->log = sandbox_log_create(s->log_path, err)))
-		return false;
-	s->log_fd = sandbox_log_fd(s->log);
-	return true;
-}
-
-/* What the kernel must allow, said before bwrap fails less clearly. */
-static bool check_kernel(struct error *err)
-{
-	FILE *f = fopen("/proc/sys/user/max_user_namespaces", "r");
-	long max = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &max) != 1)
-			max = -1;
-		fclose(f);
-	}
-	if (max == 0) {
-		error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
-			 "local sessions need them: sysctl user.max_user_namespaces=10000");
-		return false;
-	}
-	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "r");
-	long allowed = 1;
-	if (f) {
-		if (fscanf(f, "%ld", &allowed) != 1)
-			allowed = 1;
-		fclose(f);
-	}
-	if (allowed == 0) {
-		error_set(err, 0, "unprivileged user namespaces are disabled "
-			 "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
-			 "them: sysctl kernel.unprivileged_userns_clone=1");
-		return false;
-	}
-	return true;
-}
-
-#define MAX_BWRAP_ARGS 96
-
-struct args {
-	const char *v[MAX_BWRAP_ARGS];
-	int n;
-};
-
-static void add(struct args *a, const char *first, const char *second, const char *third)
-{
-	const char *items[] = { first, second, third };
-	for (int i = 0; i < 3 && items[i]; i++)
-		if (a->n < MAX_BWRAP_ARGS - 1)
-			a->v[a->n++] = items[i];
-	a->v[a->n] = NULL;
-}
-
-/* Top-level system paths, as the host has them: symlinks into /usr on a
- * merged-/usr system, directories otherwise. */
-static void add_system_path(struct args *a, const char *path, char *link_buffer, size_t size)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISLNK(st.st_mode)) {
-		ssize_t len = readlink(path, link_buffer, size - 1);
-		if (len <= 0)
-			return;
-		link_buffer[len] = '\0';
-		add(a, "--symlink", link_buffer, path);
-	} else if (S_ISDIR(st.st_mode)) {
-		add(a, "--ro-bind", path, path);
-	}
-}
-
-/* What bwrap finds at fds 3 and up (sandbox_create makes them). Its options
- * come through a pipe (--args) and the small files it places inside
- * through pipes too (--ro-bind-data), so neither /proc/1/cmdline inside
- * (bwrap's own process) nor the mount table names the private directory's
- * host path for them. */
-enum bwrap_fd {
-	FD_CONTROL = 3, /* the init's control socket */
-	FD_EXE,         /* the daemon's binary: the init */
-	FD_INFO,        /* bwrap writes the sandbox's host pid here */
-	FD_ARGS,
-	FD_PASSWD,
-	FD_GROUP,
-	FD_SECCOMP,     /* the system call filter (seccomp.h) */
-	FD_RESOLV,      /* with a network only */
-	FD_END
-};
-/* The numbers build_bwrap_args writes out. */
-_Static_assert(FD_INFO == 5 && FD_ARGS == 6 && FD_PASSWD == 7 && FD_GROUP == 8 &&
-		       FD_SECCOMP == 9 && FD_RESOLV == 10,
-	       "bwrap's options name these descriptors by number");
-
-static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
-			     const char *resolv_dest)
-{
-	a->n = 0;
-	add(a, "--unshare-user", NULL, NULL);
-	add(a, "--uid", "0", NULL);
-	add(a, "--gid", "0", NULL);
-	add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts");
-	/* Always its own network: loopback only, or slirp4netns's (network.h),
-	 * never the host's with its loopback services. */
-	add(a, "--unshare-net", "--unshare-cgroup-try", NULL);
-	add(a, "--die-with-parent", "--info-fd", "5");
-	/* The init is root of the sandbox with a root's capabilities there
-	 * (never on the host): mapping the user's namespace onto it needs
-	 * CAP_SETFCAP, and `user: root` means root inside. */
-	add(a, "--cap-add", "ALL", NULL);
-	add(a, "--hostname", "sandbox", NULL);
-	add(a, "--ro-bind", "/usr", "/usr");
-	static const char *const system_paths[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-						    "/libx32" };
-	for (int i = 0; i < 6; i++)
-		add_system_path(a, system_paths[i], links[i], 128);
-	add(a, "--ro-bind", "/etc", "/etc");
-	add(a, "--ro-bind-data", "7", "/etc/passwd");
-	add(a, "--ro-bind-data", "8", "/etc/group");
-	if (resolv_dest)
-		add(a, "--ro-bind-data", "10", resolv_dest);
-	add(a, "--proc", "/proc", NULL);
-	add(a, "--dev", "/dev", NULL);
-	/* On the session's disk when it has one, so that /tmp counts against
-	 * the disk and not, as a tmpfs would, against its memory. */
-	if (s->on_disk)
-		add(a, "--bind", s->tmp_dir, "/tmp");
-	else
-		add(a, "--tmpfs", "/tmp", NULL);
-	/* X servers put their sockets here. It is the run directory's, so the
-	 * host reaches a display by its socket's path: the abstract socket
-	 * stays in the sandbox's network namespace. */
-	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
-	add(a, "--dir", "/var/tmp", NULL);
-	/* Without the system's font cache every program that draws text
-	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */
-	if (access("/var/cache/fontconfig", F_OK) == 0)
-		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
-	add(a, "--bind", s->home, SANDBOX_HOME);
-	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, SANDBOX_WORKSPACE);
-	add(a, "--bind", s->run_dir, SANDBOX_RUN_DIR);
-	add(a, "--ro-bind-fd", "4", INIT_PATH);
-	add(a, "--chdir", SANDBOX_HOME, NULL);
-	/* Loaded last, right before the init's exec: the init and all it
-	 * starts run under it. */
-	add(a, "--seccomp", "9", NULL);
-}
-
-/* Inside, only these users exist; the host's names stay outside. */
-static void users_and_groups(char *users, size_t users_size, char *groups, size_t groups_size)
-{
-	snprintf(users, users_size,
-		 "root:x:0:0:root:/root:/bin/sh\n"
-		 "user:x:%d:%d:user:" SANDBOX_HOME ":/bin/sh\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		 SANDBOX_USER_ID, SANDBOX_USER_ID);
-	snprintf(groups, groups_size, "root:x:0:\nuser:x:%d:\nnogroup:x:65534:\n", SANDBOX_USER_ID);
-}
-
-/* Where the inside's resolv.conf goes: over /etc/resolv.conf or, when that
- * is a link (systemd-resolved, resolvconf), over what it points to, which
- * bwrap creates on the sandbox's own root when it is not there. */
-static const char *resolv_conf_destination(char *buffer, size_t size)
-{
-	struct stat st;
-	if (lstat("/etc/resolv.conf", &st) != 0 || !S_ISLNK(st.st_mode))
-		return "/etc/resolv.conf";
-	char target[256];
-	ssize_t len = readlink("/etc/resolv.conf", target, sizeof(target) - 1);
-	if (len <= 0)
-		return "/etc/resolv.conf";
-	target[len] = '\0';
-	const char *rest = target;
-	while (strncmp(rest, "../", 3) == 0)
-		rest += 3; /* /etc/.. is / */
-	if (target[0] == '/')
-		snprintf(buffer, size, "%s", target);
-	else if (rest != target)
-		snprintf(buffer, size, "/%s", rest);
-	else
-		snprintf(buffer, size, "/etc/%s", target);
-	return strstr(buffer, "/../") ? "/etc/resolv.conf" : buffer;
-}
-
-/* A pipe's read end holding text, for bwrap to read to its end. */
-static int data_fd(const char *text, size_t len)
-{
-	int pipe_fds[2];
-	if (len > 60 * 1024 || pipe2(pipe_fds, O_CLOEXEC) != 0)
-		return -1; /* more than a pipe holds without a reader */
-	bool ok = write(pipe_fds[1], text, len) == (ssize_t)len;
-	close(pipe_fds[1]);
-	if (!ok) {
-		close(pipe_fds[0]);
-		return -1;
-	}
-	return pipe_fds[0];
-}
-
-
-/* In the child, before exec: only async-signal-safe calls. fds[i] becomes
- * fd 3 + i; fds[0] is the control socket, the only one without bwrap. */
-static _Noreturn void exec_sandbox(const struct sandbox *s, char *const *argv, const int *fds,
-				   int fd_count, pid_t parent, const struct sandbox_cgroup_join *join)
-{
-	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
-	sandbox_child_setup(join, s->host_uid, parent);
-	int null_fd = open("/dev/null", O_RDWR);
-	dup2(null_fd, STDIN_FILENO);
-	dup2(s->log_fd, STDOUT_FILENO);
-	dup2(s->log_fd, STDERR_FILENO);
-	/* Move them all out of the way first: one may sit on a target. */
-	int high[FD_END - FD_CONTROL];
-	for (int i = 0; i < fd_count; i++)
-		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) < 0)
-			_exit(126);
-	for (int i = 0; i < fd_count; i++)
-		dup2(high[i], FD_CONTROL + i);
-	close_range((unsigned)(FD_CONTROL + fd_count), ~0U, 0);
-	if (chdir(s->home) != 0)
-		_exit(126);
-	execve(argv[0], argv, env);
-	_exit(127);
-}
 
 static bool wait_for_init(struct sandbox *s, struct error *err)
 {
@@ -449,30 +53,6 @@ static bool wait_for_init(struct sandbox *s, struct error *err)
 	error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
 		 tail, tail[0] ? ")" : "");
 	return false;
-}
-
-/* The host pid of the sandbox's first process, from bwrap's --info-fd
- * JSON ({"child-pid": N, ...}), written before the init starts. */
-static pid_t read_sandbox_pid(int info_fd)
-{
-	char json[1024];
-	size_t used = 0;
-	for (;;) {
-		struct pollfd pfd = { .fd = info_fd, .events = POLLIN };
-		if (used + 1 >= sizeof(json) || poll(&pfd, 1, INIT_START_TIMEOUT_MS) <= 0)
-			break;
-		ssize_t n = read(info_fd, json + used, sizeof(json) - 1 - used);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		json[used] = '\0';
-		const char *key = strstr(json, "\"child-pid\":");
-		char *end;
-		long pid = key ? strtol(key + 12, &end, 10) : 0;
-		if (key && pid > 0 && (*end == ',' || *end == '\n' || *end == '}'))
-			return (pid_t)pid;
-	}
-	return 0;
 }
 
 /* Starts the inside's own network (network.h) once the sandbox is up, not
@@ -599,12 +179,12 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	}
 	const char *bwrap = NULL;
 	if (s->isolated) {
-		if (!(bwrap = bwrap_path())) {
+		if (!(bwrap = sandbox_bwrap_path())) {
 			error_set(err, 0, "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
 				 "need it: apt-get install bubblewrap");
 			goto fail;
 		}
-		if (!check_kernel(err))
+		if (!sandbox_bwrap_check_kernel(err))
 			goto fail;
 		/* Never the host's network instead. */
 		if (s->network && !sandbox_network_helper()) {
@@ -614,7 +194,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 			goto fail;
 		}
 	}
-	if (!make_dirs(s, s->isolated ? o->disk_bytes : 0, err))
+	if (!sandbox_private_dir_make(s, s->isolated ? o->disk_bytes : 0, err))
 		goto fail;
 	snprintf(s->inside_home, sizeof(s->inside_home), "%s", s->isolated ? SANDBOX_HOME : s->home);
 	snprintf(s->inside_run_dir, sizeof(s->inside_run_dir), "%s",
@@ -625,18 +205,14 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
 		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
 			 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
-		/* The last session that used it had another uid. */
-		if (s->host_uid != geteuid() &&
-		    !sandbox_tree_chown(s->workspace, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err))
-			goto fail;
-		if (s->isolated && s->host_uid != geteuid() && !mount_volume(s, err))
+		if (!sandbox_private_dir_take_volume(s, err))
 			goto fail;
 	} else if (o->workspace_image) {
 		if (!s->isolated) {
 			error_set(err, 0, "volumes with a size limit need the sandbox");
 			goto fail;
 		}
-		if (!mount_volume_image(s, o->workspace_image, err))
+		if (!sandbox_private_dir_mount_volume_image(s, o->workspace_image, err))
 			goto fail;
 	}
 	if (!build_env(s, o)) {
@@ -661,76 +237,35 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 			close(seccomp_fd);
 		goto fail;
 	}
-	/* fds for bwrap (enum bwrap_fd); the pipes' write ends are closed. */
-	int fds[FD_END - FD_CONTROL] = { pair[1], -1, -1, -1, -1, -1, -1, -1 };
-	int fd_count = 1, info_read = -1;
-	bool prepared = true;
-	char *bwrap_argv[] = { (char *)bwrap, "--args", "6", "--", INIT_PATH, "sandbox-init", "3",
-			       "isolated", NULL };
-	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
-	if (s->isolated) {
-		struct args a;
-		char links[6][128], resolv_buffer[300], users[256], groups[128], resolv[2048];
-		bool want_resolv = s->network;
-		users_and_groups(users, sizeof(users), groups, sizeof(groups));
-		if (want_resolv)
-			sandbox_network_resolv_conf(resolv, sizeof(resolv), &s->has_dns);
-		build_bwrap_args(s, &a, links,
-				 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
-					     : NULL);
-		char serialized[16 * 1024];
-		size_t len = 0;
-		for (int i = 0; i < a.n; i++) {
-			size_t item = strlen(a.v[i]) + 1;
-			if (len + item > sizeof(serialized))
-				break;
-			memcpy(serialized + len, a.v[i], item);
-			len += item;
-		}
-		int info[2] = { -1, -1 };
-		if (pipe2(info, O_CLOEXEC) == 0)
-			info_read = info[0];
-		fds[1] = open("/proc/self/exe", O_PATH | O_CLOEXEC);
-		fds[2] = info[1];
-		fds[3] = data_fd(serialized, len);
-		fds[4] = data_fd(users, strlen(users));
-		fds[5] = data_fd(groups, strlen(groups));
-		fds[6] = seccomp_fd;
-		fd_count = 7;
-		if (want_resolv)
-			fds[fd_count++] = data_fd(resolv, strlen(resolv));
-		for (int i = 1; i < fd_count; i++)
-			prepared = prepared && fds[i] >= 0;
-	}
+	/* What the child finds at fds 3 and up; the pipes' write ends are closed. */
+	struct sandbox_bwrap_fds fds;
+	bool prepared = sandbox_bwrap_prepare(s, pair[1], seccomp_fd, &fds);
 	pid_t parent = getpid();
 	pid_t pid = prepared ? fork() : -1;
 	if (pid == 0)
-		exec_sandbox(s, s->isolated ? bwrap_argv : plain, fds, fd_count, parent,
-			     o->cgroup ? &join : NULL);
+		sandbox_bwrap_exec(s, bwrap, &fds, parent, o->cgroup ? &join : NULL);
 	int fork_errno = errno;
-	for (int i = 0; i < fd_count; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	sandbox_bwrap_close_fds(&fds);
 	s->control = pair[0];
 	if (pid < 0) {
 		error_set(err, fork_errno, prepared ? "cannot fork" : "cannot prepare what bwrap reads");
 		sandbox_cgroup_join_close(&join);
-		if (info_read >= 0)
-			close(info_read);
+		if (fds.info_read >= 0)
+			close(fds.info_read);
 		goto fail;
 	}
 	s->pid = pid;
 	bool started = wait_for_init(s, err);
-	started = unmount_volume(s, started ? err : NULL) && started;
+	started = sandbox_private_dir_unbind_volume(s, started ? err : NULL) && started;
 	if (started && s->isolated) {
-		s->init_pid = read_sandbox_pid(info_read);
+		s->init_pid = sandbox_bwrap_read_pid(fds.info_read, INIT_START_TIMEOUT_MS);
 		protect_init(s);
 	}
 	if (started && s->isolated && s->network)
 		started = start_network(s, o->cgroup ? &join : NULL, err) && wait_network(s, err);
 	sandbox_cgroup_join_close(&join);
-	if (info_read >= 0)
-		close(info_read);
+	if (fds.info_read >= 0)
+		close(fds.info_read);
 	if (!started)
 		goto fail;
 	describe(s, o->cgroup != NULL);
@@ -793,7 +328,7 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 	struct error failed;
 	bool ok = true;
 	/* A start that failed before its end: never remove through the binding. */
-	ok = keep_first(unmount_volume(s, &failed), err, &failed) && ok;
+	ok = keep_first(sandbox_private_dir_unbind_volume(s, &failed), err, &failed) && ok;
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0)

@@ -117,6 +117,53 @@ static bool parse_listen(const char *listen, char *iface, size_t iface_size, int
 	return true;
 }
 
+/* The address the listener must end up bound to. libwebsockets 4.1 binds
+ * an IPv4 iface to every address when it was built with IPv6 (its issue
+ * 2290), so an IPv4 address turns IPv6 off for the vhost, and what the
+ * socket is bound to is checked after: a daemon asked for loopback never
+ * serves on any other address. */
+struct listen_address {
+	int family; /* AF_INET or AF_INET6 */
+	unsigned char bytes[16];
+};
+
+static bool parse_listen_address(const char *iface, struct listen_address *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, iface, a->bytes) == 1)
+		a->family = AF_INET;
+	else if (inet_pton(AF_INET6, iface, a->bytes) == 1)
+		a->family = AF_INET6;
+	return a->family != 0;
+}
+
+static bool listener_bound_as_asked(int fd, const struct listen_address *want, char *bound,
+				    size_t size)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+	snprintf(bound, size, "an unknown address");
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&addr, &len) != 0)
+		return false;
+	struct listen_address have = { .family = addr.ss_family };
+	if (addr.ss_family == AF_INET) {
+		memcpy(have.bytes, &((struct sockaddr_in *)&addr)->sin_addr, 4);
+	} else if (addr.ss_family == AF_INET6) {
+		const struct in6_addr *a6 = &((struct sockaddr_in6 *)&addr)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			have.family = AF_INET;
+			memcpy(have.bytes, a6->s6_addr + 12, 4);
+		} else {
+			memcpy(have.bytes, a6->s6_addr, 16);
+		}
+	} else {
+		return false;
+	}
+	inet_ntop(have.family, have.bytes, bound, (socklen_t)size);
+	return have.family == want->family &&
+	       memcmp(have.bytes, want->bytes, have.family == AF_INET ? 4 : 16) == 0;
+}
+
 /* Viewer hubs and running calls outlive bridge_server_run (sessions end
  * after it returns), so what they use of it must too: the link base stays,
  * and a loop that is gone is not woken. One server per process. */
@@ -176,8 +223,16 @@ int bridge_server_run(const struct bridge_server_options *options)
 			  options->listen);
 		return 1;
 	}
-	if (!unix_socket && strcmp(iface, "127.0.0.1") != 0 && strcmp(iface, "::1") != 0 &&
-	    strcmp(iface, "localhost") != 0)
+	if (!unix_socket && strcmp(iface, "localhost") == 0)
+		snprintf(iface, sizeof(iface), "127.0.0.1");
+	struct listen_address want;
+	if (!unix_socket && !parse_listen_address(iface, &want)) {
+		log_error("--listen '%s': give an IPv4 or IPv6 address (127.0.0.1, [::1], 0.0.0.0), "
+			  "not a name",
+			  options->listen);
+		return 1;
+	}
+	if (!unix_socket && strcmp(iface, "127.0.0.1") != 0 && strcmp(iface, "::1") != 0)
 		log_warn("listening on %s: reachable beyond this machine; the API key is all that "
 			 "protects the desktops",
 			 iface);
@@ -206,6 +261,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 	if (unix_socket) {
 		info.options |= LWS_SERVER_OPTION_UNIX_SOCK;
 		unlink(iface);
+	} else if (want.family == AF_INET) {
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	}
 	info.vhost_name = "lizard-bridge";
 	info.server_string = "lizard-bridge";
@@ -221,6 +278,15 @@ int bridge_server_run(const struct bridge_server_options *options)
 		return 1;
 	}
 	bridge_server_find_listener(&server, port, unix_socket ? iface : NULL);
+	char bound[INET6_ADDRSTRLEN];
+	if (!unix_socket && !listener_bound_as_asked(server.listen_fd, &want, bound, sizeof(bound))) {
+		log_error("asked to listen on %s, the socket is bound to %s; not serving",
+			  options->listen, bound);
+		lws_context_destroy(server.lws);
+		pthread_mutex_destroy(&server.outbox_lock);
+		bridge_server_limits_finish(&server);
+		return 1;
+	}
 	struct stop_watch watch = { &server, options->stop_fd };
 	pthread_t watcher;
 	if (pthread_create(&watcher, NULL, watch_stop, &watch) != 0) {

@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { startDaemon, httpClient, wsClient, waitFor, textOf, sleep, bridgeBin, bridgeEnv, tempDir } from './lib.mjs';
@@ -221,4 +222,45 @@ test('the daemon listens on a UNIX socket too, and call reaches it there', async
   } finally {
     await unixDaemon.stop();
   }
+});
+
+// The kernel's own table of listening sockets for a port: [address, family].
+function listenersOn(port) {
+  const found = [];
+  for (const [file, family] of [['/proc/net/tcp', 4], ['/proc/net/tcp6', 6]]) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 4 || fields[3] !== '0A') continue; // 0A: LISTEN
+      const [address, hexPort] = fields[1].split(':');
+      if (parseInt(hexPort, 16) === port) found.push([address, family]);
+    }
+  }
+  return found;
+}
+
+// libwebsockets 4.1 with IPv6 binds an IPv4 iface to every address; the
+// daemon must be bound to what --listen says and nothing else.
+test('--listen 127.0.0.1 and [::1] bind loopback only; a name is refused', async () => {
+  const v4 = await startDaemon();
+  try {
+    const port = Number(v4.listen.split(':').pop());
+    assert.deepEqual(listenersOn(port), [['0100007F', 4]]);
+  } finally {
+    await v4.stop();
+  }
+  const probe = await startDaemon();
+  const port = Number(probe.listen.split(':').pop());
+  await probe.stop();
+  const v6 = await startDaemon({ listen: `[::1]:${port}` });
+  try {
+    assert.deepEqual(listenersOn(port), [['00000000000000000000000001000000', 6]]);
+  } finally {
+    await v6.stop();
+  }
+  const named = spawnSync(bridgeBin, ['serve', '--listen', `localhost.example:${port}`], {
+    env: bridgeEnv({ LIZARD_API_KEY: 'k'.repeat(32) }), encoding: 'utf8', timeout: 10000,
+  });
+  assert.equal(named.status, 1);
+  assert.match(named.stderr, /give an IPv4 or IPv6 address/);
+  assert.deepEqual(listenersOn(port), []);
 });

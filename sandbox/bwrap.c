@@ -1,0 +1,303 @@
+#include "sandbox/bwrap.h"
+
+#include "sandbox/child.h"
+#include "sandbox/network.h"
+#include "sandbox/protocol.h"
+#include "sandbox/state.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Where the daemon's binary appears inside, for bwrap to start as init. */
+#define INIT_PATH "/run/lizard-init"
+
+const char *sandbox_bwrap_path(void)
+{
+	static const char *const candidates[] = { "/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap" };
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], X_OK) == 0)
+			return candidates[i];
+	return NULL;
+}
+
+bool sandbox_bwrap_check_kernel(struct error *err)
+{
+	FILE *f = fopen("/proc/sys/user/max_user_namespaces", "r");
+	long max = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = -1;
+		fclose(f);
+	}
+	if (max == 0) {
+		error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
+			 "local sessions need them: sysctl user.max_user_namespaces=10000");
+		return false;
+	}
+	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "r");
+	long allowed = 1;
+	if (f) {
+		if (fscanf(f, "%ld", &allowed) != 1)
+			allowed = 1;
+		fclose(f);
+	}
+	if (allowed == 0) {
+		error_set(err, 0, "unprivileged user namespaces are disabled "
+			 "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
+			 "them: sysctl kernel.unprivileged_userns_clone=1");
+		return false;
+	}
+	return true;
+}
+
+#define MAX_BWRAP_ARGS 96
+
+struct args {
+	const char *v[MAX_BWRAP_ARGS];
+	int n;
+};
+
+static void add(struct args *a, const char *first, const char *second, const char *third)
+{
+	const char *items[] = { first, second, third };
+	for (int i = 0; i < 3 && items[i]; i++)
+		if (a->n < MAX_BWRAP_ARGS - 1)
+			a->v[a->n++] = items[i];
+	a->v[a->n] = NULL;
+}
+
+/* Top-level system paths, as the host has them: symlinks into /usr on a
+ * merged-/usr system, directories otherwise. */
+static void add_system_path(struct args *a, const char *path, char *link_buffer, size_t size)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		ssize_t len = readlink(path, link_buffer, size - 1);
+		if (len <= 0)
+			return;
+		link_buffer[len] = '\0';
+		add(a, "--symlink", link_buffer, path);
+	} else if (S_ISDIR(st.st_mode)) {
+		add(a, "--ro-bind", path, path);
+	}
+}
+
+/* The numbers build_bwrap_args and the command line write out. */
+_Static_assert(SANDBOX_BWRAP_FD_INFO == 5 && SANDBOX_BWRAP_FD_ARGS == 6 &&
+		       SANDBOX_BWRAP_FD_PASSWD == 7 && SANDBOX_BWRAP_FD_GROUP == 8 &&
+		       SANDBOX_BWRAP_FD_SECCOMP == 9 && SANDBOX_BWRAP_FD_RESOLV == 10,
+	       "bwrap's options name these descriptors by number");
+
+static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
+			     const char *resolv_dest)
+{
+	a->n = 0;
+	add(a, "--unshare-user", NULL, NULL);
+	add(a, "--uid", "0", NULL);
+	add(a, "--gid", "0", NULL);
+	add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts");
+	/* Always its own network: loopback only, or slirp4netns's (network.h),
+	 * never the host's with its loopback services. */
+	add(a, "--unshare-net", "--unshare-cgroup-try", NULL);
+	add(a, "--die-with-parent", "--info-fd", "5");
+	/* The init is root of the sandbox with a root's capabilities there
+	 * (never on the host): mapping the user's namespace onto it needs
+	 * CAP_SETFCAP, and `user: root` means root inside. */
+	add(a, "--cap-add", "ALL", NULL);
+	add(a, "--hostname", "sandbox", NULL);
+	add(a, "--ro-bind", "/usr", "/usr");
+	static const char *const system_paths[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+						    "/libx32" };
+	for (int i = 0; i < 6; i++)
+		add_system_path(a, system_paths[i], links[i], 128);
+	add(a, "--ro-bind", "/etc", "/etc");
+	add(a, "--ro-bind-data", "7", "/etc/passwd");
+	add(a, "--ro-bind-data", "8", "/etc/group");
+	if (resolv_dest)
+		add(a, "--ro-bind-data", "10", resolv_dest);
+	add(a, "--proc", "/proc", NULL);
+	add(a, "--dev", "/dev", NULL);
+	/* On the session's disk when it has one, so that /tmp counts against
+	 * the disk and not, as a tmpfs would, against its memory. */
+	if (s->on_disk)
+		add(a, "--bind", s->tmp_dir, "/tmp");
+	else
+		add(a, "--tmpfs", "/tmp", NULL);
+	/* X servers put their sockets here. It is the run directory's, so the
+	 * host reaches a display by its socket's path: the abstract socket
+	 * stays in the sandbox's network namespace. */
+	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
+	add(a, "--dir", "/var/tmp", NULL);
+	/* Without the system's font cache every program that draws text
+	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */
+	if (access("/var/cache/fontconfig", F_OK) == 0)
+		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
+	add(a, "--bind", s->home, s->inside_home);
+	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace,
+	    s->inside_workspace);
+	add(a, "--bind", s->run_dir, s->inside_run_dir);
+	add(a, "--ro-bind-fd", "4", INIT_PATH);
+	add(a, "--chdir", s->inside_home, NULL);
+	/* Loaded last, right before the init's exec: the init and all it
+	 * starts run under it. */
+	add(a, "--seccomp", "9", NULL);
+}
+
+/* Inside, only these users exist; the host's names stay outside. */
+static void users_and_groups(const struct sandbox *s, char *users, size_t users_size,
+			     char *groups, size_t groups_size)
+{
+	snprintf(users, users_size,
+		 "root:x:0:0:root:/root:/bin/sh\n"
+		 "user:x:%d:%d:user:%s:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 SANDBOX_USER_ID, SANDBOX_USER_ID, s->inside_home);
+	snprintf(groups, groups_size, "root:x:0:\nuser:x:%d:\nnogroup:x:65534:\n", SANDBOX_USER_ID);
+}
+
+/* Where the inside's resolv.conf goes: over /etc/resolv.conf or, when that
+ * is a link (systemd-resolved, resolvconf), over what it points to, which
+ * bwrap creates on the sandbox's own root when it is not there. */
+static const char *resolv_conf_destination(char *buffer, size_t size)
+{
+	struct stat st;
+	if (lstat("/etc/resolv.conf", &st) != 0 || !S_ISLNK(st.st_mode))
+		return "/etc/resolv.conf";
+	char target[256];
+	ssize_t len = readlink("/etc/resolv.conf", target, sizeof(target) - 1);
+	if (len <= 0)
+		return "/etc/resolv.conf";
+	target[len] = '\0';
+	const char *rest = target;
+	while (strncmp(rest, "../", 3) == 0)
+		rest += 3; /* /etc/.. is / */
+	if (target[0] == '/')
+		snprintf(buffer, size, "%s", target);
+	else if (rest != target)
+		snprintf(buffer, size, "/%s", rest);
+	else
+		snprintf(buffer, size, "/etc/%s", target);
+	return strstr(buffer, "/../") ? "/etc/resolv.conf" : buffer;
+}
+
+/* A pipe's read end holding text, for bwrap to read to its end. */
+static int data_fd(const char *text, size_t len)
+{
+	int pipe_fds[2];
+	if (len > 60 * 1024 || pipe2(pipe_fds, O_CLOEXEC) != 0)
+		return -1; /* more than a pipe holds without a reader */
+	bool ok = write(pipe_fds[1], text, len) == (ssize_t)len;
+	close(pipe_fds[1]);
+	if (!ok) {
+		close(pipe_fds[0]);
+		return -1;
+	}
+	return pipe_fds[0];
+}
+
+bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
+			   struct sandbox_bwrap_fds *fds)
+{
+	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1 },
+					   .count = 1, .info_read = -1 };
+	if (!s->isolated)
+		return true;
+	struct args a;
+	char links[6][128], resolv_buffer[300], users[512], groups[128], resolv[2048];
+	bool want_resolv = s->network;
+	users_and_groups(s, users, sizeof(users), groups, sizeof(groups));
+	if (want_resolv)
+		sandbox_network_resolv_conf(resolv, sizeof(resolv), &s->has_dns);
+	build_bwrap_args(s, &a, links,
+			 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
+				     : NULL);
+	char serialized[16 * 1024];
+	size_t len = 0;
+	for (int i = 0; i < a.n; i++) {
+		size_t item = strlen(a.v[i]) + 1;
+		if (len + item > sizeof(serialized))
+			break;
+		memcpy(serialized + len, a.v[i], item);
+		len += item;
+	}
+	int info[2] = { -1, -1 };
+	if (pipe2(info, O_CLOEXEC) == 0)
+		fds->info_read = info[0];
+	fds->fd[1] = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	fds->fd[2] = info[1];
+	fds->fd[3] = data_fd(serialized, len);
+	fds->fd[4] = data_fd(users, strlen(users));
+	fds->fd[5] = data_fd(groups, strlen(groups));
+	fds->fd[6] = seccomp_fd;
+	fds->count = 7;
+	if (want_resolv)
+		fds->fd[fds->count++] = data_fd(resolv, strlen(resolv));
+	bool prepared = true;
+	for (int i = 1; i < fds->count; i++)
+		prepared = prepared && fds->fd[i] >= 0;
+	return prepared;
+}
+
+void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds)
+{
+	for (int i = 0; i < fds->count; i++)
+		if (fds->fd[i] >= 0)
+			close(fds->fd[i]);
+}
+
+_Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
+				  const struct sandbox_bwrap_fds *fds, pid_t parent,
+				  const struct sandbox_cgroup_join *join)
+{
+	char *bwrap_argv[] = { (char *)bwrap, "--args", "6", "--", INIT_PATH, "sandbox-init", "3",
+			       "isolated", NULL };
+	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
+	char *const *argv = s->isolated ? bwrap_argv : plain;
+	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	sandbox_child_setup(join, s->host_uid, parent);
+	int null_fd = open("/dev/null", O_RDWR);
+	dup2(null_fd, STDIN_FILENO);
+	dup2(s->log_fd, STDOUT_FILENO);
+	dup2(s->log_fd, STDERR_FILENO);
+	/* Move them all out of the way first: one may sit on a target. */
+	int high[SANDBOX_BWRAP_FD_END - SANDBOX_BWRAP_FD_CONTROL];
+	for (int i = 0; i < fds->count; i++)
+		if ((high[i] = fcntl(fds->fd[i], F_DUPFD_CLOEXEC, 20)) < 0)
+			_exit(126);
+	for (int i = 0; i < fds->count; i++)
+		dup2(high[i], SANDBOX_BWRAP_FD_CONTROL + i);
+	close_range((unsigned)(SANDBOX_BWRAP_FD_CONTROL + fds->count), ~0U, 0);
+	if (chdir(s->home) != 0)
+		_exit(126);
+	execve(argv[0], argv, env);
+	_exit(127);
+}
+
+pid_t sandbox_bwrap_read_pid(int info_read, int timeout_ms)
+{
+	char json[1024];
+	size_t used = 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = info_read, .events = POLLIN };
+		if (used + 1 >= sizeof(json) || poll(&pfd, 1, timeout_ms) <= 0)
+			break;
+		ssize_t n = read(info_read, json + used, sizeof(json) - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		json[used] = '\0';
+		const char *key = strstr(json, "\"child-pid\":");
+		char *end;
+		long pid = key ? strtol(key + 12, &end, 10) : 0;
+		if (key && pid > 0 && (*end == ',' || *end == '\n' || *end == '}'))
+			return (pid_t)pid;
+	}
+	return 0;
+}
