@@ -29,7 +29,8 @@ struct sandbox_desktop {
 	char inside_socket[300]; /* in the sandbox */
 	char inside_xauthority[300];
 	int display;
-	struct sandbox_process xvnc;
+	bool has_x_server;
+	struct sandbox_process xvnc; /* channel -1 without one */
 	struct sandbox_process window_manager;
 	pthread_mutex_t lock; /* guards browser */
 	struct sandbox_process browser;
@@ -195,6 +196,7 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	d->socket_fd = -1;
+	d->xvnc.channel = d->window_manager.channel = d->browser.channel = -1;
 	struct sandbox_options options = { .network = o->network, .envs = o->envs,
 					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir,
 					  .workspace_image = o->workspace_image,
@@ -203,6 +205,9 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
+	d->has_x_server = !o->no_x_server;
+	if (o->no_x_server)
+		return d;
 	const char *inside = sandbox_inside_run_dir(d->sandbox);
 	snprintf(d->inside_socket, sizeof(d->inside_socket), "%s/vnc.sock", inside);
 	snprintf(d->inside_xauthority, sizeof(d->inside_xauthority), "%s/Xauthority", inside);
@@ -297,12 +302,18 @@ struct sandbox *sandbox_desktop_sandbox(struct sandbox_desktop *d)
 
 bool sandbox_desktop_running(struct sandbox_desktop *d)
 {
+	if (!d->has_x_server) {
+		struct pollfd pfd = { .fd = sandbox_watch_fd(d->sandbox), .events = 0 };
+		return poll(&pfd, 1, 0) == 0;
+	}
 	return sandbox_process_running(&d->xvnc);
 }
 
 bool sandbox_desktop_open_url(struct sandbox_desktop *d, const char *url, bool *started,
 			      struct error *err)
 {
+	if (!d->has_x_server)
+		return error_set(err, 0, "this sandbox has no X server to show a browser on");
 	const char *browser = getenv("LIZARD_BROWSER");
 	char profile[400];
 	snprintf(profile, sizeof(profile), "--user-data-dir=%s/.browser-profile",

@@ -2,7 +2,9 @@
  * display, reachable from the daemon only through a UNIX socket in the
  * sandbox's run directory, with an X cookie of its own, plus openbox for
  * template "desktop". Chromium and launched programs start in the same
- * sandbox, as its unprivileged user. */
+ * sandbox, as its unprivileged user. Templates without a screen (base,
+ * interpreter) are the same sandbox with no X server at all: then the
+ * desktop's end is its init's. */
 #ifndef LIZARD_SANDBOX_DESKTOP_H
 #define LIZARD_SANDBOX_DESKTOP_H
 
@@ -20,6 +22,7 @@ struct sandbox_uid_range;
 struct sandbox_desktop_options {
 	int width, height;
 	bool window_manager;     /* openbox; false for template "bare" */
+	bool no_x_server;        /* no Xvnc, no display: templates base, interpreter */
 	bool network;            /* false: loopback only */
 	const char *const *envs; /* NAME=value for every program; may be NULL */
 	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
@@ -51,7 +54,7 @@ void sandbox_desktop_kill(struct sandbox_desktop *desktop);
 
 /* A path that names Xvnc's RFB socket by inode ("/proc/self/fd/N", see
  * sandbox_run_open_socket), valid while the desktop lives: whoever
- * connects through it holds the desktop. */
+ * connects through it holds the desktop. "" without an X server. */
 const char *sandbox_desktop_vnc_socket(const struct sandbox_desktop *desktop);
 struct sandbox *sandbox_desktop_sandbox(struct sandbox_desktop *desktop);
 bool sandbox_desktop_running(struct sandbox_desktop *desktop);

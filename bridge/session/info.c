@@ -17,7 +17,8 @@
 
 static const char *kind_name(enum bridge_session_kind kind)
 {
-	return kind == BRIDGE_DESKTOP ? "desktop" : kind == BRIDGE_BARE ? "bare" : "vnc";
+	static const char *const names[] = { "desktop", "bare", "base", "interpreter", "vnc" };
+	return names[kind];
 }
 
 static void add_time(cJSON *object, const char *name, time_t when)
@@ -44,7 +45,10 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 		vnc_target_describe(&s->target, where, sizeof(where));
 		cJSON_AddStringToObject(info, "vnc", where);
 	}
-	cJSON_AddStringToObject(info, "size", size);
+	if (bridge_session_has_screen(s))
+		cJSON_AddStringToObject(info, "size", size);
+	else
+		cJSON_AddNullToObject(info, "size");
 	add_time(info, "created", s->created);
 
 	pthread_mutex_lock(&s->lock);

@@ -92,7 +92,7 @@ static bool check_pausable(struct bridge_session *s, bool want_paused, struct er
 	if (s->kind == BRIDGE_ATTACHED) {
 		error_set(err, 0,
 			 "session %s is attached to a VNC server the bridge does not run; only "
-			 "local sessions (template desktop or bare) can be paused",
+			 "local sessions (templates desktop, bare, base, interpreter) can be paused",
 			 s->id);
 		return false;
 	}

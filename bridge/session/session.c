@@ -259,6 +259,7 @@ static bool start_local(struct bridge_session *s, struct error *err)
 {
 	struct sandbox_desktop_options options = {
 		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
+		.no_x_server = !bridge_session_has_screen(s),
 		.network = s->network, .envs = (const char *const *)s->envs,
 		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
 		.uid_range = &s->uid_range,
@@ -294,9 +295,12 @@ static bool start_local(struct bridge_session *s, struct error *err)
 		options.cgroup = s->cgroup;
 	}
 	struct sandbox_desktop *desktop = sandbox_desktop_start(&options, &failed);
-	if (desktop)
+	if (desktop && bridge_session_has_screen(s))
 		log_info("local desktop on display :%d (%dx%d), files in %s",
 			 sandbox_desktop_display(desktop), s->width, s->height,
+			 sandbox_run_dir(sandbox_desktop_sandbox(desktop)));
+	else if (desktop)
+		log_info("local sandbox without a screen, files in %s",
 			 sandbox_run_dir(sandbox_desktop_sandbox(desktop)));
 	pthread_mutex_lock(&s->lock);
 	s->desktop = desktop;
@@ -309,6 +313,8 @@ static bool start_local(struct bridge_session *s, struct error *err)
 		error_set(err, 0, "%s", failed.message);
 		return false;
 	}
+	if (!bridge_session_has_screen(s))
+		return true;
 	struct vnc_target target = { .host = (char *)sandbox_desktop_vnc_socket(s->desktop),
 				     .is_unix = true };
 	s->conn = listen_to_clipboard(
@@ -337,7 +343,7 @@ bool bridge_session_start(struct bridge_session *s, struct error *err)
 		if (ok && pthread_create(&s->supervisor, NULL, watch_local, s) == 0)
 			s->supervising = true;
 	}
-	if (ok) {
+	if (ok && bridge_session_has_screen(s)) {
 		int w, h;
 		vnc_framebuffer_size(s->fb, &w, &h);
 		s->width = w;
@@ -523,8 +529,19 @@ void bridge_session_set_timeout(struct bridge_session *s, int64_t timeout_ms)
 	pthread_mutex_unlock(&s->lock);
 }
 
+bool bridge_session_has_screen(const struct bridge_session *s)
+{
+	return s->kind != BRIDGE_BASE && s->kind != BRIDGE_INTERPRETER;
+}
+
 bool bridge_session_usable(struct bridge_session *s, struct error *err)
 {
+	if (!bridge_session_has_screen(s))
+		return error_set(err, 0,
+				 "session %s has template %s, which has no screen: exec, the file "
+				 "tools and run_code work in it; create_session template=desktop "
+				 "(or bare) for one with a screen",
+				 s->id, s->kind == BRIDGE_BASE ? "base" : "interpreter");
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
 	bool paused = s->paused;

@@ -63,7 +63,10 @@ struct sandbox *bridge_session_sandbox(struct bridge_session *session);
 /* Deadlines, as clock_monotonic_ms() times; 0 for none. */
 int64_t bridge_session_deadline(struct bridge_session *session);
 void bridge_session_set_timeout(struct bridge_session *session, int64_t timeout_ms);
-/* False with a message when the desktop cannot be used right now. */
+/* False for templates without an X server (base, interpreter). */
+bool bridge_session_has_screen(const struct bridge_session *session);
+/* False with a message when the desktop cannot be used right now, or the
+ * session has no screen at all. */
 bool bridge_session_usable(struct bridge_session *session, struct error *err);
 /* A relay to the session's VNC server for a noVNC viewer (viewer/novnc.h):
  * the local desktop's private socket, or the attached server with its

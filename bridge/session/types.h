@@ -13,7 +13,15 @@ struct sandbox_uid_range;
 struct sandbox_volumes;
 struct vnc_target;
 
-enum bridge_session_kind { BRIDGE_DESKTOP, BRIDGE_BARE, BRIDGE_ATTACHED };
+/* Local templates (a sandbox the bridge runs), then attached servers.
+ * BASE and INTERPRETER have no X server and so no screen. */
+enum bridge_session_kind {
+	BRIDGE_DESKTOP,
+	BRIDGE_BARE,
+	BRIDGE_BASE,
+	BRIDGE_INTERPRETER,
+	BRIDGE_ATTACHED,
+};
 
 enum bridge_session_state {
 	BRIDGE_STARTING,

@@ -398,7 +398,7 @@ struct sandbox *tools_session_sandbox(struct bridge_tools_context *c, struct mcp
 		mcp_call_fail(call,
 			      "%s works in sandboxes, and session %s is not one: it is attached to a "
 			      "VNC server the bridge does not run (or has not started). Create a "
-			      "local session (template desktop or bare) for commands and files.",
+			      "local session (template base, desktop, bare or interpreter) for commands and files.",
 			      mcp_call_tool_name(call), bridge_session_id(s));
 		return NULL;
 	}

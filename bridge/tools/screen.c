@@ -18,7 +18,7 @@ void tools_screenshot(struct mcp_call *call, const cJSON *args,
 	struct bridge_session *s = tools_session(context, call, args);
 	bool paused = s && bridge_session_paused(s) && bridge_session_state(s) == BRIDGE_READY;
 	struct error err;
-	if (s && !paused && !bridge_session_usable(s, &err)) {
+	if (s && (!paused || !bridge_session_has_screen(s)) && !bridge_session_usable(s, &err)) {
 		mcp_call_fail(call, "%s", err.message);
 		return;
 	}

@@ -118,12 +118,21 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 	const char *template = tools_string(args, "template", NULL);
 	const char *url = tools_string(args, "vnc", NULL);
 	if (template && url) {
-		mcp_call_fail(call, "give template (desktop, bare) or vnc (a URL to attach), not both");
+		mcp_call_fail(call, "give template (desktop, bare, base, interpreter) or vnc (a URL "
+				    "to attach), not both");
 		return;
 	}
+	enum bridge_session_kind kind = BRIDGE_DESKTOP;
+	if (url)
+		kind = BRIDGE_ATTACHED;
+	else if (template && strcmp(template, "bare") == 0)
+		kind = BRIDGE_BARE;
+	else if (template && strcmp(template, "base") == 0)
+		kind = BRIDGE_BASE;
+	else if (template && strcmp(template, "interpreter") == 0)
+		kind = BRIDGE_INTERPRETER;
 	struct bridge_session_spec spec = {
-		.kind = url ? BRIDGE_ATTACHED
-			    : (template && strcmp(template, "bare") == 0 ? BRIDGE_BARE : BRIDGE_DESKTOP),
+		.kind = kind,
 		.width = DEFAULT_WIDTH,
 		.height = DEFAULT_HEIGHT,
 		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
@@ -133,6 +142,12 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 	struct sandbox_limits limits;
 	if (!size_and_screen(context, call, args, url != NULL, &spec, &limits))
 		return;
+	if ((kind == BRIDGE_BASE || kind == BRIDGE_INTERPRETER) &&
+	    cJSON_GetObjectItemCaseSensitive(args, "screen")) {
+		mcp_call_fail(call, "template %s has no screen; screen applies to desktop and bare",
+			      template);
+		return;
+	}
 	if (spec.metadata && !check_metadata(call, spec.metadata))
 		return;
 	spec.network = tools_bool(args, "network", true);
