@@ -10,6 +10,8 @@
 /* How long the idle status may trail the reply before iopub is called
  * lossy. Both are sent within a millisecond of each other. */
 #define IDLE_AFTER_REPLY_MS 2000
+/* How often should_stop is asked. */
+#define STOP_POLL_MS 200
 
 void kernel_strip_ansi(char *text)
 {
@@ -43,9 +45,7 @@ static void log_drop_front(struct kernel_log *log)
 	log->count--;
 }
 
-/* Keeps the end: old chunks go first, and a chunk larger than the whole
- * bound keeps its tail, cut on a character boundary. */
-static bool log_append(struct kernel_log *log, const struct kernel_limits *l, const char *text,
+bool kernel_log_append(struct kernel_log *log, const struct kernel_limits *l, const char *text,
 		       size_t length)
 {
 	if (length > l->log_bytes) {
@@ -79,7 +79,7 @@ static bool log_append(struct kernel_log *log, const struct kernel_limits *l, co
 	return true;
 }
 
-static void log_finish(struct kernel_log *log)
+void kernel_log_finish(struct kernel_log *log)
 {
 	for (size_t i = 0; i < log->count; i++)
 		free(log->chunks[i]);
@@ -194,7 +194,7 @@ static bool on_iopub(struct kernel_execution *e, const struct kernel_execute_opt
 		if (o->on_stream)
 			o->on_stream(o->opaque, is_err ? "stderr" : "stdout", text->valuestring,
 				     length);
-		return log_append(is_err ? &e->err : &e->out, o->limits, text->valuestring, length);
+		return kernel_log_append(is_err ? &e->err : &e->out, o->limits, text->valuestring, length);
 	}
 	if (strcmp(type, "execute_result") == 0)
 		return add_result(e, o->limits, m->content, true);
@@ -221,12 +221,12 @@ static void on_reply(struct kernel_execution *e, const struct kernel_message *m)
 	}
 }
 
-static cJSON *execute_request(const char *code)
+static cJSON *execute_request(const char *code, bool silent)
 {
 	cJSON *c = cJSON_CreateObject();
 	if (!c || !cJSON_AddStringToObject(c, "code", code) ||
-	    !cJSON_AddBoolToObject(c, "silent", false) ||
-	    !cJSON_AddBoolToObject(c, "store_history", true) ||
+	    !cJSON_AddBoolToObject(c, "silent", silent) ||
+	    !cJSON_AddBoolToObject(c, "store_history", !silent) ||
 	    !cJSON_AddObjectToObject(c, "user_expressions") ||
 	    !cJSON_AddBoolToObject(c, "allow_stdin", false) ||
 	    /* True makes ipykernel abort requests that arrive just after an
@@ -244,7 +244,7 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 	memset(e, 0, sizeof(*e));
 	int64_t start = clock_monotonic_ms();
 	char id[40];
-	cJSON *request = execute_request(o->code);
+	cJSON *request = execute_request(o->code, o->silent);
 	if (!request)
 		return error_set(err, ENOMEM, "building execute_request");
 	if (!kernel_client_send(k, KERNEL_SHELL, "execute_request", request, id, err))
@@ -257,10 +257,20 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 		int64_t deadline = interrupted ? limit + o->grace_ms : limit;
 		if (replied)
 			deadline = idle_by;
+		/* A client that stops waiting counts as the time limit. */
+		if (!interrupted && !replied && o->should_stop && o->should_stop(o->opaque)) {
+			deadline = clock_monotonic_ms();
+			limit = deadline;
+		}
+		int64_t wake = deadline;
+		if (o->should_stop && !interrupted && wake > clock_monotonic_ms() + STOP_POLL_MS)
+			wake = clock_monotonic_ms() + STOP_POLL_MS;
 		enum kernel_channel channel;
 		struct kernel_message m;
 		enum kernel_receive_result r =
-			kernel_client_receive(k, deadline, o->cancel_fd, &channel, &m, err);
+			kernel_client_receive(k, wake, o->cancel_fd, &channel, &m, err);
+		if (r == KERNEL_RECEIVE_TIMEOUT && wake < deadline)
+			continue;
 		if (r == KERNEL_RECEIVE_FAILED) {
 			kernel_execution_finish(e);
 			return false;
@@ -316,8 +326,8 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 
 void kernel_execution_finish(struct kernel_execution *e)
 {
-	log_finish(&e->out);
-	log_finish(&e->err);
+	kernel_log_finish(&e->out);
+	kernel_log_finish(&e->err);
 	for (size_t i = 0; i < e->result_count; i++)
 		cJSON_Delete(e->results[i].data);
 	free(e->results);

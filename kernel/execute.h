@@ -37,6 +37,13 @@ struct kernel_log {
 	size_t dropped_chunks;
 };
 
+/* Appends a chunk, keeping the end: old chunks go first, and a chunk
+ * larger than the whole bound keeps its tail, cut on a character boundary.
+ * False when memory ran out. */
+bool kernel_log_append(struct kernel_log *log, const struct kernel_limits *limits,
+		       const char *text, size_t length);
+void kernel_log_finish(struct kernel_log *log);
+
 struct kernel_result {
 	bool is_main; /* execute_result: the last expression's value */
 	struct cJSON *data; /* MIME type -> value */
@@ -72,6 +79,10 @@ struct kernel_execute_options {
 	int64_t grace_ms; /* after the interrupt, before the kernel is called stuck */
 	const struct kernel_limits *limits;
 	int cancel_fd; /* -1: none */
+	/* Polled a few times a second; true interrupts the code as the time
+	 * limit does (a client that gave up). May be NULL. */
+	bool (*should_stop)(void *opaque);
+	bool silent; /* no history, no execute_input, no count: the bridge's own code */
 	/* Called with each stream chunk as it arrives (name "stdout" or
 	 * "stderr"), before it is kept. */
 	void (*on_stream)(void *opaque, const char *name, const char *text, size_t length);

@@ -104,9 +104,17 @@ bool mcp_call_failed(const struct mcp_call *call)
 
 void mcp_call_structured(struct mcp_call *call, cJSON *object)
 {
-	if (!object)
+	mcp_call_structured_shown(call, object, NULL);
+}
+
+void mcp_call_structured_shown(struct mcp_call *call, cJSON *object, cJSON *shown)
+{
+	if (!object) {
+		cJSON_Delete(shown);
 		return;
-	char *text = cJSON_PrintUnformatted(object);
+	}
+	char *text = cJSON_PrintUnformatted(shown ? shown : object);
+	cJSON_Delete(shown);
 	if (!text) {
 		cJSON_Delete(object);
 		return;

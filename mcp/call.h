@@ -33,6 +33,10 @@ bool mcp_call_failed(const struct mcp_call *call);
  * structuredContent and, for clients that show text, as JSON text. Takes
  * ownership of object. An error result (mcp_call_fail) drops it. */
 void mcp_call_structured(struct mcp_call *call, struct cJSON *object);
+/* The same with shown as the text instead of object itself: for data that
+ * also holds images, whose base64 a reader of the text gains nothing from
+ * (they come as image content). Takes ownership of both. */
+void mcp_call_structured_shown(struct mcp_call *call, struct cJSON *object, struct cJSON *shown);
 
 /* Whether the request carried a progressToken. */
 bool mcp_call_wants_progress(const struct mcp_call *call);

@@ -456,6 +456,13 @@ int sandbox_run_create_file(struct sandbox *s, const char *name, struct error *e
 	return fd;
 }
 
+bool sandbox_run_remove(struct sandbox *s, const char *name, struct error *err)
+{
+	if (unlinkat(s->run_fd, name, 0) != 0 && errno != ENOENT)
+		return error_set(err, errno, "cannot remove %s/%s", s->run_dir, name);
+	return true;
+}
+
 bool sandbox_run_has(struct sandbox *s, const char *name, mode_t type)
 {
 	struct stat st;

@@ -94,6 +94,9 @@ const char *sandbox_run_dir(const struct sandbox *sandbox);
 /* Creates name there (0600, given to the sandbox's user) for the daemon to
  * write; an existing name is an error. The descriptor, or -1 with err. */
 int sandbox_run_create_file(struct sandbox *sandbox, const char *name, struct error *err);
+/* Removes the entry name there (a link itself, never what it names);
+ * false with err when it could not. */
+bool sandbox_run_remove(struct sandbox *sandbox, const char *name, struct error *err);
 /* Whether name is there and of type (S_IFSOCK, S_IFREG, ...), itself and
  * not through a link. */
 bool sandbox_run_has(struct sandbox *sandbox, const char *name, mode_t type);

@@ -1,5 +1,6 @@
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
+#include "bridge/session/code.h"
 
 
 #include "bridge/viewer/hub.h"
@@ -58,8 +59,9 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	pthread_rwlock_init(&s->conn_lock, NULL);
 	s->fb = vnc_framebuffer_create();
 	s->capture_cache = vnc_capture_cache_create();
+	s->code = bridge_code_contexts_create();
 	s->metadata = spec->metadata ? cJSON_Duplicate(spec->metadata, true) : cJSON_CreateObject();
-	if (!s->fb || !s->capture_cache || !s->metadata)
+	if (!s->fb || !s->capture_cache || !s->metadata || !s->code)
 		goto oom_session;
 	s->network = spec->network;
 	size_t env_count = 0;
@@ -342,6 +344,9 @@ bool bridge_session_start(struct bridge_session *s, struct error *err)
 		ok = start_local(s, err);
 		if (ok && pthread_create(&s->supervisor, NULL, watch_local, s) == 0)
 			s->supervising = true;
+		/* Ready means its kernel answers: the first run_code is fast. */
+		if (ok && s->kind == BRIDGE_INTERPRETER)
+			ok = bridge_code_start_default(s, err);
 	}
 	if (ok && bridge_session_has_screen(s)) {
 		int w, h;
@@ -400,6 +405,7 @@ void bridge_session_end(struct bridge_session *s, const char *why)
 		uint64_t one = 1;
 		if (s->stop_fd >= 0 && write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
 			log_debug("session %s: cannot wake its supervisor", s->id);
+		bridge_code_contexts_cancel(s->code);
 		stop_programs(s);
 	}
 }
@@ -433,6 +439,7 @@ void bridge_session_unref(struct bridge_session *s)
 	for (size_t i = 0; s->envs && s->envs[i]; i++)
 		free(s->envs[i]);
 	free(s->envs);
+	bridge_code_contexts_destroy(s->code);
 	vnc_framebuffer_destroy(s->fb);
 	vnc_capture_cache_destroy(s->capture_cache);
 	if (s->kind == BRIDGE_ATTACHED)

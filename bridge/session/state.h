@@ -15,6 +15,7 @@
 
 struct cJSON;
 struct sandbox_cgroup;
+struct bridge_code_contexts;
 
 #define FREEZE_TIMEOUT_MS 5000
 
@@ -39,6 +40,7 @@ struct bridge_session {
 	char volume[SANDBOX_NAME_MAX + 1]; /* "" for none */
 	bool volume_held;
 	struct sandbox_uid_range uid_range;
+	struct bridge_code_contexts *code; /* run_code's contexts */
 	struct vnc_framebuffer *fb;
 	struct vnc_capture_cache *capture_cache;
 

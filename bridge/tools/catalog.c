@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "bridge/tools/catalog.h"
 
+#include "bridge/tools/code.h"
 #include "bridge/tools/common.h"
 #include "bridge/tools/computer.h"
 #include "bridge/tools/desktop.h"
@@ -379,6 +380,63 @@ static const struct bridge_tool catalog[] = {
 		.output_schema = tools_schema_list_files_output,
 		.handler = tools_list_files,
 		.read_only = true,
+	},
+	/* code.h */
+	{
+		.name = "run_code",
+		.title = "Run code",
+		.description = "Run code in a session's sandbox. Python (the default) runs in a "
+			       "Jupyter kernel whose variables survive between calls: the "
+			       "session's default context, or context from create_code_context. "
+			       "language bash or javascript runs each call as a fresh process. "
+			       "Returns results (the last expression's value and displayed "
+			       "outputs such as charts, in text, html, png, ... forms; images also "
+			       "as image content), logs (stdout, stderr), error (name, value, "
+			       "traceback) and execution_count. At timeout_ms Python is "
+			       "interrupted; a kernel that does not stop or that dies is restarted "
+			       "and the result says its state is gone. Output streams as progress "
+			       "when asked.",
+		.input_schema = tools_schema_run_code_input,
+		.output_schema = tools_schema_run_code_output,
+		.handler = tools_run_code,
+	},
+	{
+		.name = "create_code_context",
+		.title = "Create a code context",
+		.description = "A new context for run_code, isolated from the others: python (a "
+			       "kernel of its own, running when this returns), bash or javascript, "
+			       "in cwd (default HOME). At most 8 per session.",
+		.input_schema = tools_schema_create_code_context_input,
+		.output_schema = tools_schema_create_code_context_output,
+		.handler = tools_create_code_context,
+	},
+	{
+		.name = "list_code_contexts",
+		.title = "List code contexts",
+		.description = "A session's code contexts, which is the default, and whether each "
+			       "is busy, as {\"contexts\":[...]}.",
+		.input_schema = tools_schema_list_code_contexts_input,
+		.output_schema = tools_schema_list_code_contexts_output,
+		.handler = tools_list_code_contexts,
+		.read_only = true,
+		.quick = true,
+	},
+	{
+		.name = "restart_code_context",
+		.title = "Restart a code context",
+		.description = "Fresh state in the same context: a Python context's kernel is "
+			       "started anew (after the call running in it, if any).",
+		.input_schema = tools_schema_restart_code_context_input,
+		.output_schema = tools_schema_restart_code_context_output,
+		.handler = tools_restart_code_context,
+	},
+	{
+		.name = "remove_code_context",
+		.title = "Remove a code context",
+		.description = "Stop a context's kernel and forget it; a call running in it ends.",
+		.input_schema = tools_schema_remove_code_context_input,
+		.handler = tools_remove_code_context,
+		.quick = true,
 	},
 	/* volumes.h */
 	{

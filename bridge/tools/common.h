@@ -17,7 +17,7 @@
 /* Tools answer with data through tools_reply_data (context.h), so that the
  * catalog can check every answer against the tool's outputSchema; a direct
  * call to the MCP engine would slip past that check. */
-#pragma GCC poison mcp_call_structured
+#pragma GCC poison mcp_call_structured mcp_call_structured_shown
 
 struct bridge_session;
 struct bridge_tools_context;

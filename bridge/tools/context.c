@@ -46,11 +46,17 @@ struct bridge_session *tools_usable_session(struct bridge_tools_context *c, stru
 
 void tools_reply_data(struct mcp_call *call, cJSON *object)
 {
+	tools_reply_data_shown(call, object, NULL);
+}
+
+void tools_reply_data_shown(struct mcp_call *call, cJSON *object, cJSON *shown)
+{
 	if (!object) {
+		cJSON_Delete(shown);
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	mcp_call_structured(call, object);
+	mcp_call_structured_shown(call, object, shown);
 	answered_with_data = true;
 }
 

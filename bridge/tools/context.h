@@ -62,6 +62,8 @@ struct bridge_session *tools_usable_session(struct bridge_tools_context *context
  * call. The only way a tool answers with data (common.h poisons the MCP
  * engine's own call), so that the catalog sees every answer. */
 void tools_reply_data(struct mcp_call *call, struct cJSON *object);
+/* The same, with shown as the text (mcp_call_structured_shown). */
+void tools_reply_data_shown(struct mcp_call *call, struct cJSON *object, struct cJSON *shown);
 
 /* Ends this thread's call: releases the sessions it took and returns
  * whether it answered with data, ready for the next call. */
