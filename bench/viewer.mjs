@@ -22,12 +22,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  startXvnc, startProcess, startDaemon, httpClient, textOf, waitFor, sleep, launchChromium, tempDir,
-} from '../tests/integration/lib.mjs';
+import { startProcess, waitFor, sleep, tempDir } from '../tests/lib/process.mjs';
+import { startDaemon } from '../tests/lib/bridge.mjs';
+import { httpClient, textOf } from '../tests/lib/mcp.mjs';
+import { startXvnc } from '../tests/lib/x11.mjs';
+import { launchChromium } from '../tests/lib/browser.mjs';
+import { WebSocket } from '../tests/lib/websocket.mjs';
 import { median } from './lib.mjs';
-
-const WebSocket = (await import('../tests/node_modules/ws/wrapper.mjs')).default;
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] || 10);
 const only = process.argv.slice(3);

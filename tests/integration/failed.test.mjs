@@ -6,7 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startDaemon, httpClient, textOf, sandboxOf, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 let daemon, client;
 

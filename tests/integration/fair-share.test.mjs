@@ -4,7 +4,9 @@
 // kill_session stops a busy session's running calls at once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDaemon, httpClient, wsClient, textOf, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, wsClient, textOf } from '../lib/mcp.mjs';
 import fs from 'node:fs';
 
 let daemon, greedy, other;

@@ -10,7 +10,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { bridgeBin, bridgeEnv, startDaemon, startProcess, startXvnc, httpClient, textOf, tempDir, waitFor, sleep } from './lib.mjs';
+import { startProcess, tempDir, waitFor, sleep } from '../lib/process.mjs';
+import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
 
 const fakeRfbBin = process.env.LIZARD_FAKE_RFB || path.join(path.dirname(bridgeBin), 'tests', 'fake-rfb');
 

@@ -8,10 +8,11 @@ import net from 'node:net';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import {
-  startDaemon, sleep, waitFor, startXvnc, startTypingTarget, tempDir, httpClient, textOf, windowReady,
-  pidsMatching,
-} from './lib.mjs';
+import { sleep, waitFor, tempDir, pidsMatching } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { startTypingTarget, windowReady } from '../lib/x11-apps.mjs';
 
 let daemon;
 

@@ -6,7 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import { startDaemon, httpClient, waitFor, textOf } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
 
 let daemon, client, session, mcpSession;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

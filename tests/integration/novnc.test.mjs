@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { waitFor, textOf, sleep, viewerFixture, startX11vnc } from './lib.mjs';
+import { waitFor, sleep } from '../lib/process.mjs';
+import { textOf } from '../lib/mcp.mjs';
+import { startX11vnc } from '../lib/x11.mjs';
+import { viewerFixture } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host;
 

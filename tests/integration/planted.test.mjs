@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { startDaemon, httpClient, textOf, sandboxOf, tempDir, startProcess, waitFor } from './lib.mjs';
+import { tempDir, startProcess, waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 let daemon, client, secretDir, hostServer;
 const hostSocket = () => path.join(secretDir, 'host-vnc.sock');

@@ -4,7 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { startXvnc, bridgeBin, bridgeEnv } from './lib.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { startXvnc } from '../lib/x11.mjs';
 
 class RawClient {
   constructor(args) {

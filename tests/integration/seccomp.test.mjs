@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { connectBridge, textOf } from './lib.mjs';
+import { connectBridge, textOf } from '../lib/mcp.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const probe = '/tmp/seccomp-probe';

@@ -4,9 +4,9 @@
 // the client cancels them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  connectBridge, textOf, imageOf, decodePng, pixelAt, startPageServer, skipWithoutPages,
-} from './lib.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { decodePng, pixelAt } from '../lib/png.mjs';
+import { startPageServer, skipWithoutPages } from '../lib/pages.mjs';
 
 const pages = {
   '/color': `<!doctype html><title>cold start</title>

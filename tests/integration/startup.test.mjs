@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
-import { bridgeBin, bridgeEnv } from './lib.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
 
 function runBridge(args) {
   return spawnSync(bridgeBin, args, { input: '', timeout: 30000, env: bridgeEnv() });

@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { startDaemon, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
 
 const PROXY = '127.0.0.2';
 const clientAddress = (i) => `127.0.1.${i}`;

@@ -9,7 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { waitFor, textOf, imageOf, startDaemon, httpClient, sandboxOf } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { textOf, imageOf, httpClient } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 const VIEWERS = 10;
 const MARKERS = 5;

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { waitFor, textOf, viewerFixture } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { textOf } from '../lib/mcp.mjs';
+import { viewerFixture } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host, context;
 
