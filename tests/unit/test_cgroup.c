@@ -540,9 +540,10 @@ static void limits_without_their_controller_say_which(void)
 	struct sandbox_limits memory = { .memory_bytes = 64 * MIB };
 	struct error err;
 	struct sandbox_cgroup *cg = sandbox_cgroup_create(root, name_for("nomem"), &memory, &err);
-	if (cg) { /* this v2 tree has the memory controller: nothing to check */
+	if (cg) {
 		sandbox_cgroup_destroy(cg, 1000, &err);
-		return;
+		SKIP("this cgroup v2 tree has the memory controller, so no limit lacks "
+		     "its controller here");
 	}
 	ASSERT_CONTAINS(err.message, "a memory limit cannot be enforced: the memory controller is "
 			"not available");
