@@ -1,7 +1,9 @@
-/* The browser viewer's wire format: what the hub (hub.c) and the viewer
- * socket (bridge/server/viewer_ws.c) send a page and what a page may send
- * back. This is the reference for both sides; wire.js is its one reader
- * (the page's, the tests' and the benches'). Constants only, no functions.
+/* The browser viewer's wire format: what the hub (hub.c, its updates made
+ * in encode.c) and the viewer socket (bridge/server/viewer_ws.c) send a
+ * page, and what a page may send back (read in viewer_ws.c and
+ * control.c). This is the reference for both sides; wire.js is its one
+ * reader of updates (the page's, the tests' and the bench's). Constants
+ * only, no functions.
  *
  * The socket: a WebSocket on /viewer with subprotocol "lizard-viewer".
  * Text messages are JSON objects, binary messages are updates.

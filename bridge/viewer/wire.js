@@ -1,11 +1,11 @@
 // The browser viewer's updates, read: one binary WebSocket message from
-// the hub (hub.c) in, its operations out, in the order the page applies
-// them. wire.h documents the format byte by byte; this is its one reader,
-// shared by the page (embed.py inlines this file into page.html at build
-// time), the tests and the benches. Pure: bytes in, plain objects out,
-// nothing of the DOM; every length is checked against the message, so a
-// short or unknown operation ends the reading with an error that says
-// where, after the operations before it.
+// the hub (made in encode.c) in, its operations out, in the order the
+// page applies them. wire.h documents the format byte by byte; this is its
+// one reader, shared by the page (embed.py inlines this file into
+// page.html at build time), the tests and the bench. Pure: bytes in, plain
+// objects out, nothing of the DOM; every length is checked against the
+// message, so a short or unknown operation ends the reading with an error
+// that says where, after the operations before it.
 
 export const WIRE_OP = Object.freeze({
   COPY: 1, PNG: 2, JPEG: 3, FILL: 4, POINTER: 5, POINTER_MOVED: 6, INDEXED: 7,
