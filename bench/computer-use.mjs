@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge against the tools computer-use agents use today, in one run
 // on one 1280x800 desktop showing a text-and-image page in Chromium:
 // screenshots (scrot, scrot + ImageMagick resize), input (xdotool), typing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by the benchmarks: the bridge on its own desktop with Chromium
 // showing a real page, a lean MCP stdio client, timing helpers and tables.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Remote viewing side by side: lizard-bridge's viewer and noVNC behind
 // websockify, watching the same Xvnc desktop (1280x800) at the same time.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the server and the tools share: types only. main fills them before
  * either starts, and nothing writes them later. */
 #ifndef LIZARD_BRIDGE_CONTEXT_H

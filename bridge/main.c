@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge: command line and the stdio daemon. */
 #include "bridge/client/client.h"
 #include "bridge/context.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/call.h"
 
 #include "mcp/jsonrpc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One tools/call's result, built by its tool handler on a worker thread,
  * and the reply that carries it: text, images, structured data, an error,
  * progress on the way, and whether the client cancelled. Base64 image data

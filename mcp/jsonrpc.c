@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/jsonrpc.h"
 
 #include "util/utf8.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/schema.h"
 
 #include "util/utf8.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's own part: the tool registry, initialize and the other
  * requests, and tools/call from admission to the reply: the bounds, the
  * worker pool, cancellation. Peers (peer.c) and the result a call builds

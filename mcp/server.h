@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCP protocol engine, independent of transports and of what the tools
  * do: lifecycle (initialize, version negotiation, ping), the tool registry
  * with argument checking, and dispatch of tools/call to a worker pool.

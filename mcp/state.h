@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The structs behind the MCP engine, shared by server.c (registry,
  * lifecycle, dispatch), peer.c (a client connection) and call.c (a call's
  * result and reply); types only, not public: callers see the opaque

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/stdio.h"
 
 #include "mcp/server.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small thread pool for tool calls, shaped so that no client and no
  * desktop can take it over.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/bwrap.h"
 
 #include "sandbox/child.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bubblewrap as a sandbox runs it: where it is installed, what the kernel
  * must allow for it, and the child that runs it with its command line and
  * the descriptors it finds at fd 3 and up. Its options come through a pipe

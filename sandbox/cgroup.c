@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One session's cgroup: limits, joining, freezing, usage, killing, removal.
  * Under v1 the group is one directory per hierarchy and each operation goes
  * to the hierarchy holding its controller; under v2 it is one directory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-session cgroups: the limits of a sandbox size, pause and resume, usage,
  * and ending every process of a session even when some of them setsid().
  *

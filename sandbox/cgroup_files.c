@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing cgroup interface files. They are small, their values
  * are single lines or "key value" lines, and a failed write carries the
  * kernel's reason in errno (EBUSY, EINVAL, ...), so every error names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing the files of cgroup directories, and the clock the
  * cgroup code waits on. Private to sandbox/. */
 #ifndef LIZARD_SANDBOX_CGROUP_FILES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finding where this daemon may create cgroups, and its own directory there.
  *
  * /proc/self/mountinfo says where each hierarchy is mounted (and which part

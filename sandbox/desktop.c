@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/desktop.h"
 
 #include "sandbox/sandbox.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local desktop in a sandbox of its own: TigerVNC Xvnc on a free
  * display, reachable from the daemon only through a UNIX socket in the
  * sandbox's run directory, with an X cookie of its own, plus openbox for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Disks for sessions and volumes (see disk.h). */
 #include "sandbox/disk.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Disks: a session's HOME, /tmp and /workspace live on a filesystem of a
  * fixed size, so that what its programs write stops at the size (ENOSPC
  * inside) instead of filling the host. The filesystem is ext4 in a sparse

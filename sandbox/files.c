@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/files.h"
 #include "sandbox/run.h"
 #include "sandbox/state.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Files in a sandbox, in its view and as its user or root: each operation
  * runs inside as a built-in program (files_inside.c), its data through
  * pipes, so no path is resolved by the daemon. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/files_inside.h"
 
 #include "sandbox/files.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's init: the lizard-bridge binary itself, run inside the
  * sandbox as `lizard-bridge sandbox-init FD MODE`, as the sandbox's root.
  * It is single-threaded and does one thing: start the programs the daemon

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bounded sandbox log (see log.h). */
 #include "sandbox/log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slirp4netns for a sandbox's network namespace (see network.h).
  *
  * It runs as the sandbox's own host uid, the owner of the sandbox's user

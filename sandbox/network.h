@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The network of a sandbox that has one: its own network namespace,
  * connected to the outside by slirp4netns, a user-mode TCP/IP stack that
  * makes each connection from inside an ordinary socket of an unprivileged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/private_dir.h"
 
 #include "sandbox/disk.h"

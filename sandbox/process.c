@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs in the sandbox, from the daemon's side: each request goes to
  * the init over the control socket with a channel of its own (protocol.h),
  * and everything about that program afterwards goes over its channel, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs in a sandbox: started through its init (protocol.h), each with a
  * channel of its own, so any thread can start, wait for and stop them. */
 #ifndef LIZARD_SANDBOX_PROCESS_H

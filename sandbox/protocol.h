@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the daemon and the sandbox's init say to each other. Private to
  * sandbox/.
  *

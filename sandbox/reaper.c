@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One program's whole process tree (exec's), held by a reaper of its own
  * inside the session's PID namespace. The reaper is a fork of the init
  * that makes itself a child subreaper (PR_SET_CHILD_SUBREAPER) before it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A command run to its end with its output collected: what exec, the
  * clipboard and the file operations need. The command's stdin, stdout and
  * stderr are pipes this thread serves with one poll loop, so a command

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A command run to its end in a sandbox, its output kept (the last bytes of
  * each stream) and streamed as it comes: what exec is. */
 #ifndef LIZARD_SANDBOX_RUN_H

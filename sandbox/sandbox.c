@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Making and ending a sandbox: the checks before, its private directory
  * (private_dir.c), bubblewrap started with the init inside (bwrap.c), the
  * network helper, and the cleanup, whatever fails on the way.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's default system call filter, built with libseccomp in the
  * spirit of the container runtimes' default profiles, but as a deny list:
  * a desktop runs whatever programs its user starts, so every call is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/size.h"
 
 #include <inttypes.h>

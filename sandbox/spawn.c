@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting one program in the sandbox, shared by the init and the reapers
  * it forks (see spawn.h): the child's way to its exec, with its
  * descriptors in place, and what the init learns of how that went.

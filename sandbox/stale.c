@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a daemon's sandboxes leave on the host when the daemon does not end
  * them itself: their private directories under one parent per host user,
  * with a session's disk or a volume possibly still mounted there. A daemon

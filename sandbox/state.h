@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The struct sandbox, shared by the files of sandbox/ that make, run and
  * end one; types only, not public. */
 #ifndef LIZARD_SANDBOX_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/tree.h"
 
 #include <dirent.h>

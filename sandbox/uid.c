@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host uids for a root daemon's sandboxes (uid.h). Each pick first
  * gathers what is taken and cheap to hold (the ranges of /etc/subuid and
  * /etc/subgid, the ids of running processes), then tries random ids of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host uids a root daemon gives its sandboxes, one per sandbox (the
  * gid is the same number): drawn at random from a range the operator
  * names (--uid-range FIRST:COUNT), skipping every id that is taken

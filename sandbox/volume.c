@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/name.h"
 #include "sandbox/volume.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Persistent volumes: what a session mounts read-write at /workspace,
  * outliving sessions and daemon restarts. A volume with a size limit is a
  * disk image (disk.h: ext4 with a journal, of that size) that the session's

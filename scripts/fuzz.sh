@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the libFuzzer targets (clang, AddressSanitizer + UBSan, in
 # build-fuzz/) and runs each for SECONDS (default 60) on its committed
 # corpus, tests/fuzz/corpus/<name>/. Every tests/fuzz/fuzz_<name>.c is a

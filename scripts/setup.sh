@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what building, running and testing lizard-bridge needs on Debian 12,
 # skipping whatever is already there. Safe to run again.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Soak: create/kill cycles of local sessions on `lizard-bridge serve`, each
 // with a viewer connected and calls in flight when the session is killed;
 // then the daemon's descriptors, threads and child processes must be back

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds and runs every test: the C unit tests and the integration
 # tests against real Xvnc, x11vnc, X applications and the MCP SDK. The whole
 # suite runs twice: on a normal build and under AddressSanitizer +

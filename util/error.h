@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The error every layer reports through, in the way crun does: a call that
  * fails fills a caller-owned struct with errno and one sentence that names
  * what it was about (a path, an id, a value) and, where it helps, what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leveled logging to stderr, safe from any thread. stdout belongs to the
  * MCP stdio transport, so nothing here ever writes there. */
 #ifndef LIZARD_UTIL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Written against libvncclient 0.9.14: its quirks are worked around where
  * they bite, and each says so. */
 #include "vnc/callbacks.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/capture.h"
 
 #include "util/base64.h"

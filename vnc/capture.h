@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Screenshots: a region of the framebuffer, optionally scaled down, with the
  * pointer drawn in, encoded as PNG or JPEG.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A connection's life, its VNC thread and the input queue. The pieces it
  * is made of have files of their own: connect.c (the socket), callbacks.c
  * (the rfbClient and what libvncclient calls back), watchdog.c (the stall

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One RFB client connection. A dedicated thread owns the rfbClient: it reads
  * server messages into a vnc_framebuffer and performs every send. Other
  * threads hand it input through a bounded queue: vnc_conn_send_input waits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The struct vnc_conn, shared by the files that make up one connection:
  * conn.c (open, destroy, the VNC thread and the input queue), callbacks.c
  * (the rfbClient and what libvncclient calls back), watchdog.c (the stall

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/connect.h"
 
 #include "vnc/target.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/framebuffer.h"
 
 #include "util/clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The live picture of one desktop, shared between the VNC connection thread
  * (the only writer) and any number of readers (screenshots, waits).
  *

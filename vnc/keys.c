@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/keys.h"
 
 #include "util/utf8.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/relay.h"
 
 #include <rfb/rfbclient.h>

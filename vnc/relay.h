@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An RFB relay between a VNC server and one RFB client (noVNC over a
  * WebSocket), byte streams in, byte streams out, no I/O of its own.
  *

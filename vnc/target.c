@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/target.h"
 
 #include "util/utf8.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a VNC server is: parsed from vnc://[:PASSWORD@]HOST[:PORT] or
  * unix:///path/to/socket. */
 #ifndef LIZARD_VNC_TARGET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/watchdog.h"
 
 #include "vnc/conn_state.h"

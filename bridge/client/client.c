@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]
  *
  * Speaks MCP's Streamable HTTP to a running daemon: initialize, the call,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where `call` reaches the daemon (see endpoint.h). */
 #include "bridge/client/endpoint.h"
 

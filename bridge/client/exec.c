@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `lizard-bridge call exec`: a minimal WebSocket client (RFC 6455) for the
  * daemon's /mcp. Streamable HTTP would stream progress too (as chunked
  * SSE); a WebSocket needs no chunk or event parser here and stays open. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who may use the server (see access.h). */
 #include "bridge/server/access.h"
 

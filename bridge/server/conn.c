@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every connection has (see conn.h). */
 #include "bridge/server/conn.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every connection of the server has (struct server_conn, state.h):
  * its id among the live ones, its write queue, the close from outside its
  * callbacks, and a WebSocket message put together from fragments. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP on the server: one route table for /healthz, /metrics, the viewer
  * and noVNC pages, noVNC's files and MCP's Streamable HTTP (mcp_http.c),
  * the request's body, and the request time limit. Every HTTP connection

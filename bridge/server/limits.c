@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What peers that have not authenticated can hold: connections in total and
  * per client address, checked as libwebsockets accepts each one (before a
  * byte is read), with the total kept below the descriptor limit; and what

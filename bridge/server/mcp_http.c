@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP's Streamable HTTP transport on /mcp (2025-11-25): POST one JSON-RPC
  * message, answered with JSON (or one SSE event when the client accepts
  * only that); 202 for notifications and responses; Mcp-Session-Id issued

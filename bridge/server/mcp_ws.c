@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP over WebSocket on /mcp: subprotocol "mcp", one JSON-RPC message per
  * text frame. Messages over the size limit close the connection with 1009;
  * replies go out in fragments, one per writable callback. */

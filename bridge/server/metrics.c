@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/server/metrics.h"
 
 #include "bridge/session/registry.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* noVNC as the fallback viewer: GET /novnc/<session> serves a small page
  * (embedded) that runs noVNC from Debian's novnc package, which the bridge
  * serves from /usr/share/novnc under /novnc-files/ (not copied into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the server is started with, and its fixed bounds: types only, for
  * main and every file of the server. */
 #ifndef LIZARD_BRIDGE_SERVER_OPTIONS_H

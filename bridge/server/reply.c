@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An HTTP exchange's reply (see reply.h): set from any route, written only
  * in the writable callback, in chunks; an SSE stream's events one per
  * callback. Its end completes the request, so a kept-alive connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/server/server.h"
 
 #include "bridge/context.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server's state and what every connection has, shared by the files of
  * bridge/server/; types only. Each protocol keeps its own connection
  * struct, which starts with a struct server_conn: an HTTP connection

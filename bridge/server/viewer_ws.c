@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The browser viewer: GET /view/<session> serves the page (embedded in
  * the binary); the page connects to /viewer with subprotocol
  * lizard-viewer and sends {"session", "token"} as its first message, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session_info (see info.h). */
 #include "bridge/session/info.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input to a session's desktop (see input.h): batches go through the
  * session's VNC connection, pauses wait here, and what a stopped action
  * left held is released. */

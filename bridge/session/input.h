@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input to a session's desktop: events in order and in batches, waits
  * between them, cut text, and the buttons mouse_down left held. What a
  * stopped action left held is always released. */

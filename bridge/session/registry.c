@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/session/registry.h"
 
 #include "bridge/session/session.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sessions a bridge holds, by id, and their deadlines: a reaper thread
  * ends each session when its time is up. */
 #ifndef LIZARD_BRIDGE_REGISTRY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local session's resources: the usage and limits session_info reports,
  * and pause/resume with the cgroup freezer (the deadline stands still and
  * the VNC connection stops reading while the desktop is frozen). */

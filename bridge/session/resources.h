@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local session's resources: its cgroup's pause and resume, what it
  * uses, and the "resources" part of session_info. */
 #ifndef LIZARD_BRIDGE_SESSION_RESOURCES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
 

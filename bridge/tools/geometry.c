@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/tools/geometry.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A viewer page's input for the desktop (see control.h). */
 #include "bridge/viewer/control.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a viewer page asks of the desktop: pointer, key, "release" and
  * clipboard messages (JSON), checked here and turned into input events
  * that the caller passes on, for control viewers only: a view-only

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turns a page into a C source defining a NUL-terminated char array, so the
 daemon serves it from the binary with nothing read from disk.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The updates a viewer's page applies (see encode.h): the damage's pixels
  * copied out of the framebuffer, each rectangle as the cheapest operation
  * that paints it exactly (or, for a page that prefers speed, as JPEG where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/viewer/hub.h"
 
 #include "bridge/viewer/encode.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session's viewer hub and its viewers, shared by the files of
  * bridge/viewer/ (hub.c plans rounds and keeps the viewers' accounts,
  * encode.c makes their updates, control.c tracks what a viewer holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The browser viewer's wire format: what the hub (hub.c, its updates made
  * in encode.c) and the viewer socket (bridge/server/viewer_ws.c) send a
  * page, and what a page may send back (read in viewer_ws.c and

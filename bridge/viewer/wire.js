@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer's updates, read: one binary WebSocket message from
 // the hub (made in encode.c) in, its operations out, in the order the
 // page applies them. wire.h documents the format byte by byte; this is its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fake-rfb: a VNC server that misbehaves on purpose, for the tests.
  *
  *   fake-rfb --listen PATH --mode MODE [--size WxH] [--cut-length N]

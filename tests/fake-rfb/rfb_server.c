@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "rfb_server.h"
 
 #include <errno.h>

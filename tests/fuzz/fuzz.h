@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the libFuzzer targets: a check that aborts, so the fuzzer
  * reports the input that broke an invariant. */
 #ifndef LIZARD_FUZZ_H

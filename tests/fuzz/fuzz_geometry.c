@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size and region arguments and the agent space: "WxH" text, then screen
  * sizes a VNC server may announce and points and regions a model may send.
  * Every mapped point lands on the screen, every accepted region covers a

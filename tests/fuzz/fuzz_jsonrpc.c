@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC parsing and MCP peer handling: any bytes as one message. Every
  * reply must be one JSON object in valid UTF-8, whatever came in, and no
  * call may be left running. */

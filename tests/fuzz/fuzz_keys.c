@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Key combinations ("ctrl+shift+t Return"): any text. Parsing either gives
  * combos within the bounds or a message in valid UTF-8 when the text was. */
 #include "fuzz.h"

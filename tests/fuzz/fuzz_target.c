@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* VNC URLs (vnc://[:PASSWORD@]HOST[:PORT], unix:///path): any text. A
  * parsed target has a host and a port in range and describes itself; a
  * refusal carries a message, in UTF-8 when the URL was. */

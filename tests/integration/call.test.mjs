@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge call is enough to script a UI: tests/scripts/automate-terminal.sh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The daemon's edges: keys, origins, sizes, malformed input, protocol
 // headers, disconnects. After each, it must still serve.
 import { test, before, after } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge serve: many sessions, two transports, the official SDK.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

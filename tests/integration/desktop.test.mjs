@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The full tool set on the bridge's own desktop (Xvnc + openbox + Chromium),
 // checked against what real applications show and receive.
 import { test, before, after } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every size has a disk limit: HOME, /tmp and /workspace of a session live
 // on a filesystem of that size, and a volume with a size on one of its own.
 // Writes past it fail inside with ENOSPC; the host's disk pays no more than

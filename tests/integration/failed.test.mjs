@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A local session whose desktop dies by itself (its X server or its
 // sandbox's init killed: the OOM killer, a program, the host) goes to
 // "failed" with the reason, and nothing of it stays running: not its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // No client and no desktop can take the daemon's workers: long calls are
 // bounded per session (4 running) and per client (8), quick calls
 // (screenshots, session_info, kill_session) always find a worker, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // VNC servers that misbehave on purpose (tests/fake-rfb), attached to a
 // running daemon next to a well-behaved real Xvnc. For every mode: /healthz
 // keeps answering within 100 ms, calls on the broken session fail with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unauthenticated peers at the TCP level: connections that never send a
 // request, stop halfway through one, or speak TLS to the plain port. None of
 // them may take the daemon down; /healthz answers after each.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Progress over Streamable HTTP: a POSTed call with a progressToken, from a
 // client that accepts text/event-stream, is answered as an SSE stream once
 // progress arrives (the notifications, then the result, then the end);

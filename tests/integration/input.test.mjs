@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Input reaches real X applications exactly as asked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // However the bridge ends, its desktop's processes end with it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

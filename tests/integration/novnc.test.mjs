@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // noVNC as the fallback viewer: Debian's noVNC in headless Chromium, served
 // by the bridge, speaking raw RFB to the bridge's relay with the same
 // control and view-only tokens as the bridge's own viewer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program in the sandbox owns its run directory, HOME and /workspace and
 // may plant links, FIFOs and sockets there at any time. The daemon, root on
 // the host, must never follow them: what it reaches there is what it made

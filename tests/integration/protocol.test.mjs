@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MCP and JSON-RPC over stdio, byte for byte, including everything a broken
 // or hostile client may send.
 import { test, before, after } from 'node:test';

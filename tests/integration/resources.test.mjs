@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sandbox resources on real cgroups: sizes whose memory and CPU limits are
 // enforced, pause and resume with the cgroup freezer, persistent volumes,
 // and the usage session_info and /metrics report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Local sessions are sandboxes: contained processes, a private view of the
 // filesystem, an unprivileged user, and exec/read_file/write_file/list_files.
 import { test, before, after } from 'node:test';

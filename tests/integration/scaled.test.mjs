@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Screens larger than models take are shown scaled, and coordinates read
 // from such a screenshot land on the right screen pixels.
 import { test, before, after } from 'node:test';

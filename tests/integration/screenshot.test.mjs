@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // screenshot returns exactly what the X server shows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

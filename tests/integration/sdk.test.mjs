@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // End to end with the official MCP TypeScript SDK: lizard-bridge stdio on
 // its embedded local desktop (Xvnc + openbox), every tool called for real.
 import { test, before, after } from 'node:test';

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run inside a session by seccomp.test.mjs, compiled there: makes the
  * system calls the sandbox's filter refuses, and calls of the same kinds
  * it allows, and prints one line per call, "NAME ok" or "NAME ERRNONAME".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The system call filter every sandbox runs under (sandbox/seccomp.c), seen
 // from inside a session: a probe compiled there (seccomp-probe.c) makes the
 // refused calls, with arguments the kernel alone would answer otherwise, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ending a session stops the calls running on it: a long hold_key or drag
 // returns within a few seconds of kill_session, sends no more input, and
 // does not keep the session's desktop alive.

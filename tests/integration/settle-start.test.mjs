@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // open_url and launch with screenshot: true wait for what they started to
 // draw, then for the screen to settle; a quiet screen before the program
 // drew anything is not "settled". Long waits report progress and stop when

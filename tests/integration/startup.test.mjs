@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bad command lines and unreachable servers fail fast with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

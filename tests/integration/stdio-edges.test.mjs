@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stdio at its edges, byte for byte: replies to calls still running when
 // stdin closes, shutdown while they run, ids echoed exactly, UTF-8 only,
 // the exact message limit, MCP logging, and cancellation through the SDK.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tools that return data declare an outputSchema and answer with
 // structuredContent, which the official SDK client checks against it.
 import { test, before, after } from 'node:test';

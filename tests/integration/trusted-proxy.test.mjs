@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-address connection cap behind a reverse proxy (--trusted-proxy):
 // a real HTTP reverse proxy of the test's own (node's http, as a few lines
 // of http-proxy would do it) sits between many clients and the daemon and

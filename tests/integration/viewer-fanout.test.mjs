@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ten viewers of one desktop while a window moves without pause: each gets
 // every change to a marker on the desktop (a robustness deadline, not a
 // performance figure; the measured latencies go to the test's diagnostics),

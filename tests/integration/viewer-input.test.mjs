@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer's clipboard (both ways, control viewers only) and its
 // wheel (clicks that follow the wheel's delta). Headless Debian Chromium
 // (playwright-core) against a real local desktop: xclip and an xterm on

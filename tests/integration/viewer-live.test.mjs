@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer under motion and input: keys that never stick, a
 // canvas that ends exact, copies instead of pixels. Headless Debian
 // Chromium (playwright-core) against a real local desktop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The viewer's wire format as bridge/viewer/wire.js reads it, outside a
 // browser: wire.h and wire.js give the operations the same codes, and a
 // viewer over a plain WebSocket that paints each update from its decoded

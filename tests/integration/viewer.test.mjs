@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer, in headless Debian Chromium driven by playwright-core.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A second server implementation: x11vnc on Xvfb behind a VNC password.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

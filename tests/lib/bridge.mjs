@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge itself as the tests and benches run it: the executable
 // under test (LIZARD_BRIDGE_BIN, else this checkout's build), the lean
 // environment it gets, and the daemon (serve) on a port or socket of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Debian's Chromium, headless under playwright-core, and what the browser
 // viewer tests start from: a daemon with one local desktop, its viewer
 // links and a browser.

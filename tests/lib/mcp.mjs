@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The official MCP TypeScript SDK's client as the bridge's peer: over
 // stdio to a bridge it starts (connectBridge), or to a daemon over
 // Streamable HTTP (the key in a header) or WebSocket (the key in the URL);

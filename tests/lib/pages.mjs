@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pages for the desktop's browser, served by a test host of the test's own
 // (testhost.mjs): a local session has a network of its own without the
 // host's loopback and reaches the test host through slirp4netns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pictures as the tests compare them: a screenshot's PNG decoded (pngjs,
 // RGBA), one pixel of it, packed RGB as the X server's own capture gives
 // it, and how many pixels of two such pictures differ.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Processes a test starts, and waiting for what they do. Every child
 // started here (startProcess), or handed over with killAtExit, is killed
 // with its process group when the test runner exits, however the test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A local session's sandbox as the host sees it, for tests that check
 // what it holds from outside: its PID namespace and the host processes in
 // it, its private directory on the host, and a file inside it read

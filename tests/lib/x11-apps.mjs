@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // X clients the tests drive and watch on a display (env: its DISPLAY and
 // XAUTHORITY, from x11.mjs): an xterm that copies what is typed into a
 // file, xev logging events, windows found by name, the pointer's place,

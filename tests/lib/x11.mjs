@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // X servers for the tests, each with a cookie of its own: a real TigerVNC
 // Xvnc on a private UNIX socket, Xvfb behind a password-protected x11vnc on
 // loopback, and the local desktop of a bridge's session, whose X socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Minimal assertions that print both sides, in the spirit of libuv's
  * task.h. A test file defines test functions and lists them in main with
  * RUN_TEST. A test that cannot run here says why with SKIP and counts as

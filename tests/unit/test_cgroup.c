@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Session cgroups on this machine's real kernel: a memory limit that kills
  * one process, a CPU quota, freeze and thaw, killing a tree that setsid()s,
  * removal, and the groups of a daemon that died. Where this process cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client behind trusted proxies: --trusted-proxy values, and which
  * X-Forwarded-For entry names the client whatever a client forges. */
 #include "bridge/server/forwarded.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCP engine's call features: structuredContent with an outputSchema,
  * notifications/progress for requests with a progressToken,
  * notifications/cancelled scoped to the client that made the call, ids

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RFB relay: both handshakes, and view-only dropping input messages. */
 #include "vnc/relay.h"
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sandbox sizes (presets and the option that changes them) and the name
  * rule volumes and cgroups share. */
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The --uid-range option and the subordinate id files (/etc/subuid,
  * /etc/subgid) a root daemon reads before it gives a sandbox a uid. */
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's system call filter as its builder makes it: the BPF
  * program's descriptor, and the rules that compare arguments, checked by
  * loading the filter into a child of this test and asking the real kernel.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session's lifetime and the registry that holds sessions, against a
  * small RFB server of the test's own (tests/fake-rfb/rfb_server.c) on a
  * UNIX socket: attached sessions start, describe themselves, end, fail

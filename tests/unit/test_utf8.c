@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util/utf8: what is well-formed, how bad bytes are repaired, and where
  * excerpts are cut. */
 #include "test.h"

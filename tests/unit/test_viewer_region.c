@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The viewer's account of what its canvas lacks: rectangles clipped,
  * merged, bounded, and carried along when the canvas copies. */
 #include "bridge/viewer/region.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Volumes on a real temporary data directory; "another daemon" is a real
  * forked process holding its own lock, as a second lizard-bridge would. */
 #include "test.h"

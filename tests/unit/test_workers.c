@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker pool's bounds: no owner and no group takes it over, quick
  * jobs always find a worker, lanes keep their order. Jobs block until the
  * test lets them go, and note what ran beside them. */
