@@ -29,8 +29,8 @@ enum sandbox_bwrap_fd {
 	SANDBOX_BWRAP_FD_ARGS,
 	SANDBOX_BWRAP_FD_PASSWD,
 	SANDBOX_BWRAP_FD_GROUP,
-	SANDBOX_BWRAP_FD_SECCOMP,     /* the system call filter (seccomp.h) */
-	SANDBOX_BWRAP_FD_RESOLV,      /* with a network only */
+	SANDBOX_BWRAP_FD_SECCOMP, /* the system call filter (seccomp.h) */
+	SANDBOX_BWRAP_FD_RESOLV,  /* with a network only */
 	SANDBOX_BWRAP_FD_END
 };
 

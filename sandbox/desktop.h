@@ -20,13 +20,13 @@ struct sandbox_uid_range;
 
 struct sandbox_desktop_options {
 	int width, height;
-	bool window_manager;     /* openbox; false for template "bare" */
-	bool network;            /* false: loopback only */
-	const char *const *envs; /* NAME=value for every program; may be NULL */
-	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
-	const char *workspace_dir;     /* likewise */
-	const char *workspace_image;   /* likewise */
-	uint64_t disk_bytes;           /* likewise */
+	bool window_manager;                       /* openbox; false for template "bare" */
+	bool network;                              /* false: loopback only */
+	const char *const *envs;                   /* NAME=value for every program; may be NULL */
+	struct sandbox_cgroup *cgroup;             /* as in sandbox_options; may be NULL */
+	const char *workspace_dir;                 /* likewise */
+	const char *workspace_image;               /* likewise */
+	uint64_t disk_bytes;                       /* likewise */
 	const struct sandbox_uid_range *uid_range; /* likewise */
 };
 

@@ -21,8 +21,8 @@ struct sandbox_cgroup_join;
 #define SANDBOX_NETWORK_PACKAGE "slirp4netns"
 
 struct sandbox_network {
-	pid_t pid;   /* slirp4netns, 0 when not running */
-	int exit_fd; /* closing it tells slirp4netns to exit; -1 when none */
+	pid_t pid;    /* slirp4netns, 0 when not running */
+	int exit_fd;  /* closing it tells slirp4netns to exit; -1 when none */
 	int ready_fd; /* until sandbox_network_wait */
 };
 

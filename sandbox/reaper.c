@@ -123,7 +123,7 @@ _Noreturn void sandbox_reaper_run(struct sandbox_child_setup *setup, int signal_
 	prctl(PR_SET_NAME, "lizard-reaper");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
 		sandbox_spawn_reply(channel, SANDBOX_REPLY_FAILED, errno,
-				   "cannot become the program's reaper (PR_SET_CHILD_SUBREAPER)");
+				    "cannot become the program's reaper (PR_SET_CHILD_SUBREAPER)");
 		_exit(1);
 	}
 	pid_t program = sandbox_spawn_program(setup, channel);

@@ -36,11 +36,11 @@ struct sandbox_run {
 
 struct sandbox_run_result {
 	struct sandbox_output out, err;
-	bool exited;       /* else killed by signal */
+	bool exited; /* else killed by signal */
 	int exit_code;
 	int signal;
 	bool timed_out;
-	bool stopped;      /* should_stop said so */
+	bool stopped; /* should_stop said so */
 	int64_t duration_ms;
 };
 

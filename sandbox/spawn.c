@@ -52,7 +52,7 @@
 
 extern char **environ;
 
-static bool isolated; /* false: the benchmark's unsandboxed mode, no user switch */
+static bool isolated;           /* false: the benchmark's unsandboxed mode, no user switch */
 static int user_namespace = -1; /* the user's namespace (isolated only) */
 static _Alignas(64) char child_stack[CHILD_STACK_SIZE];
 
@@ -342,8 +342,9 @@ static int open_user_namespace(void)
 	} else if (got > 0) {
 		message[got] = '\0';
 	} else {
-		snprintf(message, sizeof(message), "%d the user's namespace was not made within %d ms",
-			 ETIMEDOUT, CHILD_SETUP_TIMEOUT_MS);
+		snprintf(message, sizeof(message),
+			 "%d the user's namespace was not made within %d ms", ETIMEDOUT,
+			 CHILD_SETUP_TIMEOUT_MS);
 	}
 	if (fd < 0)
 		kill(pid, SIGKILL);

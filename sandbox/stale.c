@@ -36,7 +36,7 @@ bool sandbox_base_dir(char *out, size_t size, struct error *err)
 	struct stat st;
 	if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
 		error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
-			 (unsigned)geteuid());
+			  (unsigned)geteuid());
 		return false;
 	}
 	/* Sandbox users must be able to pass through to their own directory. */
@@ -75,7 +75,8 @@ static void unmount_left(const char *daemon_dir)
 			char mount_point[640];
 			snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/%s", daemon_dir,
 				 entry->d_name, mounts[i]);
-			umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW); /* most are not mounts */
+			umount2(mount_point,
+				MNT_DETACH | UMOUNT_NOFOLLOW); /* most are not mounts */
 		}
 	}
 	closedir(dir);

@@ -15,7 +15,7 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
   slirp4netns e2fsprogs novnc)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
+  scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then

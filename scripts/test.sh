@@ -52,6 +52,10 @@ run_suite() { # name builddir [meson options...]
 echo "== layering check" >&2
 if python3 scripts/check-layers.py >&2; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+# The layout of the C code (.clang-format) and the SPDX lines.
+echo "== format check" >&2
+if scripts/check-format.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 run_suite "normal" build
 
 # The official MCP conformance suite's DNS rebinding scenario (Node 22 from

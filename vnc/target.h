@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 struct vnc_target {
-	char *host;     /* host name, IPv4/IPv6 literal, or socket path */
-	int port;       /* TCP port; 0 for UNIX sockets */
+	char *host; /* host name, IPv4/IPv6 literal, or socket path */
+	int port;   /* TCP port; 0 for UNIX sockets */
 	bool is_unix;
 	char *password; /* NULL when none was given */
 };

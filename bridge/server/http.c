@@ -58,8 +58,9 @@ static int begin_request(struct http_conn *c, const char *uri)
 		return 0;
 	}
 	if (!bridge_server_host_allowed(c->base.server, wsi)) {
-		bridge_server_http_error(c, 403, "Host header not allowed: use localhost or an address, or "
-				    "start the server with --allowed-host NAME");
+		bridge_server_http_error(c, 403,
+					 "Host header not allowed: use localhost or an address, or "
+					 "start the server with --allowed-host NAME");
 		return 0;
 	}
 	if (strcmp(uri, "/metrics") == 0) {

@@ -29,6 +29,7 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *json, 
 				const struct bridge_viewer_sink *sink);
 /* Releases every key and button the viewer holds (it lost focus, hid or
  * went away). */
-void bridge_viewer_release_held(struct bridge_viewer *viewer, const struct bridge_viewer_sink *sink);
+void bridge_viewer_release_held(struct bridge_viewer *viewer,
+				const struct bridge_viewer_sink *sink);
 
 #endif

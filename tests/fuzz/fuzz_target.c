@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(err.message[0], "refused without a message: %s", url);
 		if (text)
-			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL), "message: %s",
-				   err.message);
+			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL),
+				   "message: %s", err.message);
 	}
 	free(url);
 	return 0;

@@ -215,7 +215,8 @@ static void another_daemon_on_the_same_data_dir_is_refused(void)
 
 	char path[512];
 	bool image = true;
-	bool acquired = sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &image, &err);
+	bool acquired = sandbox_volume_acquire(v, "shared", "s-mine", path, sizeof(path), &image,
+					       &err);
 	bool deleted = !acquired && sandbox_volume_delete(v, "shared", &err);
 	struct sandbox_volume_info *list = NULL;
 	size_t count = 0;
@@ -359,7 +360,8 @@ static void chown_hands_over_the_tree_but_not_link_targets(void)
 		struct stat st;
 		ASSERT(lstat(owned[i], &st) == 0);
 		if (st.st_uid != uid || st.st_gid != uid)
-			FAIL_AT("%s is owned by %u:%u", owned[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+			FAIL_AT("%s is owned by %u:%u", owned[i], (unsigned)st.st_uid,
+				(unsigned)st.st_gid);
 	}
 	struct stat target;
 	ASSERT(stat(outside, &target) == 0 && target.st_uid == 0);
