@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Times the capture path alone, without MCP: a 1280x800 screen that is
  * half flat colour and text-like stripes, half noise (the worst case for
  * PNG), captured whole, unchanged, and after a change of three bands.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge against the tools computer-use agents use today, in one run
 // on one 1280x800 desktop showing a text-and-image page in Chromium:
 // screenshots (scrot, scrot + ImageMagick resize), input (xdotool), typing
@@ -11,7 +12,8 @@ import { spawn } from 'node:child_process';
 import {
   desktopWithPage, timeAsync, timeCommand, timeCommands, median, printTable, imageBytes,
 } from './lib.mjs';
-import { waitFor, sleep, decodePng, pixelAt } from '../tests/integration/lib.mjs';
+import { waitFor, sleep } from '../tests/lib/process.mjs';
+import { decodePng, pixelAt } from '../tests/lib/png.mjs';
 
 const quick = process.env.LIZARD_BENCH_QUICK;
 const SHOTS = quick ? 5 : 100, INPUTS = quick ? 5 : 60, TYPING_ROUNDS = quick ? 1 : 3, SETTLE_ROUNDS = 5;

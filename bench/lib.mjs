@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: MIT
 // Shared by the benchmarks: the bridge on its own desktop with Chromium
 // showing a real page, a lean MCP stdio client, timing helpers and tables.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bridgeBin, bridgeEnv, desktopFromLog, waitFor, tempDir } from '../tests/integration/lib.mjs';
+import { waitFor } from '../tests/lib/process.mjs';
+import { bridgeBin, bridgeEnv } from '../tests/lib/bridge.mjs';
+import { desktopFromLog } from '../tests/lib/x11.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

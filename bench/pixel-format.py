@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What Xvnc pays to convert pixels to a client's order.
 
 Starts an Xvnc (1280x800) and asks it for the whole screen 40 times per

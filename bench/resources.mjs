@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sizes and pause: pause_session and resume_session latency on a desktop
 // with Chromium showing a page, and the memory of that idle desktop as its
 // cgroup counts it, with how many such sessions fit in 8 GiB.

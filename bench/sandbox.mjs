@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sandbox's costs: an exec round trip, the time from create_session to
 // the first screenshot of a desktop with and without the sandbox and with
 // the sandbox but without its network helper (the same run, alternating),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Remote viewing side by side: lizard-bridge's viewer and noVNC behind
 // websockify, watching the same Xvnc desktop (1280x800) at the same time.
 //
@@ -22,12 +23,15 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import {
-  startXvnc, startProcess, startDaemon, httpClient, textOf, waitFor, sleep, launchChromium, tempDir,
-} from '../tests/integration/lib.mjs';
+import { startProcess, waitFor, sleep, tempDir } from '../tests/lib/process.mjs';
+import { startDaemon } from '../tests/lib/bridge.mjs';
+import { httpClient, textOf } from '../tests/lib/mcp.mjs';
+import { startXvnc } from '../tests/lib/x11.mjs';
+import { launchChromium } from '../tests/lib/browser.mjs';
+import { WebSocket } from '../tests/lib/websocket.mjs';
+import { decodeUpdate } from '../bridge/viewer/wire.js';
 import { median } from './lib.mjs';
 
-const WebSocket = (await import('../tests/node_modules/ws/wrapper.mjs')).default;
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] || 10);
 const only = process.argv.slice(3);
@@ -145,27 +149,13 @@ function lizardSocket(daemon, session, token) {
   return stats;
 }
 
-// Whether an update of the bridge's viewer protocol (bridge/viewer.c)
-// paints PROBE: walks its operations by their lengths.
+// Whether an update of the bridge's viewer protocol paints PROBE: by its
+// operations' rectangles (the page's own reader, bridge/viewer/wire.js),
+// a copy's where it goes; the pointer's never.
 function updateCovers(b) {
-  for (let at = 0; at < b.length;) {
-    const op = b[at];
-    if (op === 6) { at += 5; continue; }
-    const x = b.readUInt16BE(at + 1), y = b.readUInt16BE(at + 3), w = b.readUInt16BE(at + 5), h = b.readUInt16BE(at + 7);
-    at += 9;
-    if (op === 1) {
-      if (covers(b.readUInt16BE(at), b.readUInt16BE(at + 2), w, h)) return true;
-      at += 4;
-      continue;
-    }
-    if (op === 5) { at += w * h * 4; continue; }
-    if (covers(x, y, w, h)) return true;
-    if (op === 2 || op === 3) at += 4 + b.readUInt32BE(at);
-    else if (op === 4) at += 3;
-    else if (op === 7) at += 2 + (b[at + 1] + 1) * 3 + 4 + b.readUInt32BE(at + 2 + (b[at + 1] + 1) * 3);
-    else throw new Error(`unexpected operation ${op}`);
-  }
-  return false;
+  const { ops, error } = decodeUpdate(b);
+  if (error) throw new Error(`unexpected update: ${error}`);
+  return ops.some((op) => op.kind !== 'pointer' && op.kind !== 'pointer-moved' && covers(op.x, op.y, op.width, op.height));
 }
 
 // An RFB client of websockify that decodes nothing: the handshake, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge: command line and the stdio daemon. */
 #include "bridge/client/client.h"
 #include "bridge/context.h"
@@ -42,7 +43,10 @@
  * one client runs at most 8 long calls at once and one desktop at most 4,
  * one client at most 4 quick ones. More wait their turn (workers.h). */
 static const struct mcp_workers_limits worker_limits = {
-	.threads = 16, .reserved = 4, .long_per_owner = 8, .long_per_group = 4,
+	.threads = 16,
+	.reserved = 4,
+	.long_per_owner = 8,
+	.long_per_group = 4,
 	.quick_per_owner = 4,
 };
 
@@ -158,8 +162,9 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 	if (strcmp(arg, "--allowed-host") == 0) {
 		if (o->allowed_host_count == MAX_ALLOWED_HOSTS || !value[0] ||
 		    strpbrk(value, ":/ ")) {
-			fprintf(stderr, "lizard-bridge: --allowed-host takes a host name without "
-					"port (at most %d of them)\n",
+			fprintf(stderr,
+				"lizard-bridge: --allowed-host takes a host name without "
+				"port (at most %d of them)\n",
 				MAX_ALLOWED_HOSTS);
 			return 2;
 		}
@@ -169,7 +174,8 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 	}
 	if (strcmp(arg, "--trusted-proxy") == 0) {
 		if (o->trusted_proxy_count == MAX_TRUSTED_PROXIES ||
-		    !bridge_trusted_proxy_parse(value, &o->trusted_proxies[o->trusted_proxy_count])) {
+		    !bridge_trusted_proxy_parse(value,
+						&o->trusted_proxies[o->trusted_proxy_count])) {
 			fprintf(stderr,
 				"lizard-bridge: --trusted-proxy '%s' is not an IPv4 or IPv6 address, "
 				"or one with /PREFIX (e.g. 127.0.0.1, ::1, 10.0.0.0/8; at most %d "
@@ -228,9 +234,10 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 				return 2;
 			}
 			if (geteuid() != 0)
-				log_warn("--uid-range is for a daemon run as root; this one runs as "
-					 "uid %u and gives its sessions that uid",
-					 (unsigned)geteuid());
+				log_warn(
+					"--uid-range is for a daemon run as root; this one runs as "
+					"uid %u and gives its sessions that uid",
+					(unsigned)geteuid());
 			i++;
 		} else if (o->serve && (rc = parse_serve_option(arg, value, &i, o)) != 0) {
 			if (rc == 2)
@@ -245,8 +252,8 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			}
 			i++;
 		} else {
-			fprintf(stderr, "lizard-bridge: unknown or incomplete option '%s'\n\n%s", arg,
-				usage);
+			fprintf(stderr, "lizard-bridge: unknown or incomplete option '%s'\n\n%s",
+				arg, usage);
 			return 2;
 		}
 	}
@@ -337,7 +344,8 @@ static bool api_key(char *key, size_t size)
 	const char *given = getenv("LIZARD_API_KEY");
 	if (given && *given) {
 		if (strlen(given) < 16) {
-			log_error("LIZARD_API_KEY is shorter than 16 characters; use a long random key");
+			log_error(
+				"LIZARD_API_KEY is shorter than 16 characters; use a long random key");
 			return false;
 		}
 		snprintf(key, size, "%s", given);
@@ -347,7 +355,8 @@ static bool api_key(char *key, size_t size)
 			return false;
 		for (size_t i = 0; i < sizeof(bytes) && i * 2 + 2 < size; i++)
 			snprintf(key + i * 2, 3, "%02x", bytes[i]);
-		fprintf(stderr, "lizard-bridge: no LIZARD_API_KEY set; generated API key: %s\n", key);
+		fprintf(stderr, "lizard-bridge: no LIZARD_API_KEY set; generated API key: %s\n",
+			key);
 	}
 	/* Nothing started from here on needs to see it. */
 	unsetenv("LIZARD_API_KEY");
@@ -368,7 +377,8 @@ static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 		char what[128];
 		sandbox_cgroup_root_describe(c->cgroup_root, what, sizeof(what));
 		log_info("session sizes enforced with cgroup v%d (%s)",
-			 sandbox_cgroup_root_version(c->cgroup_root) == SANDBOX_CGROUP_V2 ? 2 : 1, what);
+			 sandbox_cgroup_root_version(c->cgroup_root) == SANDBOX_CGROUP_V2 ? 2 : 1,
+			 what);
 	} else {
 		snprintf(c->cgroup_why, sizeof(c->cgroup_why), "%s", failed.message);
 		log_warn("sizes are unavailable, sessions run without limits: %s", failed.message);
@@ -410,7 +420,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 	struct bridge_tools_context context = { .registry = NULL };
 	sandbox_sizes_init(&context.sizes);
 	context.uid_range = SANDBOX_UID_RANGE_DEFAULT;
-	struct stdio_options options = { .serve = serve, .sizes = &context.sizes,
+	struct stdio_options options = { .serve = serve,
+					 .sizes = &context.sizes,
 					 .uid_range = &context.uid_range };
 	int rc = parse_stdio_options(argc, argv, &options);
 	if (rc != 0)
@@ -450,8 +461,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 	if (serve)
 		bridge_server_viewer_links(options.listen, &links);
 	context.viewer_links = &links;
-	struct mcp_server *server =
-		mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions, &worker_limits);
+	struct mcp_server *server = mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions,
+						      &worker_limits);
 	if (!server || !bridge_tools_register(server, &context)) {
 		log_error("cannot set up the MCP server");
 		mcp_server_destroy(server);
@@ -488,10 +499,9 @@ static int run_bridge(int argc, char **argv, bool serve)
 		log_info("serving MCP on stdio");
 		enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,
 							 stop_pipe[0], MCP_STDIO_MAX_MESSAGE);
-		log_info("%s; shutting down",
-			 end == MCP_STDIO_EOF	    ? "stdin closed"
-			 : end == MCP_STDIO_STOPPED ? "signal received"
-						    : "stdio failed");
+		log_info("%s; shutting down", end == MCP_STDIO_EOF       ? "stdin closed"
+					      : end == MCP_STDIO_STOPPED ? "signal received"
+									 : "stdio failed");
 	}
 	memset(key, 0, sizeof(key));
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "kernel/client.h"
 
 #include "util/clock.h"
@@ -33,8 +34,8 @@ struct kernel_client {
 
 static const char *const channel_names[] = { "shell", "iopub", "control", "stdin" };
 
-static void *open_socket(struct kernel_client *k, int type, const char *endpoint,
-			 const char *name, struct error *err)
+static void *open_socket(struct kernel_client *k, int type, const char *endpoint, const char *name,
+			 struct error *err)
 {
 	void *s = zmq_socket(k->context, type);
 	if (!s)
@@ -178,7 +179,8 @@ static enum kernel_frames_verdict read_message(struct kernel_client *k, void *s,
 		count++;
 	}
 	enum kernel_frames_verdict v = too_many ? KERNEL_FRAMES_MALFORMED
-						: kernel_message_parse(&k->key, data, lengths, count, m);
+						: kernel_message_parse(&k->key, data, lengths,
+								       count, m);
 	for (size_t i = 0; i < count; i++)
 		zmq_msg_close(&frames[i]);
 	if (v == KERNEL_FRAMES_FORGED)
@@ -290,7 +292,8 @@ bool kernel_client_wait_ready(struct kernel_client *k, int64_t deadline_ms, stru
 			heard = true;
 		if (channel == KERNEL_SHELL && strcmp(m.msg_type, "kernel_info_reply") == 0) {
 			replied = true;
-			const cJSON *info = cJSON_GetObjectItemCaseSensitive(m.content, "language_info");
+			const cJSON *info = cJSON_GetObjectItemCaseSensitive(m.content,
+									     "language_info");
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(info, "name");
 			if (cJSON_IsString(name))
 				snprintf(k->language, sizeof(k->language), "%s", name->valuestring);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A client of one Jupyter kernel: the five ZeroMQ sockets of its
  * connection file (shell, iopub, control and stdin as DEALER/SUB, the
  * heartbeat as REQ), messages signed and verified with its key, and the
@@ -44,14 +45,14 @@ bool kernel_client_wait_ready(struct kernel_client *k, int64_t deadline_ms, stru
 
 /* Sends msg_type with content (taken over) on channel; id gets the message
  * id, which the replies name as their parent. */
-bool kernel_client_send(struct kernel_client *k, enum kernel_channel channel,
-			const char *msg_type, struct cJSON *content, char id[40], struct error *err);
+bool kernel_client_send(struct kernel_client *k, enum kernel_channel channel, const char *msg_type,
+			struct cJSON *content, char id[40], struct error *err);
 
 enum kernel_receive_result {
 	KERNEL_RECEIVED,
 	KERNEL_RECEIVE_TIMEOUT,
 	KERNEL_RECEIVE_CANCELLED, /* cancel_fd became readable */
-	KERNEL_RECEIVE_GONE,	  /* the kernel's sockets closed: it exited */
+	KERNEL_RECEIVE_GONE,      /* the kernel's sockets closed: it exited */
 	KERNEL_RECEIVE_FAILED,
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "kernel/execute.h"
 
 #include "util/clock.h"
@@ -127,8 +128,9 @@ static bool add_result(struct kernel_execution *e, const struct kernel_limits *l
 		e->result_capacity = capacity;
 	}
 	cJSON_DetachItemViaPointer(content, data);
-	e->results[e->result_count++] =
-		(struct kernel_result){ .is_main = is_main, .data = data, .bytes = bytes };
+	e->results[e->result_count++] = (struct kernel_result){ .is_main = is_main,
+								.data = data,
+								.bytes = bytes };
 	e->result_total += bytes;
 	return true;
 }
@@ -151,9 +153,8 @@ static bool set_error(struct kernel_execution *e, const cJSON *content)
 	size_t size = 1;
 	const cJSON *line;
 	const cJSON *lines = cJSON_GetObjectItemCaseSensitive(content, "traceback");
-	cJSON_ArrayForEach(line, lines)
-		if (cJSON_IsString(line))
-			size += strlen(line->valuestring) + 1;
+	cJSON_ArrayForEach(line, lines) if (cJSON_IsString(line))
+		size += strlen(line->valuestring) + 1;
 	e->traceback = malloc(size);
 	if (!e->error_name || !e->error_value || !e->traceback)
 		return false;
@@ -179,7 +180,8 @@ static bool on_iopub(struct kernel_execution *e, const struct kernel_execute_opt
 {
 	const char *type = m->msg_type;
 	if (strcmp(type, "status") == 0) {
-		const cJSON *state = cJSON_GetObjectItemCaseSensitive(m->content, "execution_state");
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(m->content,
+								      "execution_state");
 		if (cJSON_IsString(state) && strcmp(state->valuestring, "idle") == 0)
 			*idle = true;
 		return true;
@@ -194,7 +196,8 @@ static bool on_iopub(struct kernel_execution *e, const struct kernel_execute_opt
 		if (o->on_stream)
 			o->on_stream(o->opaque, is_err ? "stderr" : "stdout", text->valuestring,
 				     length);
-		return kernel_log_append(is_err ? &e->err : &e->out, o->limits, text->valuestring, length);
+		return kernel_log_append(is_err ? &e->err : &e->out, o->limits, text->valuestring,
+					 length);
 	}
 	if (strcmp(type, "execute_result") == 0)
 		return add_result(e, o->limits, m->content, true);
@@ -213,7 +216,8 @@ static void on_reply(struct kernel_execution *e, const struct kernel_message *m)
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(m->content, "status");
 	if (!e->has_error && cJSON_IsString(status) && strcmp(status->valuestring, "error") == 0)
 		set_error(e, m->content);
-	if (!e->has_error && cJSON_IsString(status) && strcmp(status->valuestring, "aborted") == 0) {
+	if (!e->has_error && cJSON_IsString(status) &&
+	    strcmp(status->valuestring, "aborted") == 0) {
 		e->has_error = true;
 		e->error_name = strdup("ExecutionAborted");
 		e->error_value = strdup("the kernel aborted this request after an earlier error");
@@ -267,8 +271,8 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 			wake = clock_monotonic_ms() + STOP_POLL_MS;
 		enum kernel_channel channel;
 		struct kernel_message m;
-		enum kernel_receive_result r =
-			kernel_client_receive(k, wake, o->cancel_fd, &channel, &m, err);
+		enum kernel_receive_result r = kernel_client_receive(k, wake, o->cancel_fd,
+								     &channel, &m, err);
 		if (r == KERNEL_RECEIVE_TIMEOUT && wake < deadline)
 			continue;
 		if (r == KERNEL_RECEIVE_FAILED) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One execute_request and everything the kernel says about it, collected
  * within bounds: stdout and stderr as the chunks the kernel sent, keeping
  * the end when there is too much (the end of a log is where the answer and
@@ -32,7 +33,7 @@ struct kernel_limits {
 struct kernel_log {
 	char **chunks;
 	size_t count, capacity;
-	size_t bytes;	      /* held */
+	size_t bytes;         /* held */
 	size_t dropped_bytes; /* let go of from the front */
 	size_t dropped_chunks;
 };
@@ -40,21 +41,21 @@ struct kernel_log {
 /* Appends a chunk, keeping the end: old chunks go first, and a chunk
  * larger than the whole bound keeps its tail, cut on a character boundary.
  * False when memory ran out. */
-bool kernel_log_append(struct kernel_log *log, const struct kernel_limits *limits,
-		       const char *text, size_t length);
+bool kernel_log_append(struct kernel_log *log, const struct kernel_limits *limits, const char *text,
+		       size_t length);
 void kernel_log_finish(struct kernel_log *log);
 
 struct kernel_result {
-	bool is_main; /* execute_result: the last expression's value */
+	bool is_main;       /* execute_result: the last expression's value */
 	struct cJSON *data; /* MIME type -> value */
 	size_t bytes;
 };
 
 enum kernel_outcome {
-	KERNEL_OUTCOME_DONE,	    /* ran to the end, with or without an error */
+	KERNEL_OUTCOME_DONE,        /* ran to the end, with or without an error */
 	KERNEL_OUTCOME_INTERRUPTED, /* the time limit interrupted it; state survives */
-	KERNEL_OUTCOME_STUCK,	    /* still busy after the interrupt's grace */
-	KERNEL_OUTCOME_DIED,	    /* the kernel's sockets closed */
+	KERNEL_OUTCOME_STUCK,       /* still busy after the interrupt's grace */
+	KERNEL_OUTCOME_DIED,        /* the kernel's sockets closed */
 	KERNEL_OUTCOME_CANCELLED,   /* cancel_fd fired */
 };
 
@@ -68,8 +69,8 @@ struct kernel_execution {
 	size_t result_total;
 	bool has_error;
 	char *error_name, *error_value, *traceback; /* plain text, no colour codes */
-	bool output_lost; /* the reply came, the idle status did not */
-	unsigned long long stray; /* messages for an earlier request, skipped */
+	bool output_lost;                           /* the reply came, the idle status did not */
+	unsigned long long stray;                   /* messages for an earlier request, skipped */
 	int64_t elapsed_ms;
 };
 

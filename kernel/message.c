@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "kernel/message.h"
 
 #include <cjson/cJSON.h>

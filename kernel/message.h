@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One Jupyter message as it travels over ZeroMQ (messaging protocol 5.3):
  * routing frames, the "<IDS|MSG>" delimiter, the HMAC-SHA256 signature in
  * hex, then header, parent header, metadata and content as four JSON frames,
@@ -29,8 +30,8 @@ bool kernel_key_generate(struct kernel_key *key, struct error *err);
  * kernel_message_free releases it. */
 struct kernel_message {
 	struct cJSON *header, *parent_header, *metadata, *content;
-	const char *msg_type; /* in header */
-	const char *msg_id;   /* in header */
+	const char *msg_type;  /* in header */
+	const char *msg_id;    /* in header */
 	const char *parent_id; /* in parent_header; "" when it has none */
 };
 
@@ -55,7 +56,7 @@ void kernel_outgoing_finish(struct kernel_outgoing *out);
 enum kernel_frames_verdict {
 	KERNEL_FRAMES_OK,
 	KERNEL_FRAMES_MALFORMED, /* no delimiter, too few frames, bad JSON */
-	KERNEL_FRAMES_FORGED,	 /* the signature does not match */
+	KERNEL_FRAMES_FORGED,    /* the signature does not match */
 };
 
 /* Checks and parses frames[0..count): skips routing frames up to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/call.h"
 
 #include "mcp/jsonrpc.h"
@@ -140,7 +141,8 @@ void mcp_call_progress(struct mcp_call *call, double progress, double total, con
 	cJSON *params = cJSON_CreateObject();
 	if (!params)
 		return;
-	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(call->progress_token, false));
+	cJSON_AddItemToObject(params, "progressToken",
+			      cJSON_Duplicate(call->progress_token, false));
 	cJSON_AddNumberToObject(params, "progress", progress);
 	if (total >= 0)
 		cJSON_AddNumberToObject(params, "total", total);
@@ -176,7 +178,8 @@ static void send_with_images(struct mcp_call *call, char *text)
 		/* Only an image's own "data" member can hold its marker unescaped
 		 * and followed by a quote. */
 		char marker[64];
-		int marker_len = snprintf(marker, sizeof(marker), "\"data\":\"" IMAGE_MARKER "%d\"", i);
+		int marker_len = snprintf(marker, sizeof(marker), "\"data\":\"" IMAGE_MARKER "%d\"",
+					  i);
 		const char *at = strstr(p, marker);
 		if (!at)
 			break;

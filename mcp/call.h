@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One tools/call's result, built by its tool handler on a worker thread,
  * and the reply that carries it: text, images, structured data, an error,
  * progress on the way, and whether the client cancelled. Base64 image data
@@ -17,16 +18,16 @@ struct cJSON;
 struct mcp_call;
 
 /* Result building inside a tool handler. */
-__attribute__((format(printf, 2, 3)))
-void mcp_call_text(struct mcp_call *call, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void mcp_call_text(struct mcp_call *call, const char *fmt,
+							 ...);
 bool mcp_call_image(struct mcp_call *call, const uint8_t *data, size_t len, const char *mime_type);
 /* Adds an image already encoded as base64 (standard alphabet), keeping a
  * reference to the blob until the reply is sent. */
 bool mcp_call_image_blob(struct mcp_call *call, struct blob *base64, const char *mime_type);
 /* Marks the result isError and adds the message: for bad arguments and
  * failed actions, phrased so a model can correct itself. */
-__attribute__((format(printf, 2, 3)))
-void mcp_call_fail(struct mcp_call *call, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void mcp_call_fail(struct mcp_call *call, const char *fmt,
+							 ...);
 bool mcp_call_failed(const struct mcp_call *call);
 
 /* The tool's data, checked by clients against its output_schema: sent as
@@ -44,8 +45,7 @@ bool mcp_call_wants_progress(const struct mcp_call *call);
  * progressToken; progress must grow from one call to the next (the caller
  * picks its unit: bytes, steps), total < 0 means unknown, message may be
  * NULL. Any thread; a no-op without a token. */
-void mcp_call_progress(struct mcp_call *call, double progress, double total,
-		       const char *message);
+void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *message);
 
 /* True once the client cancelled this request (notifications/cancelled).
  * Long tools look at it between steps and stop early; a cancelled call

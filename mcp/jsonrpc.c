@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/jsonrpc.h"
 
 #include "util/utf8.h"
@@ -170,8 +171,7 @@ static void keep_number_text(cJSON *parent, const char *name, const char *p, con
 static bool object_text(const char *p, const char *end, const char *name, const char **inner,
 			const char **inner_end)
 {
-	return member_text(p, end, name, inner, inner_end) && *inner < *inner_end &&
-	       **inner == '{';
+	return member_text(p, end, name, inner, inner_end) && *inner < *inner_end && **inner == '{';
 }
 
 static void keep_echoed_numbers(cJSON *root, const char *data, size_t len)
@@ -239,7 +239,8 @@ void jsonrpc_parse(const char *data, size_t len, struct jsonrpc_message *msg)
 	if (jsonrpc_is_id(id))
 		msg->id = id;
 	if (!cJSON_IsString(version) || strcmp(version->valuestring, "2.0") != 0) {
-		invalid(msg, JSONRPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+		invalid(msg, JSONRPC_INVALID_REQUEST,
+			"Invalid Request: \"jsonrpc\" must be \"2.0\"");
 		return;
 	}
 	if (id && !msg->id) {
@@ -257,13 +258,15 @@ void jsonrpc_parse(const char *data, size_t len, struct jsonrpc_message *msg)
 		return;
 	}
 	if (!cJSON_IsString(method)) {
-		invalid(msg, JSONRPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
+		invalid(msg, JSONRPC_INVALID_REQUEST,
+			"Invalid Request: \"method\" must be a string");
 		return;
 	}
 	msg->method = method->valuestring;
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg->root, "params");
 	if (params && !cJSON_IsObject(params)) {
-		invalid(msg, JSONRPC_INVALID_PARAMS, "Invalid params: \"params\" must be an object");
+		invalid(msg, JSONRPC_INVALID_PARAMS,
+			"Invalid params: \"params\" must be an object");
 		return;
 	}
 	msg->params = params;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC 2.0 framing: classifying incoming messages and building replies. */
 #ifndef LIZARD_MCP_JSONRPC_H
 #define LIZARD_MCP_JSONRPC_H

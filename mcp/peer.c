@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/peer.h"
 
 #include "mcp/state.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A peer: one client connection as the engine sees it, created by its
  * transport with the function that sends to it. Its replies may come from
  * worker threads, so each send holds the peer's lock, and closing takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/schema.h"
 
 #include "util/utf8.h"
@@ -92,12 +93,12 @@ static bool check_array(const cJSON *schema, const cJSON *v, const char *path, s
 	const cJSON *max = cJSON_GetObjectItemCaseSensitive(schema, "maxItems");
 	if (cJSON_IsNumber(min) && count < min->valuedouble) {
 		error_set(err, 0, "argument '%s' needs at least %d items, got %d", path,
-			 (int)min->valuedouble, count);
+			  (int)min->valuedouble, count);
 		return false;
 	}
 	if (cJSON_IsNumber(max) && count > max->valuedouble) {
 		error_set(err, 0, "argument '%s' takes at most %d items, got %d", path,
-			 (int)max->valuedouble, count);
+			  (int)max->valuedouble, count);
 		return false;
 	}
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
@@ -121,7 +122,7 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, s
 	char names[96];
 	if (type && !type_matches(type, v, names, sizeof(names))) {
 		error_set(err, 0, "argument '%s' must be %s %s, got %s", path,
-			 strchr("aeiou", names[0]) ? "an" : "a", names, type_of(v));
+			  strchr("aeiou", names[0]) ? "an" : "a", names, type_of(v));
 		return false;
 	}
 
@@ -139,7 +140,7 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, s
 			list_enum(choices, allowed, sizeof(allowed));
 			char shown[65];
 			error_set(err, 0, "argument '%s' is '%s'; it must be one of: %s", path,
-				 utf8_excerpt(shown, sizeof(shown), v->valuestring), allowed);
+				  utf8_excerpt(shown, sizeof(shown), v->valuestring), allowed);
 			return false;
 		}
 	}
@@ -151,14 +152,14 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, s
 		    (cJSON_IsNumber(max) && v->valuedouble > max->valuedouble)) {
 			char range[96];
 			if (cJSON_IsNumber(min) && cJSON_IsNumber(max))
-				snprintf(range, sizeof(range), "from %.15g to %.15g", min->valuedouble,
-					 max->valuedouble);
+				snprintf(range, sizeof(range), "from %.15g to %.15g",
+					 min->valuedouble, max->valuedouble);
 			else if (cJSON_IsNumber(min))
 				snprintf(range, sizeof(range), "at least %.15g", min->valuedouble);
 			else
 				snprintf(range, sizeof(range), "at most %.15g", max->valuedouble);
 			error_set(err, 0, "argument '%s' is %.15g; it must be %s", path,
-				 v->valuedouble, range);
+				  v->valuedouble, range);
 			return false;
 		}
 	}
@@ -174,7 +175,7 @@ static bool check_value(const cJSON *schema, const cJSON *v, const char *path, s
 		/* Byte length is a safe upper bound for the character limit. */
 		if (cJSON_IsNumber(max) && (double)len > max->valuedouble * 4) {
 			error_set(err, 0, "argument '%s' is too long (at most %.0f characters)",
-				 path, max->valuedouble);
+				  path, max->valuedouble);
 			return false;
 		}
 	}
@@ -217,7 +218,7 @@ bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const ch
 			list_properties(properties, known, sizeof(known));
 			char shown[65];
 			error_set(err, 0, "unknown argument '%s' for %s; it takes: %s",
-				 utf8_excerpt(shown, sizeof(shown), arg->string), tool, known);
+				  utf8_excerpt(shown, sizeof(shown), arg->string), tool, known);
 			return false;
 		}
 		if (!check_value(prop, arg, arg->string, err))
@@ -230,7 +231,7 @@ bool mcp_schema_check_arguments(const cJSON *schema, const cJSON *args, const ch
 		if (cJSON_IsString(name) &&
 		    !cJSON_GetObjectItemCaseSensitive(args, name->valuestring)) {
 			error_set(err, 0, "missing required argument '%s' for %s",
-				 name->valuestring, tool);
+				  name->valuestring, tool);
 			return false;
 		}
 	}

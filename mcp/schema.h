@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checks tool arguments against the JSON Schema subset our tools declare:
  * type (one or a list), enum, minimum/maximum, minLength/maxLength,
  * items/minItems/maxItems, properties/required. Properties not declared are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's own part: the tool registry, initialize and the other
  * requests, and tools/call from admission to the reply: the bounds, the
  * worker pool, cancellation. Peers (peer.c) and the result a call builds
@@ -96,8 +97,8 @@ bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool,
 		cJSON_Delete(output_schema);
 		return false;
 	}
-	struct registered_tool *grown =
-		realloc(server->tools, (server->tool_count + 1) * sizeof(*server->tools));
+	struct registered_tool *grown = realloc(server->tools,
+						(server->tool_count + 1) * sizeof(*server->tools));
 	cJSON *entry = grown ? cJSON_CreateObject() : NULL;
 	if (grown)
 		server->tools = grown;
@@ -120,8 +121,9 @@ bool mcp_server_add_tool(struct mcp_server *server, const struct mcp_tool *tool,
 	cJSON_AddBoolToObject(annotations, "openWorldHint", false);
 	cJSON_AddItemToArray(server->tool_list, entry);
 
-	server->tools[server->tool_count++] =
-		(struct registered_tool){ .tool = *tool, .schema = schema, .userdata = userdata };
+	server->tools[server->tool_count++] = (struct registered_tool){ .tool = *tool,
+									.schema = schema,
+									.userdata = userdata };
 	return true;
 }
 
@@ -183,12 +185,12 @@ static cJSON *initialize_result(struct mcp_server *server, const char *requested
 
 static void handle_initialize(struct mcp_peer *peer, const struct jsonrpc_message *msg)
 {
-	const cJSON *version =
-		cJSON_GetObjectItemCaseSensitive(msg->params, "protocolVersion");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(msg->params, "protocolVersion");
 	if (!cJSON_IsString(version)) {
-		mcp_peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
-					      "initialize needs params.protocolVersion, a string "
-					      "such as \"" MCP_LATEST_PROTOCOL_VERSION "\""));
+		mcp_peer_send(peer,
+			      jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+					    "initialize needs params.protocolVersion, a string "
+					    "such as \"" MCP_LATEST_PROTOCOL_VERSION "\""));
 		return;
 	}
 	cJSON *result = initialize_result(peer->server, version->valuestring);
@@ -217,8 +219,7 @@ static void untrack_call(struct mcp_server *server, struct mcp_call *call)
 	pthread_mutex_unlock(&server->calls_lock);
 }
 
-static bool same_scope(const struct mcp_call *call, const struct mcp_peer *peer,
-		       const char *scope)
+static bool same_scope(const struct mcp_call *call, const struct mcp_peer *peer, const char *scope)
 {
 	if (call->scope || scope)
 		return call->scope && scope && strcmp(call->scope, scope) == 0;
@@ -320,8 +321,7 @@ static void run_call(void *arg)
 /* Whether another call from this client fits in the bounds; the reason
  * otherwise. Counted under calls_lock, so two readers cannot both take the
  * last place. Takes the place when it fits. */
-static bool admit_call(struct mcp_server *server, struct mcp_call *call, char *why,
-		       size_t why_size)
+static bool admit_call(struct mcp_server *server, struct mcp_call *call, char *why, size_t why_size)
 {
 	pthread_mutex_lock(&server->calls_lock);
 	size_t mine = 0;
@@ -354,7 +354,7 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(msg->params, "arguments");
 	if (!cJSON_IsString(name)) {
 		mcp_peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
-					      "tools/call needs params.name, a string"));
+						  "tools/call needs params.name, a string"));
 		return;
 	}
 	const struct registered_tool *tool = find_tool(peer->server, name->valuestring);
@@ -367,7 +367,7 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	}
 	if (arguments && !cJSON_IsObject(arguments)) {
 		mcp_peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
-					      "params.arguments must be a JSON object"));
+						  "params.arguments must be a JSON object"));
 		return;
 	}
 
@@ -405,7 +405,8 @@ static void handle_tools_call(struct mcp_peer *peer, const struct jsonrpc_messag
 	else
 		snprintf(owner, sizeof(owner), "peer:%p", (void *)peer);
 	struct mcp_job_kind kind = { .lane = tool->tool.ordered && has_group ? group : NULL,
-				     .group = has_group ? group : NULL, .owner = owner,
+				     .group = has_group ? group : NULL,
+				     .owner = owner,
 				     .quick = tool->tool.quick };
 	/* A full queue answers at once: the reader never waits for room. */
 	char busy[200];
@@ -434,15 +435,16 @@ oom_call:
 	mcp_call_free(call);
 oom:
 	mcp_peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INTERNAL_ERROR,
-				      "the bridge is out of memory or shutting down"));
+					  "the bridge is out of memory or shutting down"));
 }
 
 /* Logging */
 
 static const char *const log_level_names[] = {
-	[MCP_LOG_DEBUG] = "debug",	 [MCP_LOG_INFO] = "info",   [MCP_LOG_NOTICE] = "notice",
-	[MCP_LOG_WARNING] = "warning",	 [MCP_LOG_ERROR] = "error", [MCP_LOG_CRITICAL] = "critical",
-	[MCP_LOG_ALERT] = "alert",	 [MCP_LOG_EMERGENCY] = "emergency",
+	[MCP_LOG_DEBUG] = "debug",   [MCP_LOG_INFO] = "info",
+	[MCP_LOG_NOTICE] = "notice", [MCP_LOG_WARNING] = "warning",
+	[MCP_LOG_ERROR] = "error",   [MCP_LOG_CRITICAL] = "critical",
+	[MCP_LOG_ALERT] = "alert",   [MCP_LOG_EMERGENCY] = "emergency",
 };
 #define LOG_LEVEL_COUNT (sizeof(log_level_names) / sizeof(log_level_names[0]))
 
@@ -458,9 +460,10 @@ static void handle_set_level(struct mcp_peer *peer, const struct jsonrpc_message
 			return;
 		}
 	}
-	mcp_peer_send(peer, jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
-				      "logging/setLevel needs params.level, one of: debug, info, "
-				      "notice, warning, error, critical, alert, emergency"));
+	mcp_peer_send(peer,
+		      jsonrpc_error(msg->id, JSONRPC_INVALID_PARAMS,
+				    "logging/setLevel needs params.level, one of: debug, info, "
+				    "notice, warning, error, critical, alert, emergency"));
 }
 
 void mcp_server_log(struct mcp_server *server, enum mcp_log_level level, const char *logger,
@@ -500,7 +503,8 @@ static void handle_request(struct mcp_peer *peer, const struct jsonrpc_message *
 		mcp_peer_send(peer, jsonrpc_result(msg->id, cJSON_CreateObject()));
 	} else if (strcmp(msg->method, "tools/list") == 0) {
 		cJSON *result = cJSON_CreateObject();
-		cJSON_AddItemToObject(result, "tools", cJSON_Duplicate(peer->server->tool_list, true));
+		cJSON_AddItemToObject(result, "tools",
+				      cJSON_Duplicate(peer->server->tool_list, true));
 		mcp_peer_send(peer, jsonrpc_result(msg->id, result));
 	} else if (strcmp(msg->method, "tools/call") == 0) {
 		handle_tools_call(peer, msg);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCP protocol engine, independent of transports and of what the tools
  * do: lifecycle (initialize, version negotiation, ping), the tool registry
  * with argument checking, and dispatch of tools/call to a worker pool.
@@ -30,13 +31,13 @@ typedef void (*mcp_tool_fn)(struct mcp_call *call, const struct cJSON *args, voi
 struct mcp_tool {
 	const char *name;
 	const char *title;
-	const char *description;   /* written for a model */
-	const char *input_schema;  /* JSON Schema text, type object */
+	const char *description;  /* written for a model */
+	const char *input_schema; /* JSON Schema text, type object */
 	/* JSON Schema text of structuredContent, or NULL for tools that
 	 * return no data. A tool with one calls mcp_call_structured. */
 	const char *output_schema;
 	mcp_tool_fn handler;
-	bool read_only;            /* changes nothing (annotations.readOnlyHint) */
+	bool read_only; /* changes nothing (annotations.readOnlyHint) */
 	/* Runs in its group's lane: one at a time, in arrival order (input to
 	 * one desktop). Others run side by side and may overtake. */
 	bool ordered;
@@ -51,8 +52,7 @@ typedef bool (*mcp_group_fn)(const char *tool, const struct cJSON *args, char *g
 			     size_t group_size, void *userdata);
 
 /* Told about every finished tools/call, for metrics. */
-typedef void (*mcp_call_observer)(const char *tool, bool is_error, double seconds,
-				  void *userdata);
+typedef void (*mcp_call_observer)(const char *tool, bool is_error, double seconds, void *userdata);
 
 #define MCP_LATEST_PROTOCOL_VERSION "2025-11-25"
 

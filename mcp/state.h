@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The structs behind the MCP engine, shared by server.c (registry,
  * lifecycle, dispatch), peer.c (a client connection) and call.c (a call's
  * result and reply); types only, not public: callers see the opaque
@@ -26,8 +27,8 @@ struct mcp_server {
 	size_t tool_count;
 	struct cJSON *tool_list; /* the tools/list "tools" array, built as tools come */
 	/* An mcp_group_fn. */
-	bool (*group_fn)(const char *tool, const struct cJSON *args, char *group,
-			 size_t group_size, void *userdata);
+	bool (*group_fn)(const char *tool, const struct cJSON *args, char *group, size_t group_size,
+			 void *userdata);
 	void *group_userdata;
 	/* An mcp_call_observer. */
 	void (*observer)(const char *tool, bool is_error, double seconds, void *userdata);
@@ -51,13 +52,13 @@ struct mcp_peer {
 	pthread_mutex_t lock;
 	int refs;
 	bool closed;
-	char *scope; /* see mcp_peer_set_scope; NULL: this peer alone */
-	int calls_running; /* this peer's calls not yet finished */
-	pthread_cond_t idle; /* signalled when calls_running drops to 0 */
-	bool initialized;  /* initialize answered: log messages may go out */
-	bool unlisted;     /* the server went first and forgot it */
+	char *scope;                  /* see mcp_peer_set_scope; NULL: this peer alone */
+	int calls_running;            /* this peer's calls not yet finished */
+	pthread_cond_t idle;          /* signalled when calls_running drops to 0 */
+	bool initialized;             /* initialize answered: log messages may go out */
+	bool unlisted;                /* the server went first and forgot it */
 	enum mcp_log_level log_level; /* the least severe message it gets */
-	struct mcp_peer *next; /* in the server's list of peers */
+	struct mcp_peer *next;        /* in the server's list of peers */
 };
 
 struct mcp_call {
@@ -79,7 +80,7 @@ struct mcp_call {
 	/* Set with cancelled when the transport gives up: answer with this
 	 * error instead of staying silent. */
 	const char *_Atomic given_up;
-	char *scope; /* the peer's scope when the call came, or NULL */
+	char *scope;           /* the peer's scope when the call came, or NULL */
 	struct mcp_call *next; /* in the server's list of calls */
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "mcp/stdio.h"
 
 #include "mcp/server.h"
@@ -38,8 +39,9 @@ static void send_line(void *context, const struct iovec *parts, int count)
 	pthread_mutex_lock(&writer->lock);
 	if (!writer->broken && !io_writev_all_until(writer->fd, line, count, writer->stop_fds, 2)) {
 		writer->broken = true;
-		log_warn("cannot write to stdout: %s", errno == ECANCELED ?
-			 "the client stopped reading and the bridge is leaving" : strerror(errno));
+		log_warn("cannot write to stdout: %s",
+			 errno == ECANCELED ? "the client stopped reading and the bridge is leaving"
+					    : strerror(errno));
 	}
 	pthread_mutex_unlock(&writer->lock);
 }
@@ -101,8 +103,9 @@ static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
 			given_up = true;
 		}
 		if (now >= deadline) {
-			log_warn("calls still had not stopped %d ms later; their replies are dropped",
-				 MCP_STDIO_GIVE_UP_MS);
+			log_warn(
+				"calls still had not stopped %d ms later; their replies are dropped",
+				MCP_STDIO_GIVE_UP_MS);
 			return MCP_STDIO_EOF;
 		}
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP over stdio: one JSON-RPC message per line on in_fd, replies one per
  * line on out_fd. Replies may arrive out of order; each line is written
  * whole. */

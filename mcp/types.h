@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the MCP engine's public surface and the structs behind it
  * (state.h) both need: the logging levels and the bound on a result's
  * images. Types and constants only, so that state.h can use them without

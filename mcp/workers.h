@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small thread pool for tool calls, shaped so that no client and no
  * desktop can take it over.
  *
@@ -24,7 +25,7 @@ typedef void (*mcp_job_fn)(void *job);
 
 struct mcp_workers_limits {
 	int threads;
-	int reserved;        /* workers long jobs leave to quick ones */
+	int reserved; /* workers long jobs leave to quick ones */
 	int long_per_owner;
 	int long_per_group;
 	int quick_per_owner;
@@ -44,8 +45,8 @@ struct mcp_job_kind {
 struct mcp_workers *mcp_workers_create(const struct mcp_workers_limits *limits);
 /* Returns false when out of memory or shutting down; the job was then not
  * taken. */
-bool mcp_workers_submit(struct mcp_workers *workers, const struct mcp_job_kind *kind,
-			mcp_job_fn fn, void *job);
+bool mcp_workers_submit(struct mcp_workers *workers, const struct mcp_job_kind *kind, mcp_job_fn fn,
+			void *job);
 /* Runs what is queued, then joins the threads. NULL is fine. */
 void mcp_workers_destroy(struct mcp_workers *workers);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/bwrap.h"
 
 #include "sandbox/child.h"
@@ -18,7 +19,8 @@
 
 const char *sandbox_bwrap_path(void)
 {
-	static const char *const candidates[] = { "/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap" };
+	static const char *const candidates[] = { "/usr/bin/bwrap", "/usr/local/bin/bwrap",
+						  "/bin/bwrap" };
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
 		if (access(candidates[i], X_OK) == 0)
 			return candidates[i];
@@ -35,8 +37,9 @@ bool sandbox_bwrap_check_kernel(struct error *err)
 		fclose(f);
 	}
 	if (max == 0) {
-		error_set(err, 0, "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
-			 "local sessions need them: sysctl user.max_user_namespaces=10000");
+		error_set(err, 0,
+			  "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0); "
+			  "local sessions need them: sysctl user.max_user_namespaces=10000");
 		return false;
 	}
 	f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "r");
@@ -47,9 +50,10 @@ bool sandbox_bwrap_check_kernel(struct error *err)
 		fclose(f);
 	}
 	if (allowed == 0) {
-		error_set(err, 0, "unprivileged user namespaces are disabled "
-			 "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
-			 "them: sysctl kernel.unprivileged_userns_clone=1");
+		error_set(err, 0,
+			  "unprivileged user namespaces are disabled "
+			  "(/proc/sys/kernel/unprivileged_userns_clone is 0); local sessions need "
+			  "them: sysctl kernel.unprivileged_userns_clone=1");
 		return false;
 	}
 	return true;
@@ -113,8 +117,8 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--cap-add", "ALL", NULL);
 	add(a, "--hostname", "sandbox", NULL);
 	add(a, "--ro-bind", "/usr", "/usr");
-	static const char *const system_paths[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-						    "/libx32" };
+	static const char *const system_paths[] = { "/bin",   "/sbin",  "/lib",
+						    "/lib32", "/lib64", "/libx32" };
 	for (int i = 0; i < 6; i++)
 		add_system_path(a, system_paths[i], links[i], 128);
 	add(a, "--ro-bind", "/etc", "/etc");
@@ -140,8 +144,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	if (access("/var/cache/fontconfig", F_OK) == 0)
 		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
 	add(a, "--bind", s->home, s->inside_home);
-	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace,
-	    s->inside_workspace);
+	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, s->inside_workspace);
 	add(a, "--bind", s->run_dir, s->inside_run_dir);
 	add(a, "--ro-bind-fd", "4", INIT_PATH);
 	add(a, "--chdir", s->inside_home, NULL);
@@ -151,8 +154,8 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 }
 
 /* Inside, only these users exist; the host's names stay outside. */
-static void users_and_groups(const struct sandbox *s, char *users, size_t users_size,
-			     char *groups, size_t groups_size)
+static void users_and_groups(const struct sandbox *s, char *users, size_t users_size, char *groups,
+			     size_t groups_size)
 {
 	snprintf(users, users_size,
 		 "root:x:0:0:root:/root:/bin/sh\n"
@@ -206,7 +209,8 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 			   struct sandbox_bwrap_fds *fds)
 {
 	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1 },
-					   .count = 1, .info_read = -1 };
+					   .count = 1,
+					   .info_read = -1 };
 	if (!s->isolated)
 		return true;
 	struct args a;
@@ -256,8 +260,8 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 				  const struct sandbox_bwrap_fds *fds, pid_t parent,
 				  const struct sandbox_cgroup_join *join)
 {
-	char *bwrap_argv[] = { (char *)bwrap, "--args", "6", "--", INIT_PATH, "sandbox-init", "3",
-			       "isolated", NULL };
+	char *bwrap_argv[] = { (char *)bwrap,  "--args", "6",        "--", INIT_PATH,
+			       "sandbox-init", "3",      "isolated", NULL };
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
 	char *const *argv = s->isolated ? bwrap_argv : plain;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };

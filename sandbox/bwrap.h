@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bubblewrap as a sandbox runs it: where it is installed, what the kernel
  * must allow for it, and the child that runs it with its command line and
  * the descriptors it finds at fd 3 and up. Its options come through a pipe
@@ -28,8 +29,8 @@ enum sandbox_bwrap_fd {
 	SANDBOX_BWRAP_FD_ARGS,
 	SANDBOX_BWRAP_FD_PASSWD,
 	SANDBOX_BWRAP_FD_GROUP,
-	SANDBOX_BWRAP_FD_SECCOMP,     /* the system call filter (seccomp.h) */
-	SANDBOX_BWRAP_FD_RESOLV,      /* with a network only */
+	SANDBOX_BWRAP_FD_SECCOMP, /* the system call filter (seccomp.h) */
+	SANDBOX_BWRAP_FD_RESOLV,  /* with a network only */
 	SANDBOX_BWRAP_FD_END
 };
 

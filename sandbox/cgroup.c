@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One session's cgroup: limits, joining, freezing, usage, killing, removal.
  * Under v1 the group is one directory per hierarchy and each operation goes
  * to the hierarchy holding its controller; under v2 it is one directory. */
@@ -48,10 +49,11 @@ static bool missing_controller(const struct sandbox_cgroup_root *root,
 		missing = "pids", what = "a pids";
 	if (!missing)
 		return false;
-	error_set(err, 0, "%s limit cannot be enforced: the %s controller is not "
-			  "available to %s (cgroup v%d)", what, missing,
-			  root->count ? root->hierarchy[0].dir : "this daemon",
-			  root->version == SANDBOX_CGROUP_V1 ? 1 : 2);
+	error_set(err, 0,
+		  "%s limit cannot be enforced: the %s controller is not "
+		  "available to %s (cgroup v%d)",
+		  what, missing, root->count ? root->hierarchy[0].dir : "this daemon",
+		  root->version == SANDBOX_CGROUP_V1 ? 1 : 2);
 	return true;
 }
 
@@ -64,8 +66,7 @@ static bool write_if_present(const char *dir, const char *file, const char *valu
 	return err->code == ENOENT;
 }
 
-static bool apply_v1(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
-		     struct error *err)
+static bool apply_v1(struct sandbox_cgroup *cg, const struct sandbox_limits *l, struct error *err)
 {
 	char value[32];
 	const char *dir;
@@ -94,14 +95,14 @@ static bool apply_v1(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
 	return true;
 }
 
-static bool apply_v2(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
-		     struct error *err)
+static bool apply_v2(struct sandbox_cgroup *cg, const struct sandbox_limits *l, struct error *err)
 {
 	char value[48];
 	const char *dir = cg->dir[0];
 	if (l->cpu_millis) {
 		snprintf(value, sizeof(value), "%" PRIu64 " %u",
-			 (uint64_t)l->cpu_millis * CPU_PERIOD_USEC / 1000, (unsigned)CPU_PERIOD_USEC);
+			 (uint64_t)l->cpu_millis * CPU_PERIOD_USEC / 1000,
+			 (unsigned)CPU_PERIOD_USEC);
 		if (!cgroup_write(dir, "cpu.max", value, err))
 			return false;
 	}
@@ -123,8 +124,7 @@ static bool apply_v2(struct sandbox_cgroup *cg, const struct sandbox_limits *l,
 }
 
 struct sandbox_cgroup *sandbox_cgroup_create(struct sandbox_cgroup_root *root, const char *name,
-					     const struct sandbox_limits *limits,
-					     struct error *err)
+					     const struct sandbox_limits *limits, struct error *err)
 {
 	static const struct sandbox_limits none;
 	if (!limits)
@@ -144,9 +144,12 @@ struct sandbox_cgroup *sandbox_cgroup_create(struct sandbox_cgroup_root *root, c
 			goto failed;
 		}
 		if (mkdir(dir, 0755) != 0) {
-			error_set(err, errno, errno == EEXIST ?
-				"cgroup %s already exists (a session of that name is running)" :
-				"cannot create cgroup %s", dir);
+			error_set(
+				err, errno,
+				errno == EEXIST
+					? "cgroup %s already exists (a session of that name is running)"
+					: "cannot create cgroup %s",
+				dir);
 			free(dir);
 			goto failed;
 		}
@@ -250,13 +253,14 @@ static bool freezer_reached(const struct sandbox_cgroup *cg, const char *dir, bo
 	return true;
 }
 
-static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
-		       struct error *err)
+static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms, struct error *err)
 {
 	const char *dir = dir_with(cg, CGROUP_FREEZER);
 	if (!dir)
-		return error_set(err, 0, "cgroup %s cannot be %s: no freezer controller is "
-					 "available", cg->name, frozen ? "frozen" : "thawed");
+		return error_set(err, 0,
+				 "cgroup %s cannot be %s: no freezer controller is "
+				 "available",
+				 cg->name, frozen ? "frozen" : "thawed");
 	bool v2 = cg->version == SANDBOX_CGROUP_V2;
 	const char *file = v2 ? "cgroup.freeze" : "freezer.state";
 	const char *value = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
@@ -273,9 +277,10 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms,
 		if (cgroup_now_ms() >= deadline) {
 			if (frozen) /* leave it running rather than half frozen */
 				cgroup_write(dir, file, v2 ? "0" : "THAWED", NULL);
-			return error_set(err, ETIMEDOUT, "cgroup %s did not %s within %d ms "
-						 "(a process may be stuck in the kernel)", dir,
-						 frozen ? "freeze" : "thaw", timeout_ms);
+			return error_set(err, ETIMEDOUT,
+					 "cgroup %s did not %s within %d ms "
+					 "(a process may be stuck in the kernel)",
+					 dir, frozen ? "freeze" : "thaw", timeout_ms);
 		}
 		cgroup_backoff(&step, deadline);
 		/* v1 freezes the tasks present at the write; one forked at that
@@ -312,16 +317,16 @@ static bool usage_value(bool ok, struct error *err, uint64_t *value)
 	return err->code == ENOENT;
 }
 
-bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u,
-			  struct error *err)
+bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u, struct error *err)
 {
 	u->cpu_usec = u->memory_bytes = u->memory_peak_bytes = SANDBOX_USAGE_UNKNOWN;
 	u->tasks = u->oom_kills = u->cpu_throttled_usec = SANDBOX_USAGE_UNKNOWN;
 	const char *dir;
 	if (cg->version == SANDBOX_CGROUP_V2) {
 		dir = cg->dir[0];
-		if (!usage_value(cgroup_read_keyed(dir, "cpu.stat", "usage_usec", &u->cpu_usec, err),
-				 err, &u->cpu_usec) ||
+		if (!usage_value(
+			    cgroup_read_keyed(dir, "cpu.stat", "usage_usec", &u->cpu_usec, err),
+			    err, &u->cpu_usec) ||
 		    !usage_value(cgroup_read_keyed(dir, "cpu.stat", "throttled_usec",
 						   &u->cpu_throttled_usec, err),
 				 err, &u->cpu_throttled_usec))
@@ -329,9 +334,11 @@ bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u,
 		if (cg->controllers[0] & CGROUP_MEMORY) {
 			/* memory.peak came in Linux 5.19. */
 			if (!cgroup_read_u64(dir, "memory.current", &u->memory_bytes, err) ||
-			    !usage_value(cgroup_read_u64(dir, "memory.peak", &u->memory_peak_bytes,
-							 err), err, &u->memory_peak_bytes) ||
-			    !cgroup_read_keyed(dir, "memory.events", "oom_kill", &u->oom_kills, err))
+			    !usage_value(
+				    cgroup_read_u64(dir, "memory.peak", &u->memory_peak_bytes, err),
+				    err, &u->memory_peak_bytes) ||
+			    !cgroup_read_keyed(dir, "memory.events", "oom_kill", &u->oom_kills,
+					       err))
 				return false;
 		}
 		if ((cg->controllers[0] & CGROUP_PIDS) &&
@@ -346,17 +353,19 @@ bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *u,
 		}
 		if ((dir = dir_with(cg, CGROUP_CPU))) {
 			uint64_t ns;
-			if (!usage_value(cgroup_read_keyed(dir, "cpu.stat", "throttled_time", &ns, err),
-					 err, &ns))
+			if (!usage_value(
+				    cgroup_read_keyed(dir, "cpu.stat", "throttled_time", &ns, err),
+				    err, &ns))
 				return false;
 			u->cpu_throttled_usec = ns == SANDBOX_USAGE_UNKNOWN ? ns : ns / 1000;
 		}
 		if ((dir = dir_with(cg, CGROUP_MEMORY))) {
 			if (!cgroup_read_u64(dir, "memory.usage_in_bytes", &u->memory_bytes, err) ||
-			    !cgroup_read_u64(dir, "memory.max_usage_in_bytes", &u->memory_peak_bytes,
-					     err) ||
+			    !cgroup_read_u64(dir, "memory.max_usage_in_bytes",
+					     &u->memory_peak_bytes, err) ||
 			    !usage_value(cgroup_read_keyed(dir, "memory.oom_control", "oom_kill",
-							   &u->oom_kills, err), err, &u->oom_kills))
+							   &u->oom_kills, err),
+					 err, &u->oom_kills))
 				return false;
 		}
 		if ((dir = dir_with(cg, CGROUP_PIDS)) &&
@@ -396,8 +405,7 @@ static bool kill_listed(struct sandbox_cgroup *cg, size_t *found, struct error *
  * and the signals landing, signal everyone, thaw so the frozen die (a task
  * frozen by the v1 freezer only acts on SIGKILL once thawed), and repeat
  * until a pass finds nobody. */
-static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline,
-			    struct error *err)
+static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline, struct error *err)
 {
 	bool freezer = dir_with(cg, CGROUP_FREEZER) != NULL;
 	unsigned step = 0;
@@ -414,8 +422,10 @@ static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline,
 		if (found == 0)
 			return true;
 		if (cgroup_now_ms() >= deadline)
-			return error_set(err, ETIMEDOUT, "%zu processes were still in cgroup "
-						 "%s at the deadline", found, cg->dir[0]);
+			return error_set(err, ETIMEDOUT,
+					 "%zu processes were still in cgroup "
+					 "%s at the deadline",
+					 found, cg->dir[0]);
 		cgroup_backoff(&step, deadline);
 	}
 }
@@ -438,8 +448,10 @@ static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct error *e
 		if (!populated)
 			return true;
 		if (cgroup_now_ms() >= deadline)
-			return error_set(err, ETIMEDOUT, "cgroup %s still had processes at the "
-						 "deadline after cgroup.kill", dir);
+			return error_set(err, ETIMEDOUT,
+					 "cgroup %s still had processes at the "
+					 "deadline after cgroup.kill",
+					 dir);
 		cgroup_backoff(&step, deadline);
 	}
 }
@@ -447,8 +459,8 @@ static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct error *e
 bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
 	int64_t deadline = cgroup_now_ms() + timeout_ms;
-	bool ok = cg->version == SANDBOX_CGROUP_V2 ? kill_v2(cg, deadline, err) :
-						     kill_by_listing(cg, deadline, err);
+	bool ok = cg->version == SANDBOX_CGROUP_V2 ? kill_v2(cg, deadline, err)
+						   : kill_by_listing(cg, deadline, err);
 	if (ok && cg->frozen)
 		set_frozen(cg, false, 1000, NULL); /* an empty group need not stay frozen */
 	return ok;

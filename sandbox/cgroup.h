@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-session cgroups: the limits of a sandbox size, pause and resume, usage,
  * and ending every process of a session even when some of them setsid().
  *
@@ -103,13 +104,13 @@ bool sandbox_cgroup_is_frozen(const struct sandbox_cgroup *cg);
 /* What the group uses; a field the kernel does not offer here is
  * SANDBOX_USAGE_UNKNOWN. */
 struct sandbox_usage {
-	uint64_t cpu_usec;         /* CPU time of all processes, ever */
+	uint64_t cpu_usec;           /* CPU time of all processes, ever */
 	uint64_t cpu_throttled_usec; /* time the CPU quota held them back */
-	uint64_t memory_bytes;     /* now (v1: includes page cache, as v2 does) */
+	uint64_t memory_bytes;       /* now (v1: includes page cache, as v2 does) */
 	uint64_t memory_peak_bytes;
-	uint64_t processes;        /* processes now (not threads) */
-	uint64_t tasks;            /* threads now, as the pids limit counts them */
-	uint64_t oom_kills;        /* processes the kernel killed for memory */
+	uint64_t processes; /* processes now (not threads) */
+	uint64_t tasks;     /* threads now, as the pids limit counts them */
+	uint64_t oom_kills; /* processes the kernel killed for memory */
 };
 bool sandbox_cgroup_usage(struct sandbox_cgroup *cg, struct sandbox_usage *usage,
 			  struct error *err);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing cgroup interface files. They are small, their values
  * are single lines or "key value" lines, and a failed write carries the
  * kernel's reason in errno (EBUSY, EINVAL, ...), so every error names the
@@ -47,8 +48,7 @@ bool cgroup_write(const char *dir, const char *file, const char *value, struct e
 	return true;
 }
 
-bool cgroup_read(const char *dir, const char *file, char *out, size_t size,
-		 struct error *err)
+bool cgroup_read(const char *dir, const char *file, char *out, size_t size, struct error *err)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
@@ -98,8 +98,8 @@ bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct 
 	if (!cgroup_read(dir, file, text, sizeof(text), err))
 		return false;
 	if (!parse_u64(text, value))
-		return error_set(err, EINVAL, "%s/%s holds \"%.20s\", not a number", dir,
-					 file, text);
+		return error_set(err, EINVAL, "%s/%s holds \"%.20s\", not a number", dir, file,
+				 text);
 	return true;
 }
 
@@ -122,8 +122,7 @@ bool cgroup_read_keyed(const char *dir, const char *file, const char *key, uint6
 	return error_set(err, ENOENT, "%s/%s has no \"%s\" line", dir, file, key);
 }
 
-bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out,
-		      struct error *err)
+bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out, struct error *err)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
@@ -140,7 +139,8 @@ bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out,
 		if (count == capacity) {
 			/* The pids limit bounds this; 4M is the kernel's own ceiling. */
 			size_t grown = capacity ? capacity * 2 : 64;
-			pid_t *bigger = grown <= (4u << 20) ? realloc(pids, grown * sizeof(*pids)) : NULL;
+			pid_t *bigger = grown <= (4u << 20) ? realloc(pids, grown * sizeof(*pids))
+							    : NULL;
 			if (!bigger) {
 				free(pids);
 				fclose(f);

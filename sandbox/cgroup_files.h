@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing the files of cgroup directories, and the clock the
  * cgroup code waits on. Private to sandbox/. */
 #ifndef LIZARD_SANDBOX_CGROUP_FILES_H
@@ -14,8 +15,7 @@ char *cgroup_path_join(const char *dir, const char *name);
 
 bool cgroup_write(const char *dir, const char *file, const char *value, struct error *err);
 /* Reads the whole small file as a string (at most size - 1 bytes). */
-bool cgroup_read(const char *dir, const char *file, char *out, size_t size,
-		 struct error *err);
+bool cgroup_read(const char *dir, const char *file, char *out, size_t size, struct error *err);
 /* A file holding one number, or "max" (read as UINT64_MAX). */
 bool cgroup_read_u64(const char *dir, const char *file, uint64_t *value, struct error *err);
 /* The value of "key value" line key in a flat keyed file (cpu.stat, memory.events). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finding where this daemon may create cgroups, and its own directory there.
  *
  * /proc/self/mountinfo says where each hierarchy is mounted (and which part
@@ -31,8 +32,8 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } controller_names[] = {
-	{ "cpu", CGROUP_CPU },       { "cpuacct", CGROUP_CPUACCT }, { "memory", CGROUP_MEMORY },
-	{ "pids", CGROUP_PIDS },     { "freezer", CGROUP_FREEZER },
+	{ "cpu", CGROUP_CPU },   { "cpuacct", CGROUP_CPUACCT }, { "memory", CGROUP_MEMORY },
+	{ "pids", CGROUP_PIDS }, { "freezer", CGROUP_FREEZER },
 };
 #define CONTROLLER_COUNT (sizeof(controller_names) / sizeof(controller_names[0]))
 
@@ -147,7 +148,8 @@ static bool own_path(unsigned bit, char *path, size_t size)
 			continue;
 		*second = '\0';
 		const char *list = first + 1;
-		bool match = bit ? (controllers_in(list, ',') & bit) != 0 : (!*list && line[0] == '0');
+		bool match = bit ? (controllers_in(list, ',') & bit) != 0
+				 : (!*list && line[0] == '0');
 		if (!match)
 			continue;
 		char *p = second + 1;
@@ -176,8 +178,10 @@ static bool process_id(pid_t pid, char *out, size_t size)
 		return false;
 	unsigned long long start = 0;
 	/* After ')': state (field 3) ... starttime is field 22. */
-	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
+	if (sscanf(p + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu",
+		   &start) != 1)
 		return false;
 	return (size_t)snprintf(out, size, "%d-%llu", (int)pid, start) < size;
 }
@@ -187,8 +191,10 @@ static bool make_dir(const char *path, bool may_exist, struct error *err)
 	if (mkdir(path, 0755) == 0 || (may_exist && errno == EEXIST))
 		return true;
 	if (errno == EACCES || errno == EPERM || errno == EROFS)
-		return error_set(err, errno, "cannot create cgroup %s (the daemon needs root, "
-					 "or a cgroup delegated to its user)", path);
+		return error_set(err, errno,
+				 "cannot create cgroup %s (the daemon needs root, "
+				 "or a cgroup delegated to its user)",
+				 path);
 	return error_set(err, errno, "cannot create cgroup %s", path);
 }
 
@@ -234,8 +240,9 @@ static bool setup_v1(struct sandbox_cgroup_root *root, const struct cgroup_mount
 			return false;
 	}
 	if (root->count == 0)
-		return error_set(err, 0, "no cgroup v1 hierarchy with cpu, memory, pids or "
-					 "freezer is mounted where this process can reach it");
+		return error_set(err, 0,
+				 "no cgroup v1 hierarchy with cpu, memory, pids or "
+				 "freezer is mounted where this process can reach it");
 	for (size_t i = 0; i < root->count; i++) {
 		if (!make_dir(root->hierarchy[i].parent, true, err) ||
 		    !make_dir(root->hierarchy[i].dir, false, err))
@@ -266,10 +273,11 @@ static bool enable_v2(struct sandbox_cgroup_root *root, const char *own, const c
 			other = pids[i];
 	free(pids);
 	if (other)
-		return error_set(err, EBUSY, "cgroup v2: %s also holds process %d, so no "
-					 "controller can be enabled below it; start the daemon in a "
-					 "cgroup of its own (e.g. systemd-run --scope -p Delegate=yes)",
-					 own, (int)other);
+		return error_set(err, EBUSY,
+				 "cgroup v2: %s also holds process %d, so no "
+				 "controller can be enabled below it; start the daemon in a "
+				 "cgroup of its own (e.g. systemd-run --scope -p Delegate=yes)",
+				 own, (int)other);
 	char *leaf = cgroup_path_join(h->dir, CGROUP_DAEMON_LEAF);
 	if (!leaf)
 		return error_set(err, ENOMEM, "cgroup paths");
@@ -294,8 +302,7 @@ static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount
 		if (mounts[i].v2)
 			own = own_dir(&mounts[i], path);
 	if (!own)
-		return error_set(err, 0, "no cgroup v2 mount shows this process's cgroup %s",
-					 path);
+		return error_set(err, 0, "no cgroup v2 mount shows this process's cgroup %s", path);
 	/* Opened before in this process (a probe, then the real one): we sit in
 	 * our own leaf already, and our cgroup is the one above it. */
 	char leaf[160];
@@ -312,8 +319,8 @@ static bool setup_v2(struct sandbox_cgroup_root *root, const struct cgroup_mount
 	}
 	/* cpu.stat (usage) exists without the cpu controller, cgroup.freeze in
 	 * every non-root cgroup: both are core v2. */
-	unsigned controllers = (controllers_in(available, ' ') & (CGROUP_CPU | CGROUP_MEMORY |
-								  CGROUP_PIDS)) |
+	unsigned controllers = (controllers_in(available, ' ') &
+				(CGROUP_CPU | CGROUP_MEMORY | CGROUP_PIDS)) |
 			       CGROUP_CPUACCT | CGROUP_FREEZER;
 	if (!add_hierarchy(root, own, controllers, err))
 		return false;
@@ -365,8 +372,9 @@ static bool v2_has_memory(const struct cgroup_mount *mounts, size_t count)
 		if (!mounts[i].v2)
 			continue;
 		char *own = own_dir(&mounts[i], path);
-		bool has = own && cgroup_read(own, "cgroup.controllers", available, sizeof(available),
-					      NULL) &&
+		bool has = own &&
+			   cgroup_read(own, "cgroup.controllers", available, sizeof(available),
+				       NULL) &&
 			   (controllers_in(available, ' ') & CGROUP_MEMORY);
 		free(own);
 		if (has)
@@ -403,8 +411,9 @@ struct sandbox_cgroup_root *sandbox_cgroup_root_open(enum sandbox_cgroup_version
 	if (version == SANDBOX_CGROUP_AUTO || (version == SANDBOX_CGROUP_V1 && !any_v1) ||
 	    (version == SANDBOX_CGROUP_V2 && !any_v2)) {
 		error_set(err, 0, "no %scgroup file system is mounted (see /proc/self/mountinfo)",
-				  version == SANDBOX_CGROUP_V1 ? "v1 " :
-				  version == SANDBOX_CGROUP_V2 ? "v2 " : "");
+			  version == SANDBOX_CGROUP_V1   ? "v1 "
+			  : version == SANDBOX_CGROUP_V2 ? "v2 "
+							 : "");
 		goto failed;
 	}
 	root->version = version;
@@ -437,7 +446,8 @@ const char *sandbox_cgroup_root_dir(const struct sandbox_cgroup_root *root, size
 
 void sandbox_cgroup_root_describe(const struct sandbox_cgroup_root *root, char *out, size_t size)
 {
-	snprintf(out, size, "cgroup v%d under %s:%s%s%s%s", root->version == SANDBOX_CGROUP_V1 ? 1 : 2,
+	snprintf(out, size, "cgroup v%d under %s:%s%s%s%s",
+		 root->version == SANDBOX_CGROUP_V1 ? 1 : 2,
 		 root->count ? root->hierarchy[0].dir : "?",
 		 root->controllers & CGROUP_CPU ? " cpu" : "",
 		 root->controllers & CGROUP_MEMORY ? " memory" : "",
@@ -472,8 +482,10 @@ bool sandbox_cgroup_available(struct error *err)
 		sandbox_cgroup_root_describe(root, found, sizeof(found));
 	sandbox_cgroup_root_close(root, NULL);
 	if (!limits)
-		return error_set(err, 0, "the cpu, memory and pids controllers are not all "
-				 "available (%s)", found);
+		return error_set(err, 0,
+				 "the cpu, memory and pids controllers are not all "
+				 "available (%s)",
+				 found);
 	return true;
 }
 
@@ -538,7 +550,8 @@ bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned
 				if (s->d_type == DT_DIR && strcmp(s->d_name, ".") != 0 &&
 				    strcmp(s->d_name, "..") != 0) {
 					struct error group_err;
-					unsigned n = remove_stale_group(root, id, s->d_name, &group_err);
+					unsigned n = remove_stale_group(root, id, s->d_name,
+									&group_err);
 					*removed += n;
 					if (!n && strcmp(s->d_name, CGROUP_DAEMON_LEAF) != 0) {
 						ok = false;
@@ -548,10 +561,12 @@ bool sandbox_cgroup_root_remove_stale(struct sandbox_cgroup_root *root, unsigned
 			}
 			closedir(daemon);
 			for (size_t j = 0; j < root->count; j++) {
-				snprintf(path, sizeof(path), "%s/%s", root->hierarchy[j].parent, id);
+				snprintf(path, sizeof(path), "%s/%s", root->hierarchy[j].parent,
+					 id);
 				if (rmdir(path) != 0 && errno != ENOENT && ok) {
 					ok = false;
-					error_set(err, errno, "cannot remove stale cgroup %s", path);
+					error_set(err, errno, "cannot remove stale cgroup %s",
+						  path);
 				}
 			}
 		}

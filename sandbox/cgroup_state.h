@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The structs shared by cgroup.c (one session's group) and cgroup_root.c
  * (finding the hierarchies, the daemon's directory, stale groups); types
  * only, not part of the sandbox/ public surface. */

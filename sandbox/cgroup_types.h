@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cgroup types both the public header and the files of the cgroup
  * code need: which kernel interface, and how many hierarchies a session
  * spans. Types only. */

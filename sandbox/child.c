@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every child the daemon forks for a sandbox does before its exec,
  * and waiting for one with a deadline (see child.h). */
 #include "sandbox/child.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every child the daemon forks for a sandbox does before its exec
  * (bwrap, slirp4netns), and waiting for one with a deadline. */
 #ifndef LIZARD_SANDBOX_CHILD_H

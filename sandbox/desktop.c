@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/desktop.h"
 
 #include "sandbox/sandbox.h"
@@ -101,8 +102,12 @@ static int read_display_number(struct sandbox_desktop *d, int fd)
 
 static struct sandbox_command user_command(const char *name, const char *const *argv)
 {
-	return (struct sandbox_command){ .name = name, .argv = argv, .user = SANDBOX_AS_USER,
-					 .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+	return (struct sandbox_command){ .name = name,
+					 .argv = argv,
+					 .user = SANDBOX_AS_USER,
+					 .stdin_fd = -1,
+					 .stdout_fd = -1,
+					 .stderr_fd = -1,
 					 .fd3 = -1 };
 }
 
@@ -117,14 +122,36 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	char geometry[32];
 	snprintf(geometry, sizeof(geometry), "%dx%d", o->width, o->height);
 	const char *argv[] = {
-		"Xvnc", "-displayfd", "3", "-geometry", geometry, "-depth", "24",
-		"-rfbport", "-1", "-rfbunixpath", d->inside_socket, "-rfbunixmode", "0600",
-		"-SecurityTypes", "None", "-auth", d->inside_xauthority, "-nolisten", "tcp",
-		"-AlwaysShared", "-AcceptSetDesktopSize=0", "-desktop", "lizard",
+		"Xvnc",
+		"-displayfd",
+		"3",
+		"-geometry",
+		geometry,
+		"-depth",
+		"24",
+		"-rfbport",
+		"-1",
+		"-rfbunixpath",
+		d->inside_socket,
+		"-rfbunixmode",
+		"0600",
+		"-SecurityTypes",
+		"None",
+		"-auth",
+		d->inside_xauthority,
+		"-nolisten",
+		"tcp",
+		"-AlwaysShared",
+		"-AcceptSetDesktopSize=0",
+		"-desktop",
+		"lizard",
 		/* Clipboard: text pasted by viewers up to 1 MiB (the default is
 		 * 256 KiB, and more is silently dropped); what is copied
 		 * (CLIPBOARD) goes out, not every selection (PRIMARY). */
-		"-MaxCutText", "1048576", "-SendPrimary=0", NULL,
+		"-MaxCutText",
+		"1048576",
+		"-SendPrimary=0",
+		NULL,
 	};
 	struct sandbox_command command = user_command("Xvnc", argv);
 	command.fd3 = pipe_fds[1];
@@ -140,8 +167,9 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	if (d->display < 0) {
 		char tail[256];
 		sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
-		error_set(err, 0, "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
-			 tail[0] ? ": " : "", tail);
+		error_set(err, 0,
+			  "Xvnc did not start (is tigervnc-standalone-server installed?)%s%s",
+			  tail[0] ? ": " : "", tail);
 		return false;
 	}
 	/* The display is up; the RFB socket comes with it. No other program
@@ -150,8 +178,8 @@ static bool start_xvnc(struct sandbox_desktop *d, const struct sandbox_desktop_o
 	for (int i = 0; i < 100 && !sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK); i++)
 		sleep_ms(20);
 	if (!sandbox_run_has(d->sandbox, "vnc.sock", S_IFSOCK)) {
-		error_set(err, 0, "Xvnc started on :%d but never opened %s/vnc.sock",
-				  d->display, sandbox_run_dir(d->sandbox));
+		error_set(err, 0, "Xvnc started on :%d but never opened %s/vnc.sock", d->display,
+			  sandbox_run_dir(d->sandbox));
 		return false;
 	}
 	if ((d->socket_fd = sandbox_run_open_socket(d->sandbox, "vnc.sock", err)) < 0)
@@ -183,11 +211,12 @@ static bool start_window_manager(struct sandbox_desktop *d, struct error *err)
 	char tail[256];
 	sandbox_last_log_line(d->sandbox, tail, sizeof(tail));
 	error_set(err, 0, "openbox did not start (is it installed?)%s%s", tail[0] ? ": " : "",
-		 tail);
+		  tail);
 	return false;
 }
 
-struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o, struct error *err)
+struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *o,
+					      struct error *err)
 {
 	struct sandbox_desktop *d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -197,11 +226,13 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	pthread_mutex_init(&d->lock, NULL);
 	d->socket_fd = -1;
 	d->xvnc.channel = d->window_manager.channel = d->browser.channel = -1;
-	struct sandbox_options options = { .network = o->network, .envs = o->envs,
-					  .cgroup = o->cgroup, .workspace_dir = o->workspace_dir,
-					  .workspace_image = o->workspace_image,
-					  .disk_bytes = o->disk_bytes,
-					  .uid_range = o->uid_range };
+	struct sandbox_options options = { .network = o->network,
+					   .envs = o->envs,
+					   .cgroup = o->cgroup,
+					   .workspace_dir = o->workspace_dir,
+					   .workspace_image = o->workspace_image,
+					   .disk_bytes = o->disk_bytes,
+					   .uid_range = o->uid_range };
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
@@ -271,10 +302,11 @@ bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int s
 		return false; /* a message, not an end */
 	int status = d->xvnc.status;
 	if (WIFSIGNALED(status))
-		snprintf(why, size, "the X server (Xvnc) was killed by signal %d (%s)", WTERMSIG(status),
-			 strsignal(WTERMSIG(status)));
+		snprintf(why, size, "the X server (Xvnc) was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else
-		snprintf(why, size, "the X server (Xvnc) exited with status %d", WEXITSTATUS(status));
+		snprintf(why, size, "the X server (Xvnc) exited with status %d",
+			 WEXITSTATUS(status));
 	return true;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local desktop in a sandbox of its own: TigerVNC Xvnc on a free
  * display, reachable from the daemon only through a UNIX socket in the
  * sandbox's run directory, with an X cookie of its own, plus openbox for
@@ -21,10 +22,10 @@ struct sandbox_uid_range;
 
 struct sandbox_desktop_options {
 	int width, height;
-	bool window_manager;     /* openbox; false for template "bare" */
-	bool no_x_server;        /* no Xvnc, no display: templates base, interpreter */
-	bool network;            /* false: loopback only */
-	const char *const *envs; /* NAME=value for every program; may be NULL */
+	bool window_manager;           /* openbox; false for template "bare" */
+	bool no_x_server;              /* no Xvnc, no display: templates base, interpreter */
+	bool network;                  /* false: loopback only */
+	const char *const *envs;       /* NAME=value for every program; may be NULL */
 	struct sandbox_cgroup *cgroup; /* as in sandbox_options; may be NULL */
 	const char *workspace_dir;     /* likewise */
 	const char *workspace_image;   /* likewise */

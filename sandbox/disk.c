@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Disks for sessions and volumes (see disk.h). */
 #include "sandbox/disk.h"
 
@@ -37,14 +38,16 @@ static const char *mkfs_path(void)
 bool sandbox_disk_available(struct error *err)
 {
 	if (geteuid() != 0)
-		return error_set(err, 0, "disk limits need a daemon running as root "
-					 "(loop devices and ext4 mounts)");
+		return error_set(err, 0,
+				 "disk limits need a daemon running as root "
+				 "(loop devices and ext4 mounts)");
 	if (!mkfs_path())
 		return error_set(err, 0, "disk limits need mke2fs (apt-get install e2fsprogs)");
 	int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (control < 0)
-		return error_set(err, errno, "disk limits need loop devices: cannot open "
-					 "/dev/loop-control (modprobe loop)");
+		return error_set(err, errno,
+				 "disk limits need loop devices: cannot open "
+				 "/dev/loop-control (modprobe loop)");
 	close(control);
 	return true;
 }
@@ -63,9 +66,22 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 		 (unsigned)uid);
 	snprintf(size_kib, sizeof(size_kib), "%lluk", (unsigned long long)(bytes >> 10));
 	const char *mkfs = mkfs_path();
-	const char *argv[] = { mkfs, "-q", "-F", "-t", "ext4", "-b", "4096", "-m", "0", "-E",
-			       extended, "-O", journal ? "has_journal" : "^has_journal", target,
-			       size_kib, NULL };
+	const char *argv[] = { mkfs,
+			       "-q",
+			       "-F",
+			       "-t",
+			       "ext4",
+			       "-b",
+			       "4096",
+			       "-m",
+			       "0",
+			       "-E",
+			       extended,
+			       "-O",
+			       journal ? "has_journal" : "^has_journal",
+			       target,
+			       size_kib,
+			       NULL };
 	if (!mkfs)
 		return error_set(err, 0, "mke2fs is not installed (apt-get install e2fsprogs)");
 	int out[2];
@@ -104,7 +120,8 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 		ssize_t got = read(out[0], chunk, sizeof(chunk));
 		if (got <= 0)
 			break;
-		size_t keep = (size_t)got < sizeof(said) - 1 - used ? (size_t)got : sizeof(said) - 1 - used;
+		size_t keep = (size_t)got < sizeof(said) - 1 - used ? (size_t)got
+								    : sizeof(said) - 1 - used;
 		memcpy(said + used, chunk, keep);
 		used += keep;
 		said[used] = '\0';
@@ -119,11 +136,11 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 		if (said[i] == '\n')
 			said[i] = ' ';
 	return error_set(err, 0, "mke2fs could not make %s/%s%s%s", where, name,
-				 said[0] ? ": " : " (it did not finish in time)", said);
+			 said[0] ? ": " : " (it did not finish in time)", said);
 }
 
-bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes,
-		       uid_t uid, bool journal, struct error *err)
+bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes, uid_t uid,
+		       bool journal, struct error *err)
 {
 	int image = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (image < 0)
@@ -131,7 +148,7 @@ bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t
 	bool ok = true;
 	if (ftruncate(image, (off_t)bytes) != 0)
 		ok = error_set(err, errno, "cannot size %s/%s to %llu bytes", where, name,
-				       (unsigned long long)bytes);
+			       (unsigned long long)bytes);
 	ok = ok && run_mkfs(image, bytes, uid, journal, where, name, err);
 	close(image);
 	if (!ok)
@@ -184,14 +201,14 @@ static int attach_loop(int image, const char *where, const char *name, int *numb
 	return fd;
 }
 
-bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
-			const char *mount_point, int *loop, struct error *err)
+bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const char *mount_point,
+			int *loop, struct error *err)
 {
 	int image = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (image < 0 || fstat(image, &st) != 0 || !S_ISREG(st.st_mode)) {
-		error_set(err, image < 0 ? errno : EINVAL, "cannot open the image %s/%s",
-				  where, name);
+		error_set(err, image < 0 ? errno : EINVAL, "cannot open the image %s/%s", where,
+			  name);
 		if (image >= 0)
 			close(image);
 		return false;

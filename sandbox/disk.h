@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Disks: a session's HOME, /tmp and /workspace live on a filesystem of a
  * fixed size, so that what its programs write stops at the size (ENOSPC
  * inside) instead of filling the host. The filesystem is ext4 in a sparse
@@ -28,15 +29,15 @@ bool sandbox_disk_available(struct error *err);
  * is an error), ext4 with its root directory owned by uid:uid, with a
  * journal when the image outlives sessions. where names the directory in
  * messages. */
-bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes,
-		       uid_t uid, bool journal, struct error *err);
+bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes, uid_t uid,
+		       bool journal, struct error *err);
 
 /* Mounts image name of dir_fd at mount_point (a directory of the
  * daemon's) without suid or devices. The loop device lets go of the image
  * when the last mount of it goes, in whichever mount namespace that is;
  * *loop is its number, for sandbox_disk_released. */
-bool sandbox_disk_mount(int dir_fd, const char *where, const char *name,
-			const char *mount_point, int *loop, struct error *err);
+bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const char *mount_point,
+			int *loop, struct error *err);
 
 /* Whether loop device number loop no longer holds an image (every mount of
  * it has gone), waiting up to timeout_ms: an image must not be mounted

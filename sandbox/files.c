@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/files.h"
 #include "sandbox/run.h"
 #include "sandbox/state.h"
@@ -17,8 +18,14 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 			struct sandbox_run_result *r, struct error *err)
 {
 	struct sandbox_run run = {
-		.command = { .name = argv[0] + 1, .argv = argv, .user = user, .builtin = true,
-			     .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1 },
+		.command = { .name = argv[0] + 1,
+			     .argv = argv,
+			     .user = user,
+			     .builtin = true,
+			     .stdin_fd = -1,
+			     .stdout_fd = -1,
+			     .stderr_fd = -1,
+			     .fd3 = -1 },
 		.input = input,
 		.input_len = input_len,
 		.timeout_ms = FILE_OP_TIMEOUT_MS,
@@ -28,7 +35,7 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 		return false;
 	if (r->timed_out) {
 		error_set(err, 0, "the file operation did not finish within %d s",
-			 FILE_OP_TIMEOUT_MS / 1000);
+			  FILE_OP_TIMEOUT_MS / 1000);
 		sandbox_run_result_finish(r);
 		return false;
 	}
@@ -40,8 +47,8 @@ static bool run_builtin(struct sandbox *s, enum sandbox_user user, const char *c
 	return true;
 }
 
-bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct error *err)
+bool sandbox_read_file(struct sandbox *s, enum sandbox_user user, const char *path, uint64_t offset,
+		       uint64_t length, struct sandbox_file_data *out, struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (length > SANDBOX_FILE_MAX_BYTES)
@@ -84,7 +91,7 @@ bool sandbox_write_file(struct sandbox *s, enum sandbox_user user, const char *p
 {
 	if (len > SANDBOX_FILE_MAX_BYTES) {
 		error_set(err, 0, "%zu bytes is more than the %d MiB a call may write", len,
-			 SANDBOX_FILE_MAX_BYTES / (1024 * 1024));
+			  SANDBOX_FILE_MAX_BYTES / (1024 * 1024));
 		return false;
 	}
 	char mode_text[16];
@@ -129,10 +136,12 @@ bool sandbox_list_files(struct sandbox *s, enum sandbox_user user, const char *p
 		int64_t mtime;
 		int name_at = 0;
 		/* Exactly one space before the name, which may begin with spaces. */
-		if (sscanf(p, "%c %" SCNu64 " %" SCNd64 "%n", &type, &size, &mtime, &name_at) == 3 &&
+		if (sscanf(p, "%c %" SCNu64 " %" SCNd64 "%n", &type, &size, &mtime, &name_at) ==
+			    3 &&
 		    name_at > 0 && p[name_at] == ' ') {
 			name_at++;
-			list[n] = (struct sandbox_dir_entry){ .type = type, .size = size,
+			list[n] = (struct sandbox_dir_entry){ .type = type,
+							      .size = size,
 							      .mtime = mtime,
 							      .name = strdup(p + name_at) };
 			ok = list[n++].name != NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Files in a sandbox, in its view and as its user or root: each operation
  * runs inside as a built-in program (files_inside.c), its data through
  * pipes, so no path is resolved by the daemon. */
@@ -30,7 +31,8 @@ struct sandbox_file_data {
 };
 
 bool sandbox_read_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
-		       uint64_t offset, uint64_t length, struct sandbox_file_data *out, struct error *err);
+		       uint64_t offset, uint64_t length, struct sandbox_file_data *out,
+		       struct error *err);
 bool sandbox_write_file(struct sandbox *sandbox, enum sandbox_user user, const char *path,
 			const void *data, size_t len, unsigned mode, struct error *err);
 

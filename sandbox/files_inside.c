@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/files_inside.h"
 
 #include "sandbox/files.h"
@@ -115,7 +116,8 @@ static bool make_parents(const char *path)
 			continue;
 		*p = '\0';
 		if (mkdir(copy, 0755) != 0 && errno != EEXIST) {
-			fprintf(stderr, "cannot create the directory %s: %s", copy, strerror(errno));
+			fprintf(stderr, "cannot create the directory %s: %s", copy,
+				strerror(errno));
 			free(copy);
 			return false;
 		}
@@ -145,7 +147,8 @@ static int open_for_writing(const char *path, mode_t mode)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int probe = open(path, O_PATH | O_CLOEXEC);
 		if (probe < 0 && errno == ENOENT) {
-			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, mode);
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC,
+				      mode);
 			if (fd >= 0)
 				return fd;
 			if (errno == EEXIST)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File operations that run inside the sandbox, in a child of its init, as
  * the user the call asked for: paths resolve in the sandbox's view, so
  * "..", absolute paths and symlinks can reach nothing of the host beyond

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's init: the lizard-bridge binary itself, run inside the
  * sandbox as `lizard-bridge sandbox-init FD MODE`, as the sandbox's root.
  * It is single-threaded and does one thing: start the programs the daemon
@@ -42,15 +43,8 @@ struct child {
 };
 
 static struct child children[MAX_CHILDREN];
-static bool isolated; /* false: the benchmark's unsandboxed mode, no user switch */
+static bool isolated;      /* false: the benchmark's unsandboxed mode, no user switch */
 static int signal_fd = -1; /* SIGCHLD, which stays blocked */
-
-
-
-
-
-
-
 
 
 /* The request's strings, checked to lie inside the message. Pointers go
@@ -106,7 +100,6 @@ static _Noreturn void exit_all(int code)
 }
 
 
-
 /* A fork of the init that holds one program's whole tree (reaper.c) and
  * answers on its channel. The init's other descriptors are none of its
  * business: the control socket and the other programs' channels. */
@@ -127,7 +120,9 @@ static void handle_request(int control)
 	static char buffer[SANDBOX_MAX_REQUEST];
 	char control_data[CMSG_SPACE(sizeof(int) * SANDBOX_REQUEST_FDS)];
 	struct iovec iov = { .iov_base = buffer, .iov_len = sizeof(buffer) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control_data,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control_data,
 			      .msg_controllen = sizeof(control_data) };
 	ssize_t len = recvmsg(control, &msg, MSG_CMSG_CLOEXEC);
 	if (len == 0)
@@ -167,12 +162,16 @@ static void handle_request(int control)
 	}
 	if (!(slot = free_slot())) {
 		sandbox_spawn_reply(fds[0], SANDBOX_REPLY_FAILED, EAGAIN,
-				   "the sandbox runs too many programs");
+				    "the sandbox runs too many programs");
 		goto done;
 	}
-	struct sandbox_child_setup setup = { .flags = request.flags, .fds = fds,
-					     .fd_count = fd_count, .status_fd = -1, .cwd = cwd,
-					     .argv = argv, .envp = envp };
+	struct sandbox_child_setup setup = { .flags = request.flags,
+					     .fds = fds,
+					     .fd_count = fd_count,
+					     .status_fd = -1,
+					     .cwd = cwd,
+					     .argv = argv,
+					     .envp = envp };
 	if (isolated && (request.flags & SANDBOX_REQUEST_OWN_TREE)) {
 		pid_t reaper = start_reaper(&setup, control);
 		if (reaper < 0) {
@@ -210,7 +209,7 @@ static void reap(void)
 			if (children[i].pid == pid) {
 				if (children[i].channel >= 0) {
 					sandbox_spawn_reply(children[i].channel,
-							   SANDBOX_REPLY_EXITED, status, NULL);
+							    SANDBOX_REPLY_EXITED, status, NULL);
 					close(children[i].channel);
 				}
 				children[i].pid = 0;

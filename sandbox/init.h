@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's init: the daemon's own binary, run inside every sandbox. */
 #ifndef LIZARD_SANDBOX_INIT_H
 #define LIZARD_SANDBOX_INIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bounded sandbox log (see log.h). */
 #include "sandbox/log.h"
 
@@ -97,7 +98,8 @@ struct sandbox_log *sandbox_log_create(const char *path, struct error *err)
 		error_set(err, 0, "out of memory");
 		goto fail;
 	}
-	if ((log->file = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+	if ((log->file = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+	    0) {
 		error_set(err, errno, "cannot create %s", path);
 		goto fail;
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox log: where bwrap, the network helper and every program
  * without streams of its own write (their stdout and stderr). Programs
  * write into a pipe; a thread of the daemon moves what arrives into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names used as directory names (volumes, cgroups, sessions): checked
  * where they come in, so that none can ever be "..", hidden, or hold a
  * '/'. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* slirp4netns for a sandbox's network namespace (see network.h).
  *
  * It runs as the sandbox's own host uid, the owner of the sandbox's user
@@ -28,7 +29,8 @@
 
 const char *sandbox_network_helper(void)
 {
-	static const char *const candidates[] = { "/usr/bin/slirp4netns", "/usr/local/bin/slirp4netns" };
+	static const char *const candidates[] = { "/usr/bin/slirp4netns",
+						  "/usr/local/bin/slirp4netns" };
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
 		if (access(candidates[i], X_OK) == 0)
 			return candidates[i];
@@ -83,7 +85,8 @@ static int read_resolv_conf(const char *path, char *out, size_t size, size_t *us
 
 void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns)
 {
-	size_t used = (size_t)snprintf(out, size, "# the sandbox's: the host's upstream nameservers\n");
+	size_t used = (size_t)snprintf(out, size,
+				       "# the sandbox's: the host's upstream nameservers\n");
 	bool saw_loopback = false;
 	int count = read_resolv_conf("/etc/resolv.conf", out, size, &used, 0, &saw_loopback);
 	/* systemd-resolved's stub (127.0.0.53) is out of reach; the servers it
@@ -93,8 +96,9 @@ void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns)
 					 &saw_loopback);
 	*has_dns = count > 0;
 	if (!*has_dns && used < size)
-		snprintf(out + used, size - used,
-			 "# none: the host names only local resolvers, which the sandbox cannot reach\n");
+		snprintf(
+			out + used, size - used,
+			"# none: the host names only local resolvers, which the sandbox cannot reach\n");
 }
 
 /* In the child, before exec: only async-signal-safe calls. */
@@ -126,16 +130,28 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 	net->exit_fd = net->ready_fd = -1;
 	const char *helper = sandbox_network_helper();
 	if (!helper)
-		return error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed; sessions with a "
-					 "network need it: apt-get install " SANDBOX_NETWORK_PACKAGE
-					 " (or create the session with network: false)");
+		return error_set(err, 0,
+				 SANDBOX_NETWORK_PACKAGE
+				 " is not installed; sessions with a "
+				 "network need it: apt-get install " SANDBOX_NETWORK_PACKAGE
+				 " (or create the session with network: false)");
 	char userns[64], netns[64];
 	snprintf(userns, sizeof(userns), "--userns-path=/proc/%ld/ns/user", (long)target);
 	snprintf(netns, sizeof(netns), "/proc/%ld/ns/net", (long)target);
 	char *const argv[] = {
-		(char *)helper, "--configure", "--mtu=" MTU, "--disable-host-loopback", "--disable-dns",
-		"--enable-seccomp", "--exit-fd=3", "--ready-fd=4", userns, "--netns-type=path", netns,
-		"tap0", NULL,
+		(char *)helper,
+		"--configure",
+		"--mtu=" MTU,
+		"--disable-host-loopback",
+		"--disable-dns",
+		"--enable-seccomp",
+		"--exit-fd=3",
+		"--ready-fd=4",
+		userns,
+		"--netns-type=path",
+		netns,
+		"tap0",
+		NULL,
 	};
 	int exit_pipe[2], ready_pipe[2];
 	if (pipe2(exit_pipe, O_CLOEXEC) != 0)
@@ -176,7 +192,7 @@ bool sandbox_network_wait(struct sandbox_network *net, struct error *err)
 	if (!up) {
 		sandbox_network_stop(net);
 		return error_set(err, 0, SANDBOX_NETWORK_PACKAGE " %s the sandbox's network",
-					 n == 0 ? "did not connect, within 5 s," : "failed to connect");
+				 n == 0 ? "did not connect, within 5 s," : "failed to connect");
 	}
 	return true;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The network of a sandbox that has one: its own network namespace,
  * connected to the outside by slirp4netns, a user-mode TCP/IP stack that
  * makes each connection from inside an ordinary socket of an unprivileged
@@ -20,8 +21,8 @@ struct sandbox_cgroup_join;
 #define SANDBOX_NETWORK_PACKAGE "slirp4netns"
 
 struct sandbox_network {
-	pid_t pid;   /* slirp4netns, 0 when not running */
-	int exit_fd; /* closing it tells slirp4netns to exit; -1 when none */
+	pid_t pid;    /* slirp4netns, 0 when not running */
+	int exit_fd;  /* closing it tells slirp4netns to exit; -1 when none */
 	int ready_fd; /* until sandbox_network_wait */
 };
 

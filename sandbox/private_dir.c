@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/private_dir.h"
 
 #include "sandbox/disk.h"
@@ -76,8 +77,7 @@ bool sandbox_private_dir_take_volume(struct sandbox *s, struct error *err)
 	return !s->isolated || s->host_uid == geteuid() || mount_volume(s, err);
 }
 
-bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image,
-					    struct error *err)
+bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image, struct error *err)
 {
 	char images[512];
 	snprintf(images, sizeof(images), "%s", image);
@@ -101,8 +101,8 @@ bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image
 		return false;
 	snprintf(s->volume_mount, sizeof(s->volume_mount), "%s", mount_point);
 	/* The last session that used it had another uid. */
-	return s->host_uid == geteuid() ||
-	       sandbox_tree_chown(mount_point, s->host_uid, s->host_uid, WORKSPACE_MAX_ENTRIES, err);
+	return s->host_uid == geteuid() || sandbox_tree_chown(mount_point, s->host_uid, s->host_uid,
+							      WORKSPACE_MAX_ENTRIES, err);
 }
 
 /* The session's own disk, mounted at dir/disk: where its directories go. */
@@ -162,15 +162,22 @@ bool sandbox_private_dir_make(struct sandbox *s, uint64_t disk_bytes, struct err
 	snprintf(s->x11_dir, sizeof(s->x11_dir), "%s/.X11-unix", s->run_dir);
 	if ((s->run_fd = make_dir_at(parent, "run", 0700, s->host_uid, under, err)) < 0)
 		return false;
-	static const struct { const char *name; mode_t mode; bool in_run, disk_only; } dirs[] = {
-		{ "home", 0700, false, false }, { "workspace", 0755, false, false },
-		{ "tmp", 01777, false, true }, { ".X11-unix", 0700, true, false },
+	static const struct {
+		const char *name;
+		mode_t mode;
+		bool in_run, disk_only;
+	} dirs[] = {
+		{ "home", 0700, false, false },
+		{ "workspace", 0755, false, false },
+		{ "tmp", 01777, false, true },
+		{ ".X11-unix", 0700, true, false },
 	};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		if (dirs[i].disk_only && !s->on_disk)
 			continue;
-		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : parent, dirs[i].name, dirs[i].mode,
-				     s->host_uid, dirs[i].in_run ? s->run_dir : under, err);
+		int fd = make_dir_at(dirs[i].in_run ? s->run_fd : parent, dirs[i].name,
+				     dirs[i].mode, s->host_uid, dirs[i].in_run ? s->run_dir : under,
+				     err);
 		if (fd < 0)
 			return false;
 		/* What the umask took of 1777. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A sandbox's private directory on the host, under the daemon's own
  * (stale.h: sandbox_base_dir()/<pid>/s-XXXXXX), and what goes into it: the
  * session's disk when it has one (disk.h), the run, home, workspace and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs in the sandbox, from the daemon's side: each request goes to
  * the init over the control socket with a channel of its own (protocol.h),
  * and everything about that program afterwards goes over its channel, so
@@ -45,8 +46,8 @@ static bool same_name(const char *a, const char *b)
 }
 
 /* The sandbox's environment with the command's over it. */
-static bool put_env(struct sandbox *s, const struct sandbox_command *c, char *buffer,
-		    size_t *used, uint32_t *envc)
+static bool put_env(struct sandbox *s, const struct sandbox_command *c, char *buffer, size_t *used,
+		    uint32_t *envc)
 {
 	*envc = 0;
 	for (size_t i = 0; s->env[i]; i++) {
@@ -105,8 +106,11 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 		char control_data[CMSG_SPACE(sizeof(fds))];
 		memset(control_data, 0, sizeof(control_data));
 		struct iovec iov = { .iov_base = buffer, .iov_len = used };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control_data,
-				      .msg_controllen = CMSG_SPACE(sizeof(int) * request.fd_count) };
+		struct msghdr msg = { .msg_iov = &iov,
+				      .msg_iovlen = 1,
+				      .msg_control = control_data,
+				      .msg_controllen = CMSG_SPACE(sizeof(int) *
+								   request.fd_count) };
 		struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
 		cmsg->cmsg_level = SOL_SOCKET;
 		cmsg->cmsg_type = SCM_RIGHTS;
@@ -123,13 +127,14 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	if (null_fd >= 0)
 		close(null_fd);
 	if (!fits) {
-		error_set(err, 0, "the command, its arguments and environment take more than %d KiB",
-			 SANDBOX_MAX_REQUEST / 1024);
+		error_set(err, 0,
+			  "the command, its arguments and environment take more than %d KiB",
+			  SANDBOX_MAX_REQUEST / 1024);
 		return false;
 	}
 	if (!sent) {
 		error_set(err, send_errno,
-				  "the sandbox's init does not answer; the session's sandbox has ended");
+			  "the sandbox's init does not answer; the session's sandbox has ended");
 		return false;
 	}
 	return true;
@@ -183,7 +188,7 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 		error_set(err, 0, "cannot start %s: %s", c->name, reply.text);
 	} else if (got == 0) {
 		error_set(err, 0, "cannot start %s: the sandbox did not answer within %d ms",
-			 c->name, START_TIMEOUT_MS);
+			  c->name, START_TIMEOUT_MS);
 	} else {
 		error_set(err, 0, "cannot start %s: the sandbox has ended", c->name);
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the daemon and the sandbox's init say to each other. Private to
  * sandbox/.
  *
@@ -24,12 +25,12 @@
 #define SANDBOX_USER_ID 1000
 
 enum sandbox_request_flags {
-	SANDBOX_REQUEST_AS_ROOT = 1 << 0,       /* root of the sandbox, not the user */
-	SANDBOX_REQUEST_OWN_TREE = 1 << 1,      /* under a reaper of its own (reaper.c):
+	SANDBOX_REQUEST_AS_ROOT = 1 << 0,  /* root of the sandbox, not the user */
+	SANDBOX_REQUEST_OWN_TREE = 1 << 1, /* under a reaper of its own (reaper.c):
 						 * killing it or its end kills all it started */
-	SANDBOX_REQUEST_DETACHED = 1 << 2,      /* lives on when its channel closes */
-	SANDBOX_REQUEST_BUILTIN = 1 << 3,       /* argv[0] names a built-in file operation */
-	SANDBOX_REQUEST_OOM_LAST = 1 << 4,      /* the OOM killer takes it after every other
+	SANDBOX_REQUEST_DETACHED = 1 << 2, /* lives on when its channel closes */
+	SANDBOX_REQUEST_BUILTIN = 1 << 3,  /* argv[0] names a built-in file operation */
+	SANDBOX_REQUEST_OOM_LAST = 1 << 4, /* the OOM killer takes it after every other
 						 * program (the desktop's own: Xvnc, openbox) */
 };
 

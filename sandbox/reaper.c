@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One program's whole process tree (exec's), held by a reaper of its own
  * inside the session's PID namespace. The reaper is a fork of the init
  * that makes itself a child subreaper (PR_SET_CHILD_SUBREAPER) before it
@@ -122,7 +123,7 @@ _Noreturn void sandbox_reaper_run(struct sandbox_child_setup *setup, int signal_
 	prctl(PR_SET_NAME, "lizard-reaper");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
 		sandbox_spawn_reply(channel, SANDBOX_REPLY_FAILED, errno,
-				   "cannot become the program's reaper (PR_SET_CHILD_SUBREAPER)");
+				    "cannot become the program's reaper (PR_SET_CHILD_SUBREAPER)");
 		_exit(1);
 	}
 	pid_t program = sandbox_spawn_program(setup, channel);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A reaper: a fork of the init that holds one program's whole tree (a
  * child subreaper), so that what the program leaves behind, even after
  * setsid, ends with it. */

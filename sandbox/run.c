@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A command run to its end with its output collected: what exec, the
  * clipboard and the file operations need. The command's stdin, stdout and
  * stderr are pipes this thread serves with one poll loop, so a command
@@ -89,7 +90,8 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 {
 	memset(r, 0, sizeof(*r));
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(errp, O_CLOEXEC) != 0) {
 		error_set(err, errno, "cannot create pipes");
 		close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
 		close_fd(&errp[0]), close_fd(&errp[1]);
@@ -138,7 +140,8 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 		if (in[1] >= 0)
 			at_in = n, pfds[n++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
 		if (!p.exited && p.channel >= 0)
-			at_channel = n, pfds[n++] = (struct pollfd){ .fd = p.channel, .events = POLLIN };
+			at_channel = n,
+			pfds[n++] = (struct pollfd){ .fd = p.channel, .events = POLLIN };
 		int64_t until = drain_until ? drain_until : deadline;
 		int64_t wait = until - now;
 		if (run->should_stop && wait > STOP_POLL_MS)
@@ -152,7 +155,8 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 			ssize_t put = write(in[1], input + written, run->input_len - written);
 			if (put > 0)
 				written += (size_t)put;
-			if ((put < 0 && errno != EAGAIN && errno != EINTR) || written == run->input_len)
+			if ((put < 0 && errno != EAGAIN && errno != EINTR) ||
+			    written == run->input_len)
 				close_fd(&in[1]);
 		}
 		int streams[2] = { at_out, at_err };
@@ -169,11 +173,12 @@ bool sandbox_run(struct sandbox *s, const struct sandbox_run *run, struct sandbo
 				continue;
 			}
 			struct sandbox_output *o = k == 0 ? &r->out : &r->err;
-			memory_ok = memory_ok && keep_tail(o, &capacity[k], run->max_output, chunk,
-							   (size_t)got);
+			memory_ok = memory_ok &&
+				    keep_tail(o, &capacity[k], run->max_output, chunk, (size_t)got);
 			if (run->on_output)
-				run->on_output(run->context, k == 0 ? SANDBOX_STDOUT : SANDBOX_STDERR,
-					       chunk, (size_t)got);
+				run->on_output(run->context,
+					       k == 0 ? SANDBOX_STDOUT : SANDBOX_STDERR, chunk,
+					       (size_t)got);
 		}
 	}
 	/* Timed out or stopped: it and all it started go. Otherwise this just

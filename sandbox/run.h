@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A command run to its end in a sandbox, its output kept (the last bytes of
  * each stream) and streamed as it comes: what exec is. */
 #ifndef LIZARD_SANDBOX_RUN_H
@@ -35,11 +36,11 @@ struct sandbox_run {
 
 struct sandbox_run_result {
 	struct sandbox_output out, err;
-	bool exited;       /* else killed by signal */
+	bool exited; /* else killed by signal */
 	int exit_code;
 	int signal;
 	bool timed_out;
-	bool stopped;      /* should_stop said so */
+	bool stopped; /* should_stop said so */
 	int64_t duration_ms;
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Making and ending a sandbox: the checks before, its private directory
  * (private_dir.c), bubblewrap started with the init inside (bwrap.c), the
  * network helper, and the cleanup, whatever fails on the way.
@@ -50,8 +51,8 @@ static bool wait_for_init(struct sandbox *s, struct error *err)
 		return true;
 	char tail[256];
 	sandbox_log_last_line(s->log, tail, sizeof(tail));
-	error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "",
-		 tail, tail[0] ? ")" : "");
+	error_set(err, 0, "the sandbox did not start%s%s%s", tail[0] ? " (bwrap said: " : "", tail,
+		  tail[0] ? ")" : "");
 	return false;
 }
 
@@ -100,8 +101,12 @@ static bool wait_network(struct sandbox *s, struct error *err)
 static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 {
 	const char *fixed[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-				"LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TMPDIR=/tmp", "USER=user",
-				"LOGNAME=user", "SHELL=/bin/sh" };
+				"LANG=C.UTF-8",
+				"LC_ALL=C.UTF-8",
+				"TMPDIR=/tmp",
+				"USER=user",
+				"LOGNAME=user",
+				"SHELL=/bin/sh" };
 	size_t count = sizeof(fixed) / sizeof(fixed[0]) + 3;
 	for (size_t i = 0; o->envs && o->envs[i]; i++)
 		count++;
@@ -140,20 +145,21 @@ static void describe(struct sandbox *s, bool limited)
 			: "The network goes out through slirp4netns (IPv4, outbound only): the host's "
 			  "loopback services are out of reach, its other addresses are not; names do not "
 			  "resolve (the host has only a local resolver).";
-	snprintf(s->description, sizeof(s->description),
-		 "Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
-		 "mount, user, IPC, UTS and network namespaces; host system directories read-only, "
-		 "own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
-		 "still shows the host paths its binds come from); programs run as an unprivileged "
-		 "user (host uid %u for the sandbox's root). A seccomp filter refuses (EPERM) what "
-		 "a desktop does not need: keyrings, perf events, io_uring, BPF, userfaultfd, kernel "
-		 "modules and kexec, open_by_handle_at, reboot, swap, setting the clock, the kernel "
-		 "log, socket families but UNIX, IPv4, IPv6 and netlink, raw and packet sockets, "
-		 "netfilter and xfrm, and personality flags that weaken memory protections; a 32-bit "
-		 "or x32 system call kills its process. %s %s",
-		 (unsigned)s->host_uid, network,
-		 limited ? "CPU, memory and processes are limited by its cgroup (its size)."
-			 : "No limits on CPU, memory or processes.");
+	snprintf(
+		s->description, sizeof(s->description),
+		"Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
+		"mount, user, IPC, UTS and network namespaces; host system directories read-only, "
+		"own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
+		"still shows the host paths its binds come from); programs run as an unprivileged "
+		"user (host uid %u for the sandbox's root). A seccomp filter refuses (EPERM) what "
+		"a desktop does not need: keyrings, perf events, io_uring, BPF, userfaultfd, kernel "
+		"modules and kexec, open_by_handle_at, reboot, swap, setting the clock, the kernel "
+		"log, socket families but UNIX, IPv4, IPv6 and netlink, raw and packet sockets, "
+		"netfilter and xfrm, and personality flags that weaken memory protections; a 32-bit "
+		"or x32 system call kills its process. %s %s",
+		(unsigned)s->host_uid, network,
+		limited ? "CPU, memory and processes are limited by its cgroup (its size)."
+			: "No limits on CPU, memory or processes.");
 }
 
 struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *err)
@@ -180,23 +186,28 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	const char *bwrap = NULL;
 	if (s->isolated) {
 		if (!(bwrap = sandbox_bwrap_path())) {
-			error_set(err, 0, "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
-				 "need it: apt-get install bubblewrap");
+			error_set(err, 0,
+				  "bubblewrap is not installed (no /usr/bin/bwrap); local sessions "
+				  "need it: apt-get install bubblewrap");
 			goto fail;
 		}
 		if (!sandbox_bwrap_check_kernel(err))
 			goto fail;
 		/* Never the host's network instead. */
 		if (s->network && !sandbox_network_helper()) {
-			error_set(err, 0, SANDBOX_NETWORK_PACKAGE " is not installed (no /usr/bin/"
-				 SANDBOX_NETWORK_PACKAGE "); local sessions with a network need it: apt-get "
-				 "install " SANDBOX_NETWORK_PACKAGE " (or create the session with network: false)");
+			error_set(err, 0,
+				  SANDBOX_NETWORK_PACKAGE
+				  " is not installed (no /usr/bin/" SANDBOX_NETWORK_PACKAGE
+				  "); local sessions with a network need it: apt-get "
+				  "install " SANDBOX_NETWORK_PACKAGE
+				  " (or create the session with network: false)");
 			goto fail;
 		}
 	}
 	if (!sandbox_private_dir_make(s, s->isolated ? o->disk_bytes : 0, err))
 		goto fail;
-	snprintf(s->inside_home, sizeof(s->inside_home), "%s", s->isolated ? SANDBOX_HOME : s->home);
+	snprintf(s->inside_home, sizeof(s->inside_home), "%s",
+		 s->isolated ? SANDBOX_HOME : s->home);
 	snprintf(s->inside_run_dir, sizeof(s->inside_run_dir), "%s",
 		 s->isolated ? SANDBOX_RUN_DIR : s->run_dir);
 	snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
@@ -248,7 +259,8 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	sandbox_bwrap_close_fds(&fds);
 	s->control = pair[0];
 	if (pid < 0) {
-		error_set(err, fork_errno, prepared ? "cannot fork" : "cannot prepare what bwrap reads");
+		error_set(err, fork_errno,
+			  prepared ? "cannot fork" : "cannot prepare what bwrap reads");
 		sandbox_cgroup_join_close(&join);
 		if (fds.info_read >= 0)
 			close(fds.info_read);
@@ -343,16 +355,19 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 	 * once this last mount of it does. */
 	if (s->on_disk && umount2(s->disk_mount, MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
 		ok = keep_first(error_set(&failed, errno, "cannot unmount %s", s->disk_mount), err,
-				&failed) && ok;
+				&failed) &&
+		     ok;
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	/* The volume's image may be mounted again by the next session only
 	 * once this one's mount of it is gone everywhere. */
 	if (!sandbox_disk_released(s->volume_loop, VOLUME_RELEASE_TIMEOUT_MS))
-		ok = keep_first(error_set(&failed, 0, "the loop device of a volume (loop%d) still "
-					  "holds it after %d s", s->volume_loop,
-					  VOLUME_RELEASE_TIMEOUT_MS / 1000),
-				err, &failed) && ok;
+		ok = keep_first(error_set(&failed, 0,
+					  "the loop device of a volume (loop%d) still "
+					  "holds it after %d s",
+					  s->volume_loop, VOLUME_RELEASE_TIMEOUT_MS / 1000),
+				err, &failed) &&
+		     ok;
 	if (s->dir[0]) {
 		ok = keep_first(sandbox_tree_remove(s->dir, &failed), err, &failed) && ok;
 		/* The daemon's directory goes with its last session. */
@@ -441,14 +456,15 @@ void sandbox_last_log_line(const struct sandbox *s, char *out, size_t size)
 
 int sandbox_run_create_file(struct sandbox *s, const char *name, struct error *err)
 {
-	int fd = openat(s->run_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = openat(s->run_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
 	if (fd < 0) {
 		error_set(err, errno, "cannot create %s/%s", s->run_dir, name);
 		return -1;
 	}
 	if (s->host_uid != geteuid() && fchown(fd, s->host_uid, s->host_uid) != 0) {
 		error_set(err, errno, "cannot give %s/%s to uid %u", s->run_dir, name,
-				  (unsigned)s->host_uid);
+			  (unsigned)s->host_uid);
 		close(fd);
 		unlinkat(s->run_fd, name, 0);
 		return -1;
@@ -482,7 +498,7 @@ int sandbox_run_open_socket(struct sandbox *s, const char *name, struct error *e
 	}
 	if (!S_ISSOCK(st.st_mode) || st.st_uid != s->host_uid) {
 		error_set(err, 0, "%s/%s is not a socket of the sandbox's user (uid %u)",
-				  s->run_dir, name, (unsigned)s->host_uid);
+			  s->run_dir, name, (unsigned)s->host_uid);
 		close(fd);
 		return -1;
 	}

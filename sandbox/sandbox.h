@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The local sandbox: a private set of Linux namespaces (user, PID, mount,
  * IPC, UTS and network) made with bubblewrap, in which every program of a
  * session runs; with a network, slirp4netns connects it to the outside

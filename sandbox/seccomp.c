@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's default system call filter, built with libseccomp in the
  * spirit of the container runtimes' default profiles, but as a deny list:
  * a desktop runs whatever programs its user starts, so every call is
@@ -36,32 +37,57 @@
 static const char *const refused_calls[] = {
 	/* Kernel keyrings: shared kernel state with a long record of
 	 * reference-count bugs; a desktop session keeps no keys there. */
-	"add_key", "request_key", "keyctl",
+	"add_key",
+	"request_key",
+	"keyctl",
 	/* Performance counters: hardware side channels and a large driver
 	 * surface, open to a process for itself. */
 	"perf_event_open",
 	/* io_uring: the subsystem behind most recent kernel exploits;
 	 * programs fall back to threads and epoll when it is refused. */
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
 	/* BPF programs and maps, and userfaultfd, which lets a process stall
 	 * the kernel inside a copy from its memory, the usual way to win a
 	 * kernel race. (Its other door, /dev/userfaultfd, is not in bwrap's
 	 * minimal /dev.) */
-	"bpf", "userfaultfd",
+	"bpf",
+	"userfaultfd",
 	/* Replacing or extending the kernel. */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
 	/* File handles: open_by_handle_at opens any inode of a filesystem
 	 * by number, past the sandbox's view of it. */
-	"open_by_handle_at", "name_to_handle_at",
+	"open_by_handle_at",
+	"name_to_handle_at",
 	/* I/O ports, swap, reboot (in the sandbox's PID namespace its root
 	 * could end the session with it), process accounting, the clock and
 	 * its NTP state (adjtimex reads and sets through one structure the
 	 * filter cannot look into), disk quotas and the kernel log. */
-	"iopl", "ioperm", "swapon", "swapoff", "reboot", "acct", "settimeofday",
-	"clock_settime", "clock_adjtime", "adjtimex", "quotactl", "quotactl_fd", "syslog",
+	"iopl",
+	"ioperm",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"acct",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"quotactl",
+	"quotactl_fd",
+	"syslog",
 	/* Obsolete: gone from current kernels or 32-bit only (vm86), kept
 	 * refused on any kernel that still has them. */
-	"lookup_dcookie", "nfsservctl", "uselib", "vm86", "vm86old",
+	"lookup_dcookie",
+	"nfsservctl",
+	"uselib",
+	"vm86",
+	"vm86old",
 };
 
 /* Socket families a desktop uses; socket() and socketpair() refuse the
@@ -96,13 +122,13 @@ static const int refused_netlink_protocols[] = { NETLINK_NETFILTER, NETLINK_XFRM
 
 /* Adds one rule refusing call when all of args hold; what names the rule
  * in the error. */
-static bool refuse_when(scmp_filter_ctx ctx, int call, unsigned count, const struct scmp_arg_cmp *args,
-			const char *what, struct error *err)
+static bool refuse_when(scmp_filter_ctx ctx, int call, unsigned count,
+			const struct scmp_arg_cmp *args, const char *what, struct error *err)
 {
 	int rc = seccomp_rule_add_array(ctx, REFUSED, call, count, args);
 	if (rc < 0)
 		return error_set(err, -rc, "cannot build the system call filter: the rule for %s",
-					 what);
+				 what);
 	return true;
 }
 
@@ -172,8 +198,12 @@ static bool refuse_socket_families(scmp_filter_ctx ctx, struct error *err)
  * are the type; the rest are SOCK_NONBLOCK and SOCK_CLOEXEC. */
 static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct error *err)
 {
-	const struct { int family, type; } refused[] = {
-		{ AF_INET, SOCK_RAW }, { AF_INET6, SOCK_RAW }, { AF_INET, SOCK_PACKET },
+	const struct {
+		int family, type;
+	} refused[] = {
+		{ AF_INET, SOCK_RAW },
+		{ AF_INET6, SOCK_RAW },
+		{ AF_INET, SOCK_PACKET },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		struct scmp_arg_cmp args[] = {
@@ -188,7 +218,8 @@ static bool refuse_raw_sockets(scmp_filter_ctx ctx, struct error *err)
 
 static bool refuse_netlink_protocols(scmp_filter_ctx ctx, struct error *err)
 {
-	for (size_t i = 0; i < sizeof(refused_netlink_protocols) / sizeof(refused_netlink_protocols[0]); i++) {
+	for (size_t i = 0;
+	     i < sizeof(refused_netlink_protocols) / sizeof(refused_netlink_protocols[0]); i++) {
 		struct scmp_arg_cmp args[] = {
 			compare(0, SCMP_CMP_EQ, AF_NETLINK, 0),
 			int_equals(2, (uint32_t)refused_netlink_protocols[i]),
@@ -207,9 +238,11 @@ static bool refuse_netfilter_tables(scmp_filter_ctx ctx, struct error *err)
 	};
 	if (!refuse_when(ctx, SCMP_SYS(setsockopt), 2, ipv4, "netfilter's socket options", err))
 		return false;
-	for (uint32_t option = NETFILTER_SOCKOPT_BASE; option < NETFILTER_SOCKOPT_BASE + 2; option++) {
+	for (uint32_t option = NETFILTER_SOCKOPT_BASE; option < NETFILTER_SOCKOPT_BASE + 2;
+	     option++) {
 		struct scmp_arg_cmp ipv6[] = { int_equals(1, IPPROTO_IPV6), int_equals(2, option) };
-		if (!refuse_when(ctx, SCMP_SYS(setsockopt), 2, ipv6, "netfilter's socket options", err))
+		if (!refuse_when(ctx, SCMP_SYS(setsockopt), 2, ipv6, "netfilter's socket options",
+				 err))
 			return false;
 	}
 	return true;
@@ -252,8 +285,9 @@ static bool add_rules(scmp_filter_ctx ctx, struct error *err)
 	 * could not even exit. */
 	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc < 0)
-		return error_set(err, -rc, "cannot build the system call filter: the action "
-					 "for other architectures");
+		return error_set(err, -rc,
+				 "cannot build the system call filter: the action "
+				 "for other architectures");
 	return refuse_calls(ctx, err) && refuse_socket_families(ctx, err) &&
 	       refuse_raw_sockets(ctx, err) && refuse_netlink_protocols(ctx, err) &&
 	       refuse_netfilter_tables(ctx, err) && refuse_personalities(ctx, err);
@@ -279,8 +313,10 @@ static bool export_program(scmp_filter_ctx ctx, struct error *err)
 	if (rc < 0)
 		error_set(err, -rc, "cannot build the system call filter: seccomp_export_bpf");
 	else if (fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size % 8 != 0)
-		error_set(err, 0, "cannot build the system call filter: libseccomp wrote %lld "
-				  "bytes, not a whole BPF program", (long long)st.st_size);
+		error_set(err, 0,
+			  "cannot build the system call filter: libseccomp wrote %lld "
+			  "bytes, not a whole BPF program",
+			  (long long)st.st_size);
 	else if (!(filter.program = malloc((size_t)st.st_size)))
 		error_set(err, 0, "cannot build the system call filter: out of memory");
 	else if (pread(fd, filter.program, (size_t)st.st_size, 0) != (ssize_t)st.st_size)
@@ -301,8 +337,9 @@ static void build_filter(void)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
-		error_set(&filter.error, 0, "cannot build the system call filter: seccomp_init "
-				  "failed (out of memory)");
+		error_set(&filter.error, 0,
+			  "cannot build the system call filter: seccomp_init "
+			  "failed (out of memory)");
 		return;
 	}
 	if (add_rules(ctx, &filter.error))
@@ -326,7 +363,7 @@ int sandbox_seccomp_filter_fd(struct error *err)
 	if (write(fd, filter.program, filter.size) != (ssize_t)filter.size ||
 	    lseek(fd, 0, SEEK_SET) != 0) {
 		error_set(err, errno, "cannot hand over the system call filter: writing %zu bytes",
-				  filter.size);
+			  filter.size);
 		close(fd);
 		return -1;
 	}

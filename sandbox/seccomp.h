@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The system call filter every sandbox runs under (seccomp.c): a BPF
  * program that bubblewrap loads (`--seccomp FD`) right before it starts the
  * sandbox's init, so the init and every program it starts inherit it and

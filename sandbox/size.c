@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/size.h"
 
 #include <inttypes.h>
@@ -81,9 +82,9 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct error *err)
 		const char *suffix;
 		unsigned shift;
 	} units[] = {
-		{ "", 0 },     { "B", 0 },    { "K", 10 },   { "KB", 10 },  { "KiB", 10 },
-		{ "M", 20 },   { "MB", 20 },  { "MiB", 20 }, { "G", 30 },   { "GB", 30 },
-		{ "GiB", 30 }, { "T", 40 },   { "TB", 40 },  { "TiB", 40 },
+		{ "", 0 },     { "B", 0 },   { "K", 10 },   { "KB", 10 },  { "KiB", 10 },
+		{ "M", 20 },   { "MB", 20 }, { "MiB", 20 }, { "G", 30 },   { "GB", 30 },
+		{ "GiB", 30 }, { "T", 40 },  { "TB", 40 },  { "TiB", 40 },
 	};
 	char digits[32];
 	size_t n = 0;
@@ -94,8 +95,7 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct error *err)
 	digits[n] = '\0';
 	uint64_t value;
 	if (n == 0 || is_digit(text[n]) || !parse_count(digits, &value))
-		return error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G",
-					 text);
+		return error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G", text);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcasecmp(text + n, units[i].suffix) != 0)
 			continue;
@@ -104,8 +104,10 @@ bool sandbox_parse_bytes(const char *text, uint64_t *bytes, struct error *err)
 		*bytes = value << units[i].shift;
 		return true;
 	}
-	return error_set(err, 0, "\"%s\" is not a byte count like 512M or 4G "
-				 "(suffixes K, M, G, T; powers of 1024)", text);
+	return error_set(err, 0,
+			 "\"%s\" is not a byte count like 512M or 4G "
+			 "(suffixes K, M, G, T; powers of 1024)",
+			 text);
 }
 
 /* Copies [start, end) into out as a string; false when it does not fit. */
@@ -125,15 +127,19 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct err
 	const char *eq = strchr(item, '=');
 	char name[16];
 	if (!eq || !copy_part(item, eq, name, sizeof(name)))
-		return error_set(err, 0, "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS[:DISK]], "
-					 "e.g. small=2:4G", item);
+		return error_set(err, 0,
+				 "size \"%s\" is not NAME=CPUS:MEMORY[:PIDS[:DISK]], "
+				 "e.g. small=2:4G",
+				 item);
 	int index = -1;
 	for (int i = 0; i < SANDBOX_SIZE_COUNT; i++)
 		if (strcmp(name, size_names[i]) == 0)
 			index = i;
 	if (index < 0)
-		return error_set(err, 0, "size \"%s\" is unknown; the sizes are small, "
-					 "medium and large", name);
+		return error_set(err, 0,
+				 "size \"%s\" is unknown; the sizes are small, "
+				 "medium and large",
+				 name);
 
 	char fields[4][32];
 	int count = 0;
@@ -143,47 +149,52 @@ static bool parse_item(struct sandbox_sizes *sizes, const char *item, struct err
 		if (!end)
 			end = p + strlen(p);
 		if (count == 4 || !copy_part(p, end, fields[count], sizeof(fields[count])))
-			return error_set(err, 0, "size %s: \"%s\" is not "
-						 "CPUS:MEMORY[:PIDS[:DISK]], e.g. %s=2:4G:4096:10G",
-						 name, eq + 1, name);
+			return error_set(err, 0,
+					 "size %s: \"%s\" is not "
+					 "CPUS:MEMORY[:PIDS[:DISK]], e.g. %s=2:4G:4096:10G",
+					 name, eq + 1, name);
 		count++;
 		if (!*end)
 			break;
 		p = end + 1;
 	}
 	if (count < 2)
-		return error_set(err, 0, "size %s: \"%s\" is not CPUS:MEMORY[:PIDS[:DISK]], "
-					 "e.g. %s=2:4G:4096:10G", name, eq + 1, name);
+		return error_set(err, 0,
+				 "size %s: \"%s\" is not CPUS:MEMORY[:PIDS[:DISK]], "
+				 "e.g. %s=2:4G:4096:10G",
+				 name, eq + 1, name);
 
 	struct sandbox_limits limits = sizes->preset[index];
 	uint64_t millis;
 	if (!parse_millis(fields[0], &millis) || millis < SANDBOX_CPU_MILLIS_MIN ||
 	    millis > SANDBOX_CPU_MILLIS_MAX)
-		return error_set(err, 0, "size %s: CPUs \"%s\" must be a number from "
-					 "0.01 to %u with at most three decimals", name,
-					 fields[0], SANDBOX_CPU_MILLIS_MAX / 1000);
+		return error_set(err, 0,
+				 "size %s: CPUs \"%s\" must be a number from "
+				 "0.01 to %u with at most three decimals",
+				 name, fields[0], SANDBOX_CPU_MILLIS_MAX / 1000);
 	limits.cpu_millis = (uint32_t)millis;
 
 	struct error bytes_err;
 	if (!sandbox_parse_bytes(fields[1], &limits.memory_bytes, &bytes_err))
 		return error_set(err, 0, "size %s: memory %s", name, bytes_err.message);
 	if (limits.memory_bytes < SANDBOX_MEMORY_MIN || limits.memory_bytes > SANDBOX_MEMORY_MAX)
-		return error_set(err, 0, "size %s: memory \"%s\" must be from 16M to 1024T",
-					 name, fields[1]);
+		return error_set(err, 0, "size %s: memory \"%s\" must be from 16M to 1024T", name,
+				 fields[1]);
 
 	if (count >= 3) {
 		if (!parse_count(fields[2], &limits.pids) || limits.pids < SANDBOX_PIDS_MIN ||
 		    limits.pids > SANDBOX_PIDS_MAX)
-			return error_set(err, 0, "size %s: pids \"%s\" must be a whole number "
-						 "from %u to %u", name, fields[2],
-						 SANDBOX_PIDS_MIN, SANDBOX_PIDS_MAX);
+			return error_set(err, 0,
+					 "size %s: pids \"%s\" must be a whole number "
+					 "from %u to %u",
+					 name, fields[2], SANDBOX_PIDS_MIN, SANDBOX_PIDS_MAX);
 	}
 	if (count == 4) {
 		if (!sandbox_parse_bytes(fields[3], &limits.disk_bytes, &bytes_err))
 			return error_set(err, 0, "size %s: disk %s", name, bytes_err.message);
 		if (limits.disk_bytes < SANDBOX_DISK_MIN || limits.disk_bytes > SANDBOX_DISK_MAX)
 			return error_set(err, 0, "size %s: disk \"%s\" must be from 64M to 16T",
-						 name, fields[3]);
+					 name, fields[3]);
 	}
 	sizes->preset[index] = limits;
 	return true;
@@ -224,8 +235,10 @@ bool sandbox_sizes_find(const struct sandbox_sizes *sizes, const char *name,
 			return true;
 		}
 	}
-	return error_set(err, 0, "size \"%.64s\" is unknown; use small, medium (the "
-				 "default) or large", name);
+	return error_set(err, 0,
+			 "size \"%.64s\" is unknown; use small, medium (the "
+			 "default) or large",
+			 name);
 }
 
 static void describe_bytes(uint64_t bytes, char *out, size_t size)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sandbox sizes: the CPU, memory, process and disk limits a session gets, named
  * small, medium (the default) and large like the hosted sandboxes users
  * compare us with. The presets can be changed from the command line with

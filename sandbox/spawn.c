@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting one program in the sandbox, shared by the init and the reapers
  * it forks (see spawn.h): the child's way to its exec, with its
  * descriptors in place, and what the init learns of how that went.
@@ -51,7 +52,7 @@
 
 extern char **environ;
 
-static bool isolated; /* false: the benchmark's unsandboxed mode, no user switch */
+static bool isolated;           /* false: the benchmark's unsandboxed mode, no user switch */
 static int user_namespace = -1; /* the user's namespace (isolated only) */
 static _Alignas(64) char child_stack[CHILD_STACK_SIZE];
 
@@ -73,6 +74,19 @@ static bool write_string(const char *path, const char *text)
 	size_t len = strlen(text);
 	bool ok = write(fd, text, len) == (ssize_t)len;
 	return close(fd) == 0 && ok;
+}
+
+static bool read_string(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, out, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	out[n] = '\0';
+	return true;
 }
 
 /* In a child of the init, once: the nested user namespace where the
@@ -119,9 +133,29 @@ static _Noreturn void child_fail(int status_fd, const char *stage)
 	_exit(127);
 }
 
+/* How readily the memory cgroup's OOM killer takes a program, so that
+ * running out of memory costs a program and not the session: every
+ * program is raised well above the init (0, or -1000 where the daemon may
+ * lower it), the desktop's own (OOM_LAST) a little, so that they go last.
+ * Raising needs no privilege; lowering back to what it was needs none
+ * either (only going under the lowest value a privileged writer set
+ * does). Best effort. */
+#define OOM_SCORE_PROGRAM "600"
+#define OOM_SCORE_DESKTOP "100"
+
+static const char *oom_score(const struct sandbox_child_setup *c)
+{
+	return c->flags & SANDBOX_REQUEST_OOM_LAST ? OOM_SCORE_DESKTOP : OOM_SCORE_PROGRAM;
+}
+
 static _Noreturn void child_main(const struct sandbox_child_setup *c)
 {
 	int status_fd = c->status_fd;
+	/* Before any of the program's own code runs. While this child
+	 * borrows the init's memory the kernel gives the init the value too;
+	 * the init puts its own back once the exec is done. */
+	if (isolated)
+		write_string("/proc/self/oom_score_adj", oom_score(c));
 	/* First, while the namespace's descriptor is still where it was. */
 	if (isolated && !(c->flags & SANDBOX_REQUEST_AS_ROOT)) {
 		const char *failed = become_user();
@@ -219,25 +253,6 @@ static bool child_started(int status_fd, pid_t pid, char *why, size_t why_size, 
 	return false;
 }
 
-/* How readily the memory cgroup's OOM killer takes a program, so that
- * running out of memory costs a program and not the session: every
- * program is raised well above the init (0, or -1000 where the daemon may
- * lower it), the desktop's own (OOM_LAST) a little, so that they go last.
- * Raising needs no privilege. Written here once the program runs its own
- * image: before its exec a CLONE_VM child shares the init's memory, and
- * the kernel would give the init the same value. Best effort: a program
- * that is not dumpable keeps what it inherited. */
-#define OOM_SCORE_PROGRAM "600"
-#define OOM_SCORE_DESKTOP "100"
-
-static void set_oom_score(pid_t pid, bool last)
-{
-	char path[48];
-	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	write_string(path, last ? OOM_SCORE_DESKTOP : OOM_SCORE_PROGRAM);
-}
-
-
 pid_t sandbox_spawn_program(struct sandbox_child_setup *setup, int channel)
 {
 	int status_pipe[2];
@@ -247,6 +262,9 @@ pid_t sandbox_spawn_program(struct sandbox_child_setup *setup, int channel)
 	}
 	setup->status_fd = status_pipe[1];
 	char **init_environ = environ;
+	char init_score[16] = "";
+	if (isolated)
+		read_string("/proc/self/oom_score_adj", init_score, sizeof(init_score));
 	pid_t pid = start_child(setup);
 	int start_errno = pid < 0 ? errno : 0; /* no child: errno is the init's own */
 	close(status_pipe[1]);
@@ -267,13 +285,14 @@ pid_t sandbox_spawn_program(struct sandbox_child_setup *setup, int channel)
 			;
 	}
 	environ = init_environ;
+	/* The exec is done (or the child gone): this write is the init's alone. */
+	if (isolated && init_score[0])
+		write_string("/proc/self/oom_score_adj", init_score);
 	close(status_pipe[0]);
 	if (!started) {
 		sandbox_spawn_reply(channel, SANDBOX_REPLY_FAILED, error, why);
 		return -1;
 	}
-	if (isolated)
-		set_oom_score(pid, setup->flags & SANDBOX_REQUEST_OOM_LAST);
 	return pid;
 }
 
@@ -323,8 +342,9 @@ static int open_user_namespace(void)
 	} else if (got > 0) {
 		message[got] = '\0';
 	} else {
-		snprintf(message, sizeof(message), "%d the user's namespace was not made within %d ms",
-			 ETIMEDOUT, CHILD_SETUP_TIMEOUT_MS);
+		snprintf(message, sizeof(message),
+			 "%d the user's namespace was not made within %d ms", ETIMEDOUT,
+			 CHILD_SETUP_TIMEOUT_MS);
 	}
 	if (fd < 0)
 		kill(pid, SIGKILL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting one program in the sandbox: what the init (init.c) and the
  * reapers it forks (reaper.c) share. The init process only. */
 #ifndef LIZARD_SANDBOX_SPAWN_H

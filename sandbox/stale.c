@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a daemon's sandboxes leave on the host when the daemon does not end
  * them itself: their private directories under one parent per host user,
  * with a session's disk or a volume possibly still mounted there. A daemon
@@ -35,7 +36,7 @@ bool sandbox_base_dir(char *out, size_t size, struct error *err)
 	struct stat st;
 	if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
 		error_set(err, 0, "%s is not a directory owned by uid %u; remove it", out,
-			 (unsigned)geteuid());
+			  (unsigned)geteuid());
 		return false;
 	}
 	/* Sandbox users must be able to pass through to their own directory. */
@@ -74,7 +75,8 @@ static void unmount_left(const char *daemon_dir)
 			char mount_point[640];
 			snprintf(mount_point, sizeof(mount_point), "%.400s/%.200s/%s", daemon_dir,
 				 entry->d_name, mounts[i]);
-			umount2(mount_point, MNT_DETACH | UMOUNT_NOFOLLOW); /* most are not mounts */
+			umount2(mount_point,
+				MNT_DETACH | UMOUNT_NOFOLLOW); /* most are not mounts */
 		}
 	}
 	closedir(dir);

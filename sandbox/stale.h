@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What dead daemons' sandboxes left on the host, and the janitor that
  * clears what this daemon leaves. */
 #ifndef LIZARD_SANDBOX_STALE_H

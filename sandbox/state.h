@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The struct sandbox, shared by the files of sandbox/ that make, run and
  * end one; types only, not public. */
 #ifndef LIZARD_SANDBOX_STATE_H
@@ -13,7 +14,7 @@
 #include <sys/types.h>
 
 struct sandbox {
-	char dir[200];      /* private, on the host; the daemon's, 0711 */
+	char dir[200]; /* private, on the host; the daemon's, 0711 */
 	/* Descriptors of dir and of run_dir, taken when they were made: the
 	 * sandbox's user owns run_dir and may put anything in it, so the
 	 * daemon reaches what is there only through run_fd, never following a
@@ -26,9 +27,9 @@ struct sandbox {
 	char disk_mount[220];
 	int disk_fd, disk_loop;
 	char tmp_dir[240];
-	char run_dir[240];  /* dir/run, SANDBOX_RUN_DIR inside */
-	char x11_dir[260];  /* run_dir/.X11-unix, /tmp/.X11-unix inside */
-	char home[240];     /* dir/home */
+	char run_dir[240];   /* dir/run, SANDBOX_RUN_DIR inside */
+	char x11_dir[260];   /* run_dir/.X11-unix, /tmp/.X11-unix inside */
+	char home[240];      /* dir/home */
 	char workspace[512]; /* dir/workspace, or the volume's directory */
 	/* dir/volume: the volume bound there on the host while bwrap starts
 	 * (its uid may not pass through the data directory's path); "" when
@@ -38,17 +39,17 @@ struct sandbox {
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];
 	struct sandbox_log *log; /* programs' default stdout and stderr */
-	int log_fd;         /* its write end */
+	int log_fd;              /* its write end */
 	struct sandbox_network net;
-	bool has_dns;       /* the inside has nameservers it can reach */
-	pid_t pid;          /* bwrap (or the init itself when not isolated); 0 once reaped */
-	pid_t init_pid;     /* the init, on the host (isolated only; 0: not known) */
-	int control;        /* to the init */
+	bool has_dns;         /* the inside has nameservers it can reach */
+	pid_t pid;            /* bwrap (or the init itself when not isolated); 0 once reaped */
+	pid_t init_pid;       /* the init, on the host (isolated only; 0: not known) */
+	int control;          /* to the init */
 	pthread_mutex_t lock; /* sending on control; env */
-	char **env;         /* NAME=value for every program, NULL-terminated */
+	char **env;           /* NAME=value for every program, NULL-terminated */
 	bool isolated, network;
-	uid_t host_uid;     /* what the sandbox's root is on the host */
-	bool uid_held;      /* host_uid is taken from the daemon's range (uid.h) */
+	uid_t host_uid; /* what the sandbox's root is on the host */
+	bool uid_held;  /* host_uid is taken from the daemon's range (uid.h) */
 	char description[1400];
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/tree.h"
 
 #include <dirent.h>
@@ -72,8 +73,10 @@ bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, 
 			close(fd);
 		return error_set(err, saved, "cannot open %s", path);
 	}
-	struct size_walk w = { .entries_left = max_entries, .bytes = (uint64_t)st.st_blocks * 512,
-			       .complete = true, .device = st.st_dev };
+	struct size_walk w = { .entries_left = max_entries,
+			       .bytes = (uint64_t)st.st_blocks * 512,
+			       .complete = true,
+			       .device = st.st_dev };
 	size_dir(&w, fd, 0);
 	*bytes = w.bytes;
 	*complete = w.complete;
@@ -110,9 +113,10 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 		if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue; /* removed meanwhile */
 		if (st.st_uid != w->uid || st.st_gid != w->gid) {
-			if (fchownat(dirfd(dir), d->d_name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (fchownat(dirfd(dir), d->d_name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) !=
+			    0) {
 				ok = error_set(w->err, errno, "cannot give %s in %s to uid %u",
-						       d->d_name, w->top, (unsigned)w->uid);
+					       d->d_name, w->top, (unsigned)w->uid);
 				break;
 			}
 		}
@@ -148,8 +152,12 @@ bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t m
 		close(fd);
 		return error_set(err, saved, "cannot give %s to uid %u", path, uid);
 	}
-	struct chown_walk w = { .entries_left = max_entries, .uid = uid, .gid = gid,
-				.device = st.st_dev, .top = path, .err = err };
+	struct chown_walk w = { .entries_left = max_entries,
+				.uid = uid,
+				.gid = gid,
+				.device = st.st_dev,
+				.top = path,
+				.err = err };
 	return chown_dir(&w, fd, 0);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded walks over directory trees that a sandbox wrote, so a hostile
  * tree (symlinks out, mount points, millions of files, absurd depth) can
  * neither send us elsewhere nor stall the daemon: nothing follows a symlink

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host uids for a root daemon's sandboxes (uid.h). Each pick first
  * gathers what is taken and cheap to hold (the ranges of /etc/subuid and
  * /etc/subgid, the ids of running processes), then tries random ids of the
@@ -56,19 +57,25 @@ bool sandbox_uid_range_parse(const char *text, uid_t daemon_uid, struct sandbox_
 {
 	uint64_t first, count;
 	if (!parse_first_count(text, strlen(text), &first, &count))
-		return error_set(err, 0, "'%.40s' is not FIRST:COUNT, two decimal numbers "
-					 "such as 3000000000:1000000", text);
+		return error_set(err, 0,
+				 "'%.40s' is not FIRST:COUNT, two decimal numbers "
+				 "such as 3000000000:1000000",
+				 text);
 	if (count == 0)
 		return error_set(err, 0, "'%.40s' holds no uid: COUNT must be at least 1", text);
 	if (first < SANDBOX_UID_MIN)
-		return error_set(err, 0, "'%.40s' starts below %u: uids 0..%u are the system's "
-					 "and its users'", text, SANDBOX_UID_MIN, SANDBOX_UID_MIN - 1);
+		return error_set(err, 0,
+				 "'%.40s' starts below %u: uids 0..%u are the system's "
+				 "and its users'",
+				 text, SANDBOX_UID_MIN, SANDBOX_UID_MIN - 1);
 	if (first + count > SANDBOX_UID_END)
-		return error_set(err, 0, "'%.40s' goes past uid %u, the last one bubblewrap "
-					 "maps", text, SANDBOX_UID_END - 1);
+		return error_set(err, 0,
+				 "'%.40s' goes past uid %u, the last one bubblewrap "
+				 "maps",
+				 text, SANDBOX_UID_END - 1);
 	if (daemon_uid >= first && daemon_uid - first < count)
 		return error_set(err, 0, "'%.40s' holds this daemon's own uid %u", text,
-					 (unsigned)daemon_uid);
+				 (unsigned)daemon_uid);
 	*out = (struct sandbox_uid_range){ (uint32_t)first, (uint32_t)count };
 	return true;
 }
@@ -92,7 +99,8 @@ bool sandbox_subid_parse(const char *text, struct sandbox_id_spans *spans)
 	for (const char *line = text; *line;) {
 		const char *newline = strchr(line, '\n');
 		size_t len = newline ? (size_t)(newline - line) : strlen(line);
-		while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		while (len > 0 &&
+		       (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 			len--;
 		const char *owner_end = memchr(line, ':', len);
 		uint64_t first, count;
@@ -129,21 +137,20 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans)
 }
 
 /* A subordinate id file into spans; one that is not there holds none. */
-static bool load_subid_file(const char *path, struct sandbox_id_spans *spans,
-			    struct error *err)
+static bool load_subid_file(const char *path, struct sandbox_id_spans *spans, struct error *err)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ||
-		       error_set(err, errno, "cannot read %s to see which uids it gives out",
-					 path);
+		       error_set(err, errno, "cannot read %s to see which uids it gives out", path);
 	char *text = NULL;
 	size_t len = 0, capacity = 0;
 	bool ok = true;
 	while (ok) {
 		if (len == capacity) {
 			capacity = capacity ? capacity * 2 : 4096;
-			char *grown = capacity <= SUBID_FILE_MAX ? realloc(text, capacity + 1) : NULL;
+			char *grown = capacity <= SUBID_FILE_MAX ? realloc(text, capacity + 1)
+								 : NULL;
 			if (!(ok = grown != NULL))
 				break;
 			text = grown;
@@ -160,8 +167,10 @@ static bool load_subid_file(const char *path, struct sandbox_id_spans *spans,
 		ok = sandbox_subid_parse(text, spans);
 	}
 	free(text);
-	return ok || error_set(err, 0, "cannot read %s to see which uids it gives out (a "
-				       "read error, no memory, or over 16 MiB)", path);
+	return ok || error_set(err, 0,
+			       "cannot read %s to see which uids it gives out (a "
+			       "read error, no memory, or over 16 MiB)",
+			       path);
 }
 
 /* A set of ids, sorted once it is filled. */
@@ -231,7 +240,8 @@ static bool load_process_ids(struct id_set *set, struct error *err)
 		snprintf(path, sizeof(path), "/proc/%.200s/status", entry->d_name);
 		if (io_read_small_file(path, status, sizeof(status)) < 0)
 			continue; /* gone meanwhile */
-		ok = add_status_ids(set, status, "\nUid:") && add_status_ids(set, status, "\nGid:") &&
+		ok = add_status_ids(set, status, "\nUid:") &&
+		     add_status_ids(set, status, "\nGid:") &&
 		     add_status_ids(set, status, "\nGroups:");
 	}
 	closedir(proc);
@@ -338,8 +348,7 @@ static uint32_t pick(const struct sandbox_uid_range *range, const struct taken *
 	return id ? id : first_free(t, first, start);
 }
 
-bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
-			 struct error *err)
+bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid, struct error *err)
 {
 	struct sandbox_uid_range r = range ? *range : SANDBOX_UID_RANGE_DEFAULT;
 	struct taken t;
@@ -352,11 +361,11 @@ bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
 	taken_finish(&t);
 	if (!id)
 		return error_set(err, 0,
-					 "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
-					 "to %u): each is a user or group, in /etc/subuid or "
-					 "/etc/subgid, used by a process, or another session's; give "
-					 "--uid-range a range with free uids",
-					 r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
+				 "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
+				 "to %u): each is a user or group, in /etc/subuid or "
+				 "/etc/subgid, used by a process, or another session's; give "
+				 "--uid-range a range with free uids",
+				 r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
 	if (!added)
 		return error_set(err, 0, "out of memory");
 	*uid = (uid_t)id;

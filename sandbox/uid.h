@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host uids a root daemon gives its sandboxes, one per sandbox (the
  * gid is the same number): drawn at random from a range the operator
  * names (--uid-range FIRST:COUNT), skipping every id that is taken
@@ -60,8 +61,7 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans);
 /* Takes a free id from range (NULL: SANDBOX_UID_RANGE_DEFAULT) for a
  * sandbox, until sandbox_uid_release. Thread-safe. Fails, naming the range
  * and the option, when every id of it is taken. */
-bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid,
-			 struct error *err);
+bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid, struct error *err);
 void sandbox_uid_release(uid_t uid);
 
 #endif

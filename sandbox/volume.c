@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sandbox/name.h"
 #include "sandbox/volume.h"
 
@@ -27,8 +28,8 @@ struct holder {
 
 struct sandbox_volumes {
 	pthread_mutex_t lock;
-	char *dir;       /* <data>/volumes */
-	char *locks_dir; /* <data>/volumes/.locks */
+	char *dir;        /* <data>/volumes */
+	char *locks_dir;  /* <data>/volumes/.locks */
 	char *images_dir; /* <data>/volumes/.images */
 	int images_fd;
 	struct holder *holders;
@@ -49,9 +50,10 @@ bool sandbox_data_dir_default(char *out, size_t size, struct error *err)
 			home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 		}
 		if (!home)
-			return error_set(err, 0, "no data directory: HOME is not set and uid %d "
-						 "has no home directory; pass --data-dir",
-						 (int)getuid());
+			return error_set(err, 0,
+					 "no data directory: HOME is not set and uid %d "
+					 "has no home directory; pass --data-dir",
+					 (int)getuid());
 		n = snprintf(out, size, "%s/.local/share/lizard-bridge", home);
 	}
 	if (n < 0 || (size_t)n >= size)
@@ -183,8 +185,7 @@ static struct flock whole_file(short type)
 /* Opens name's lock file and takes its write lock without waiting. On
  * EAGAIN the other holder's session is in *holder. The file may have been
  * unlinked by a delete between open and lock: then try the new one. */
-static int take_lock(struct sandbox_volumes *v, const char *name, char *holder,
-		     struct error *err)
+static int take_lock(struct sandbox_volumes *v, const char *name, char *holder, struct error *err)
 {
 	char *path = join(v->locks_dir, name);
 	if (!path)
@@ -222,11 +223,12 @@ static bool in_use_error(const char *name, const char *session, bool other_daemo
 			 const char *doing, struct error *err)
 {
 	if (!other_daemon)
-		return error_set(err, 0, "volume %s is in use by session %s; %s", name,
-					 session, doing);
-	return error_set(err, 0, "volume %s is in use by session %s of another "
-				 "lizard-bridge on the same data directory; %s", name,
-				 session[0] ? session : "(unknown)", doing);
+		return error_set(err, 0, "volume %s is in use by session %s; %s", name, session,
+				 doing);
+	return error_set(err, 0,
+			 "volume %s is in use by session %s of another "
+			 "lizard-bridge on the same data directory; %s",
+			 name, session[0] ? session : "(unknown)", doing);
 }
 
 bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, uint64_t limit_bytes,
@@ -246,11 +248,13 @@ bool sandbox_volume_create(struct sandbox_volumes *v, const char *name, uint64_t
 		ok = error_set(err, EEXIST, "volume %s already exists", name);
 	} else if (limit_bytes) {
 		ok = sandbox_disk_available(err) &&
-		     sandbox_disk_make(v->images_fd, v->images_dir, name, limit_bytes, geteuid(), true,
-				       err);
+		     sandbox_disk_make(v->images_fd, v->images_dir, name, limit_bytes, geteuid(),
+				       true, err);
 	} else if (mkdir(path, 0755) != 0) {
-		ok = error_set(err, errno, errno == EEXIST ? "volume %s already exists (%s)" :
-					       "cannot create volume %s at %s", name, path);
+		ok = error_set(err, errno,
+			       errno == EEXIST ? "volume %s already exists (%s)"
+					       : "cannot create volume %s at %s",
+			       name, path);
 	}
 	pthread_mutex_unlock(&v->lock);
 	free(path);
@@ -281,9 +285,9 @@ bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct e
 	}
 	char *path = join(v->dir, name), *lock_path = join(v->locks_dir, name);
 	if (is_image(v, name))
-		ok = lock_path && (unlinkat(v->images_fd, name, 0) == 0 ||
-				   error_set(err, errno, "cannot remove %s/%s", v->images_dir,
-						     name));
+		ok = lock_path &&
+		     (unlinkat(v->images_fd, name, 0) == 0 ||
+		      error_set(err, errno, "cannot remove %s/%s", v->images_dir, name));
 	else
 		ok = path && lock_path && sandbox_tree_remove(path, err);
 	/* Unlink the lock file while holding it, so whoever opened it before
@@ -343,8 +347,7 @@ static struct sandbox_volume_info *list_add(struct listing *l, const char *name)
 }
 
 /* The volumes of one kind: directories in dir, or images in .images. */
-static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l,
-		      struct error *err)
+static bool list_kind(struct sandbox_volumes *v, bool images, struct listing *l, struct error *err)
 {
 	const char *where = images ? v->images_dir : v->dir;
 	DIR *dir = opendir(where);
@@ -408,15 +411,18 @@ bool sandbox_volume_list(struct sandbox_volumes *v, struct sandbox_volume_info *
 bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const char *session,
 			    char *path, size_t path_size, bool *image, struct error *err)
 {
-	if (!sandbox_name_check("volume", name, err) || !sandbox_name_check("session", session, err))
+	if (!sandbox_name_check("volume", name, err) ||
+	    !sandbox_name_check("session", session, err))
 		return false;
 	pthread_mutex_lock(&v->lock);
 	bool ok = false;
 	int fd = -1;
 	struct holder *h = find_holder(v, name);
 	if (h) {
-		error_set(err, 0, "volume %s is already mounted by session %s; one volume "
-				  "serves one session at a time", name, h->session);
+		error_set(err, 0,
+			  "volume %s is already mounted by session %s; one volume "
+			  "serves one session at a time",
+			  name, h->session);
 		goto done;
 	}
 	if (!volume_exists(v, name)) {
@@ -433,7 +439,8 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	fd = take_lock(v, name, holder, err);
 	if (fd < 0) {
 		if (err->code == EAGAIN)
-			in_use_error(name, holder, true, "one volume serves one session at a time", err);
+			in_use_error(name, holder, true, "one volume serves one session at a time",
+				     err);
 		goto done;
 	}
 	/* A delete by another daemon may have finished between the checks and the lock. */
@@ -444,8 +451,10 @@ bool sandbox_volume_acquire(struct sandbox_volumes *v, const char *name, const c
 	/* Mounted twice at once, an ext4 image is lost: the last session's
 	 * mount must be gone (it goes with that session's sandbox). */
 	if (*image && sandbox_disk_attached(path)) {
-		error_set(err, EBUSY, "volume %s is still being let go of by the session "
-				  "that had it; try again in a moment", name);
+		error_set(err, EBUSY,
+			  "volume %s is still being let go of by the session "
+			  "that had it; try again in a moment",
+			  name);
 		goto done;
 	}
 	if (v->count == v->capacity) {
@@ -486,8 +495,8 @@ bool sandbox_volume_release(struct sandbox_volumes *v, const char *name, const c
 	if (!h)
 		error_set(err, 0, "volume %s is not mounted", name ? name : "(null)");
 	else if (!ok)
-		error_set(err, 0, "volume %s is mounted by session %s, not %s", name,
-				  h->session, session ? session : "(null)");
+		error_set(err, 0, "volume %s is mounted by session %s, not %s", name, h->session,
+			  session ? session : "(null)");
 	if (ok) {
 		/* Clear the text so a stale file never names a session; closing drops the lock. */
 		if (ftruncate(h->lock_fd, 0) != 0) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Persistent volumes: what a session mounts read-write at /workspace,
  * outliving sessions and daemon restarts. A volume with a size limit is a
  * disk image (disk.h: ext4 with a journal, of that size) that the session's
@@ -40,24 +41,23 @@ void sandbox_volumes_close(struct sandbox_volumes *volumes);
 /* Creates an empty volume, a disk of limit_bytes (SANDBOX_DISK_MIN ..
  * SANDBOX_DISK_MAX) or, with 0, a directory without a limit; an existing
  * name is an error. */
-bool sandbox_volume_create(struct sandbox_volumes *volumes, const char *name,
-			   uint64_t limit_bytes, struct error *err);
+bool sandbox_volume_create(struct sandbox_volumes *volumes, const char *name, uint64_t limit_bytes,
+			   struct error *err);
 
 /* Removes a volume and its files; one in use (here or by another daemon on
  * the same data directory) is an error naming the session. */
-bool sandbox_volume_delete(struct sandbox_volumes *volumes, const char *name,
-			   struct error *err);
+bool sandbox_volume_delete(struct sandbox_volumes *volumes, const char *name, struct error *err);
 
 /* Entries considered per volume when sizing it; beyond, the size is a lower bound. */
 #define SANDBOX_VOLUME_SIZE_MAX_ENTRIES 100000
 
 struct sandbox_volume_info {
 	char name[SANDBOX_NAME_MAX + 1];
-	uint64_t bytes;     /* allocated on the host's disk */
+	uint64_t bytes;       /* allocated on the host's disk */
 	uint64_t limit_bytes; /* the most it can hold; 0: no limit (a directory) */
-	bool bytes_complete; /* false: the walk hit its ceiling, bytes is "at least" */
+	bool bytes_complete;  /* false: the walk hit its ceiling, bytes is "at least" */
 	char session[SANDBOX_NAME_MAX + 1]; /* holder, "" when free */
-	bool other_daemon;  /* the holder is a session of another daemon */
+	bool other_daemon;                  /* the holder is a session of another daemon */
 };
 
 /* Every volume, sorted by name, into a malloc'ed array the caller frees. */

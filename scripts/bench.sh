@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds (release) and runs the benchmarks: lizard-bridge against
 # scrot, scrot + ImageMagick, xdotool and fixed sleeps on one 1280x800 local
 # desktop showing a page in Chromium. Prints Markdown tables.

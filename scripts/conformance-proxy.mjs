@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A pass-through proxy for the MCP conformance suite, which speaks to servers
 // without credentials: it adds the daemon's API key and forwards everything
 // else as sent (Host and Origin included), so the checks the suite probes are

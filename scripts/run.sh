@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds and runs lizard-bridge as an MCP stdio server on its own
 # local desktop (Xvnc + openbox, 1280x800). Extra arguments go to the bridge,
 # e.g. scripts/run.sh --size 1920x1080 or scripts/run.sh --vnc vnc://host:5901;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what building, running and testing lizard-bridge needs on Debian 12,
 # skipping whatever is already there. Safe to run again.
 set -euo pipefail
@@ -17,7 +18,7 @@ run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libse
   slirp4netns e2fsprogs novnc python3-ipykernel python3-numpy python3-pandas
   python3-matplotlib nodejs)
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
+  scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then

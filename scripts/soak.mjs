@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Soak: create/kill cycles of local sessions on `lizard-bridge serve`, each
 // with a viewer connected and calls in flight when the session is killed;
 // then the daemon's descriptors, threads and child processes must be back
@@ -7,11 +8,10 @@
 //
 //   node scripts/soak.mjs [cycles=200] [desktop-every=10]
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import { startDaemon, httpClient, waitFor } from '../tests/integration/lib.mjs';
-
-// The test suite's packages (tests/node_modules).
-const WebSocket = createRequire(new URL('../tests/package.json', import.meta.url))('ws');
+import { waitFor } from '../tests/lib/process.mjs';
+import { startDaemon } from '../tests/lib/bridge.mjs';
+import { httpClient } from '../tests/lib/mcp.mjs';
+import { WebSocket } from '../tests/lib/websocket.mjs';
 
 const cycles = Number(process.argv[2] || 200);
 const desktopEvery = Number(process.argv[3] || 10);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Soak run (not part of test.sh; minutes long): CYCLES (default 200)
 # create/kill cycles of local sessions on `lizard-bridge serve`, each with
 # a viewer connected and calls in flight, every DESKTOP_EVERY-th (default

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds and runs every test: the C unit tests and the integration
 # tests against real Xvnc, x11vnc, X applications and the MCP SDK. The whole
 # suite runs twice: on a normal build and under AddressSanitizer +
 # UndefinedBehaviorSanitizer, where any sanitizer report fails the run; then
 # each libFuzzer target runs for a few seconds.
-# Ends with the line "N passed, N failed".
+# Ends with the line "N passed, N failed, N skipped": skipped are meson's
+# skipped tests (exit 77), node's skipped tests and fuzz targets that did
+# not run; each says why in the output above.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
 
 passed=0
 failed=0
-count() { # adds the pass/fail numbers of one runner's output file
-  local p f
+skipped=0
+count() { # file pass-regex fail-regex [skip-regex]: adds one runner's numbers
+  local p f s=
   p=$(grep -hoE "$2" "$1" | grep -oE '[0-9]+' | tail -1)
   f=$(grep -hoE "$3" "$1" | grep -oE '[0-9]+' | tail -1)
+  [ -z "${4:-}" ] || s=$(grep -hoE "$4" "$1" | grep -oE '[0-9]+' | tail -1)
   passed=$((passed + ${p:-0}))
   failed=$((failed + ${f:-0}))
+  skipped=$((skipped + ${s:-0}))
   # A runner that died before reporting counts as one failure.
   [ -n "$p" ] || failed=$((failed + 1))
 }
@@ -33,11 +39,11 @@ run_suite() { # name builddir [meson options...]
   local out
   out=$(mktemp)
   meson test -C "$dir" --print-errorlogs 2>&1 | tee "$out" >&2
-  count "$out" '^Ok: +[0-9]+' '^Fail: +[0-9]+'
+  count "$out" '^Ok: +[0-9]+' '^Fail: +[0-9]+' '^Skipped: +[0-9]+'
 
   LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" \
     node --test --test-concurrency=1 --test-reporter=tap tests/integration/ 2>&1 | tee "$out" >&2
-  count "$out" '^# pass [0-9]+' '^# fail [0-9]+'
+  count "$out" '^# pass [0-9]+' '^# fail [0-9]+' '^# skipped [0-9]+'
   rm -f "$out"
 }
 
@@ -45,6 +51,10 @@ run_suite() { # name builddir [meson options...]
 # a circle (scripts/check-layers.py says which may include which).
 echo "== layering check" >&2
 if python3 scripts/check-layers.py >&2; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+# The layout of the C code (.clang-format) and the SPDX lines.
+echo "== format check" >&2
+if scripts/check-format.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 run_suite "normal" build
 
@@ -75,8 +85,8 @@ rm -rf "$reports"
 echo "== fuzz targets" >&2
 out=$(mktemp)
 scripts/fuzz.sh 10 2>&1 | tee "$out" >&2
-count "$out" '^fuzz: [0-9]+ passed' '[0-9]+ failed$'
+count "$out" '^fuzz: [0-9]+ passed' '^fuzz: .*[0-9]+ failed' '^fuzz: .*[0-9]+ skipped'
 rm -f "$out"
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

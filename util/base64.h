@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #ifndef LIZARD_UTIL_BASE64_H
 #define LIZARD_UTIL_BASE64_H
 

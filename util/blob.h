@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Immutable bytes shared by reference count, so a screenshot can sit in a
  * cache and in replies still being written without being copied. */
 #ifndef LIZARD_UTIL_BLOB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/clock.h"
 
 void clock_cond_init(pthread_cond_t *cond)

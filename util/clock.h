@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timed waits on the monotonic clock, so they neither stretch nor end early
  * when someone sets the wall clock. */
 #ifndef LIZARD_UTIL_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/error.h"
 
 #include <stdarg.h>
@@ -21,7 +22,8 @@ bool error_set(struct error *err, int code, const char *fmt, ...)
 	int n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
 	if (code && n >= 0 && (size_t)n < sizeof(err->message))
-		snprintf(err->message + n, sizeof(err->message) - (size_t)n, ": %s", strerror(code));
+		snprintf(err->message + n, sizeof(err->message) - (size_t)n, ": %s",
+			 strerror(code));
 	err->code = code;
 	return false;
 }

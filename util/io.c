@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/io.h"
 
 #include <errno.h>
@@ -50,10 +51,12 @@ bool io_writev_all_until(int fd, struct iovec *parts, int count, const int *stop
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd fds[1 + IO_MAX_STOP_FDS] = { { .fd = fd, .events = POLLOUT } };
+			struct pollfd fds[1 + IO_MAX_STOP_FDS] = { { .fd = fd,
+								     .events = POLLOUT } };
 			int n_fds = 1;
 			for (int i = 0; i < stop_count && i < IO_MAX_STOP_FDS; i++)
-				fds[n_fds++] = (struct pollfd){ .fd = stop_fds[i], .events = POLLIN };
+				fds[n_fds++] = (struct pollfd){ .fd = stop_fds[i],
+								.events = POLLIN };
 			if (poll(fds, (nfds_t)n_fds, -1) < 0 && errno != EINTR)
 				return false;
 			for (int i = 1; i < n_fds; i++) {

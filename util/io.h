@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #ifndef LIZARD_UTIL_IO_H
 #define LIZARD_UTIL_IO_H
 

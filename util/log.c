@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/log.h"
 
 #include <pthread.h>
@@ -55,8 +56,8 @@ void log_write(enum log_level level, const char *fmt, ...)
 
 	/* One fprintf per line under a lock keeps lines from interleaving. */
 	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "%02d:%02d:%02d.%03ld lizard-bridge %s: %s\n", tm.tm_hour,
-		tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000L, names[level], message);
+	fprintf(stderr, "%02d:%02d:%02d.%03ld lizard-bridge %s: %s\n", tm.tm_hour, tm.tm_min,
+		tm.tm_sec, now.tv_nsec / 1000000L, names[level], message);
 	fflush(stderr);
 	pthread_mutex_unlock(&log_lock);
 }

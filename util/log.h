@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leveled logging to stderr, safe from any thread. stdout belongs to the
  * MCP stdio transport, so nothing here ever writes there. */
 #ifndef LIZARD_UTIL_LOG_H
@@ -10,8 +11,7 @@ void log_init_from_env(void);
 void log_set_level(enum log_level level);
 int log_enabled(enum log_level level);
 
-__attribute__((format(printf, 2, 3)))
-void log_write(enum log_level level, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void log_write(enum log_level level, const char *fmt, ...);
 
 #define log_error(...) log_write(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_write(LOG_WARN, __VA_ARGS__)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/utf8.h"
 
 #include <stdlib.h>
@@ -122,8 +123,11 @@ size_t utf8_complete_prefix(const char *s, size_t len)
 		unsigned char c = p[len - back];
 		if ((c & 0xc0) == 0x80)
 			continue; /* a continuation byte: keep looking */
-		size_t need = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-				       : (c & 0xf8) == 0xf0 ? 4 : 1;
+		size_t need = c < 0x80             ? 1
+			      : (c & 0xe0) == 0xc0 ? 2
+			      : (c & 0xf0) == 0xe0 ? 3
+			      : (c & 0xf8) == 0xf0 ? 4
+						   : 1;
 		return need > back ? len - back : len;
 	}
 	return len;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UTF-8 checks for text that crosses the bridge's edges. JSON must be UTF-8
  * (RFC 8259), so every string the bridge sends has to be: bytes from peers
  * are checked where they enter, text from elsewhere (a VNC server's reason,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Written against libvncclient 0.9.14: its quirks are worked around where
  * they bite, and each says so. */
 #include "vnc/callbacks.h"
@@ -95,8 +96,8 @@ static char *get_password(rfbClient *client)
 static bool server_holds_bgrx(const rfbPixelFormat *f)
 {
 	return f->trueColour && f->bitsPerPixel == 32 && f->depth == 24 && !f->bigEndian &&
-	       f->redMax == 255 && f->greenMax == 255 && f->blueMax == 255 &&
-	       f->redShift == 16 && f->greenShift == 8 && f->blueShift == 0;
+	       f->redMax == 255 && f->greenMax == 255 && f->blueMax == 255 && f->redShift == 16 &&
+	       f->greenShift == 8 && f->blueShift == 0;
 }
 
 static rfbBool allocate_framebuffer(rfbClient *client)
@@ -282,8 +283,8 @@ rfbClient *vnc_callbacks_make_client(struct vnc_conn *conn, const struct vnc_tar
 	 * of the X dispatch loop, which stalled updates by 15 ms. Hextile keeps
 	 * updates small at little cost; RRE sends an area of one colour (a
 	 * cleared screen) as a single rectangle. */
-	client->appData.encodingsString =
-		is_local(target) ? "copyrect hextile raw rre" : "copyrect tight zrle hextile zlib raw";
+	client->appData.encodingsString = is_local(target) ? "copyrect hextile raw rre"
+							   : "copyrect tight zrle hextile zlib raw";
 	client->appData.compressLevel = 1;
 	return client;
 }

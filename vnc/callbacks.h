@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rfbClient a connection drives, and everything libvncclient calls
  * back into while the VNC thread is inside it: its logging, the password,
  * the framebuffer it decodes into, updates and copy rects, the cursor and

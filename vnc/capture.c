@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/capture.h"
 
 #include "util/base64.h"
@@ -25,10 +26,10 @@ struct band {
 	int src_y0, src_y1; /* screen rows they come from */
 	uint8_t *data;      /* the chunk: length, "IDAT", deflate data, CRC */
 	size_t len, capacity;
-	char *base64;       /* the chunk as base64, when base64_valid */
+	char *base64; /* the chunk as base64, when base64_valid */
 	size_t base64_len, base64_capacity;
 	bool base64_valid;
-	size_t raw_len;     /* filtered scanline bytes it holds */
+	size_t raw_len; /* filtered scanline bytes it holds */
 	uint32_t adler;
 	uint64_t version;        /* newest row version it shows */
 	uint64_t cursor_version; /* pointer state it shows */
@@ -51,7 +52,7 @@ struct vnc_capture_cache {
 	struct vnc_capture_request key; /* geometry the bands belong to */
 	struct band *bands;
 	int band_count;
-	struct blob *last_base64;       /* the previous base64 output */
+	struct blob *last_base64; /* the previous base64 output */
 };
 
 /* The work of one capture. Under the framebuffer lock, the output rows of
@@ -60,9 +61,9 @@ struct vnc_capture_cache {
  * go. So a capture holds memory for its output, not for the screen. */
 struct capture {
 	const struct vnc_capture_request *request;
-	uint8_t *rgb;           /* output rows as RGB (those of dirty bands) */
+	uint8_t *rgb; /* output rows as RGB (those of dirty bands) */
 	size_t rgb_stride;
-	uint8_t *scratch;       /* one band's source rows, to draw the pointer in */
+	uint8_t *scratch;               /* one band's source rows, to draw the pointer in */
 	int *column_start, *column_end; /* source columns of each output column */
 	struct band *bands;
 	int band_count;
@@ -204,7 +205,8 @@ static void collect_dirty(struct capture *c, const struct vnc_framebuffer_view *
 			stride = row_len;
 		}
 		for (int y = b->out_y0; y < b->out_y1; y++)
-			scale_row(c, rows, stride, b->src_y0, y, c->rgb + (size_t)y * c->rgb_stride);
+			scale_row(c, rows, stride, b->src_y0, y,
+				  c->rgb + (size_t)y * c->rgb_stride);
 	}
 }
 
@@ -451,7 +453,8 @@ static void png_suffix(const struct capture *c, uint8_t out[PNG_SUFFIX_LEN])
 {
 	uint32_t adler = (uint32_t)adler32(0, Z_NULL, 0);
 	for (int i = 0; i < c->band_count; i++)
-		adler = (uint32_t)adler32_combine(adler, c->bands[i].adler, (z_off_t)c->bands[i].raw_len);
+		adler = (uint32_t)adler32_combine(adler, c->bands[i].adler,
+						  (z_off_t)c->bands[i].raw_len);
 	uint8_t end[6] = { 0x03, 0x00 }; /* an empty final block, fixed Huffman */
 	put_be32(end + 2, adler);
 	uint8_t *p = put_chunk(out, "IDAT", end, sizeof(end));
@@ -513,8 +516,8 @@ static bool encode_jpeg(const struct capture *c, struct vnc_bytes *out)
 	return vnc_jpeg_encode_rows(r->width, r->height, r->jpeg_quality, jpeg_row, (void *)c, out);
 }
 
-static bool valid_request(const struct vnc_capture_request *r, int screen_width,
-			  int screen_height, struct error *err)
+static bool valid_request(const struct vnc_capture_request *r, int screen_width, int screen_height,
+			  struct error *err)
 {
 	const struct vnc_rect *s = &r->source;
 	if (screen_width <= 0) {
@@ -524,12 +527,12 @@ static bool valid_request(const struct vnc_capture_request *r, int screen_width,
 	if (s->x < 0 || s->y < 0 || s->width <= 0 || s->height <= 0 ||
 	    s->x + s->width > screen_width || s->y + s->height > screen_height) {
 		error_set(err, 0, "region %dx%d at (%d, %d) is not inside the %dx%d screen",
-			 s->width, s->height, s->x, s->y, screen_width, screen_height);
+			  s->width, s->height, s->x, s->y, screen_width, screen_height);
 		return false;
 	}
 	if (r->width <= 0 || r->height <= 0 || r->width > s->width || r->height > s->height) {
 		error_set(err, 0, "cannot scale %dx%d to %dx%d", s->width, s->height, r->width,
-			 r->height);
+			  r->height);
 		return false;
 	}
 	return true;

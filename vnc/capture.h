@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Screenshots: a region of the framebuffer, optionally scaled down, with the
  * pointer drawn in, encoded as PNG or JPEG.
  *
@@ -28,7 +29,7 @@ struct vnc_capture_request {
 	int width, height;      /* output size: the source size, or smaller to scale */
 	bool with_cursor;
 	enum vnc_image_format format;
-	int jpeg_quality;       /* 1..100 */
+	int jpeg_quality; /* 1..100 */
 };
 
 struct vnc_capture_cache;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A connection's life, its VNC thread and the input queue. The pieces it
  * is made of have files of their own: connect.c (the socket), callbacks.c
  * (the rfbClient and what libvncclient calls back), watchdog.c (the stall
@@ -36,7 +37,7 @@
 struct vnc_command {
 	struct vnc_input_event *events; /* owned copy */
 	size_t count;
-	char *cut_text;                 /* owned copy */
+	char *cut_text; /* owned copy */
 	size_t cut_len;
 	bool done, ok;
 	bool orphan; /* nobody waits: whoever finishes it frees it */
@@ -155,8 +156,9 @@ static void describe_read_failure(char *out, size_t size)
 {
 	const char *said = vnc_callbacks_library_error();
 	if (strstr(said, "timed out"))
-		snprintf(out, size, "the VNC server stalled in the middle of a message; dropped "
-				    "as dead");
+		snprintf(out, size,
+			 "the VNC server stalled in the middle of a message; dropped "
+			 "as dead");
 	else if (!*said || strstr(said, "closed connection") || strstr(said, "read ("))
 		snprintf(out, size, "the VNC server closed the connection");
 	else
@@ -253,8 +255,7 @@ static void free_conn(struct vnc_conn *conn)
 
 /* Why rfbInitClient failed: the watchdog's cut, a password we lack or
  * that was refused, or what libvncclient logged last. */
-static void describe_handshake_failure(struct vnc_conn *conn, const char *where,
-				       struct error *err)
+static void describe_handshake_failure(struct vnc_conn *conn, const char *where, struct error *err)
 {
 	const char *said = vnc_callbacks_library_error();
 	char cut_reason[sizeof(conn->cut_reason)];
@@ -266,14 +267,14 @@ static void describe_handshake_failure(struct vnc_conn *conn, const char *where,
 		error_set(err, 0, "cannot connect to VNC server at %s: %s", where, cut_reason);
 	else if (conn->password_missing)
 		error_set(err, 0,
-			 "VNC server at %s asks for a password; give it as "
-			 "vnc://:PASSWORD@HOST:PORT or in LIZARD_VNC_PASSWORD",
-			 where);
+			  "VNC server at %s asks for a password; give it as "
+			  "vnc://:PASSWORD@HOST:PORT or in LIZARD_VNC_PASSWORD",
+			  where);
 	else if (conn->password && (strstr(said, "uthentication") || strstr(said, "assword")))
 		error_set(err, 0, "VNC server at %s refused the password (%s)", where, said);
 	else
 		error_set(err, 0, "cannot connect to VNC server at %s: %s", where,
-			 said[0] ? said : "connection failed");
+			  said[0] ? said : "connection failed");
 }
 
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
@@ -286,7 +287,7 @@ struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_frame
 		struct stat st;
 		if (stat(target->host, &st) != 0 || !S_ISSOCK(st.st_mode)) {
 			error_set(err, 0, "cannot connect to VNC server at %s: no socket there",
-				 where);
+				  where);
 			return NULL;
 		}
 	}
@@ -399,12 +400,12 @@ static bool enqueue(struct vnc_conn *conn, struct vnc_command *c, struct error *
 	if (!ok) {
 		if (conn->failed || conn->stopping)
 			error_set(err, 0, "the desktop is not connected: %s",
-				 conn->failed ? conn->failure : "it is shutting down");
+				  conn->failed ? conn->failure : "it is shutting down");
 		else
 			error_set(err, 0,
-				 "the desktop has %d inputs waiting to be sent; the VNC server is "
-				 "not keeping up",
-				 VNC_MAX_QUEUED);
+				  "the desktop has %d inputs waiting to be sent; the VNC server is "
+				  "not keeping up",
+				  VNC_MAX_QUEUED);
 		pthread_mutex_unlock(&conn->lock);
 		free_command(c);
 		return false;
@@ -445,16 +446,17 @@ static bool submit(struct vnc_conn *conn, struct vnc_command *c, struct error *e
 	pthread_mutex_lock(&conn->lock);
 	while (!c->done) {
 		if (pthread_cond_timedwait(&conn->command_done, &conn->lock, &deadline) ==
-		    ETIMEDOUT && !c->done) {
+			    ETIMEDOUT &&
+		    !c->done) {
 			/* Not sent in time: it must not go out later either. */
 			if (unqueue_locked(conn, c))
 				free_command(c);
 			else
 				c->orphan = true;
 			error_set(err, 0,
-				 "the desktop did not take the input within %d s (the VNC server "
-				 "is stalled or busy)",
-				 VNC_INPUT_TIMEOUT_MS / 1000);
+				  "the desktop did not take the input within %d s (the VNC server "
+				  "is stalled or busy)",
+				  VNC_INPUT_TIMEOUT_MS / 1000);
 			pthread_mutex_unlock(&conn->lock);
 			return false;
 		}
@@ -462,7 +464,7 @@ static bool submit(struct vnc_conn *conn, struct vnc_command *c, struct error *e
 	bool ok = c->ok;
 	if (!ok)
 		error_set(err, 0, "the desktop connection failed while sending input: %s",
-			 conn->failed ? conn->failure : "send failed");
+			  conn->failed ? conn->failure : "send failed");
 	pthread_mutex_unlock(&conn->lock);
 	free_command(c);
 	return ok;
@@ -470,7 +472,7 @@ static bool submit(struct vnc_conn *conn, struct vnc_command *c, struct error *e
 
 /* A command holding a copy of the non-pause events. */
 static struct vnc_command *input_command(const struct vnc_input_event *events, size_t count,
-				     struct error *err)
+					 struct error *err)
 {
 	struct vnc_command *c = calloc(1, sizeof(*c));
 	if (c && count > 0)
@@ -486,15 +488,15 @@ static struct vnc_command *input_command(const struct vnc_input_event *events, s
 	return c;
 }
 
-bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, struct error *err)
+bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events, size_t count,
+			 struct error *err)
 {
 	struct vnc_command *c = input_command(events, count, err);
 	return c && submit(conn, c, err);
 }
 
-bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, struct error *err)
+bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events, size_t count,
+			 struct error *err)
 {
 	struct vnc_command *c = input_command(events, count, err);
 	if (!c)
@@ -518,13 +520,15 @@ static struct vnc_command *cut_text_command(const char *latin1, size_t len, stru
 	return c;
 }
 
-bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err)
+bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len,
+			    struct error *err)
 {
 	struct vnc_command *c = cut_text_command(latin1, len, err);
 	return c && submit(conn, c, err);
 }
 
-bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err)
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len,
+			    struct error *err)
 {
 	struct vnc_command *c = cut_text_command(latin1, len, err);
 	if (!c)

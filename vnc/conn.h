@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One RFB client connection. A dedicated thread owns the rfbClient: it reads
  * server messages into a vnc_framebuffer and performs every send. Other
  * threads hand it input through a bounded queue: vnc_conn_send_input waits
@@ -40,11 +41,11 @@ enum vnc_button {
 
 struct vnc_input_event {
 	enum vnc_input_type type;
-	uint32_t keysym;  /* KEY */
-	bool down;        /* KEY */
-	int x, y;         /* POINTER, native pixels */
-	int buttons;      /* POINTER: mask of enum vnc_button held */
-	int pause_ms;     /* PAUSE */
+	uint32_t keysym; /* KEY */
+	bool down;       /* KEY */
+	int x, y;        /* POINTER, native pixels */
+	int buttons;     /* POINTER: mask of enum vnc_button held */
+	int pause_ms;    /* PAUSE */
 };
 
 /* A server that, while the VNC thread waits on it, sends nothing and
@@ -60,7 +61,8 @@ struct vnc_input_event {
  * becomes true, a connect in progress gives up within about 200 ms and an
  * open connection closes. On failure returns NULL with a message in err. */
 struct vnc_conn *vnc_conn_open(const struct vnc_target *target, struct vnc_framebuffer *fb,
-			       int connect_timeout_s, const atomic_bool *abandon, struct error *err);
+			       int connect_timeout_s, const atomic_bool *abandon,
+			       struct error *err);
 /* Stops the thread, fails queued input, closes the socket. NULL is fine. */
 void vnc_conn_destroy(struct vnc_conn *conn);
 
@@ -68,19 +70,21 @@ void vnc_conn_destroy(struct vnc_conn *conn);
  * caller's business). Returns false with a message when the connection is
  * gone, goes while sending, or the events are not out within
  * VNC_INPUT_TIMEOUT_MS (then none of them is sent later). */
-bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, struct error *err);
+bool vnc_conn_send_input(struct vnc_conn *conn, const struct vnc_input_event *events, size_t count,
+			 struct error *err);
 /* Queues a copy of the events and returns at once: for callers that must
  * never wait (the network loop). False when the connection is gone or the
  * queue is full (VNC_MAX_QUEUED commands). */
 #define VNC_MAX_QUEUED 1024
-bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events,
-			 size_t count, struct error *err);
+bool vnc_conn_post_input(struct vnc_conn *conn, const struct vnc_input_event *events, size_t count,
+			 struct error *err);
 /* Sends cut text (Latin-1, as RFB defines it). */
-bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err);
+bool vnc_conn_send_cut_text(struct vnc_conn *conn, const char *latin1, size_t len,
+			    struct error *err);
 
 /* Queues cut text without waiting, after any input queued before it. */
-bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len, struct error *err);
+bool vnc_conn_post_cut_text(struct vnc_conn *conn, const char *latin1, size_t len,
+			    struct error *err);
 
 /* Called on the connection's thread with each clipboard text the server
  * sends (converted to UTF-8, len bytes, NUL-terminated); it must not wait.

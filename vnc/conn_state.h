@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The struct vnc_conn, shared by the files that make up one connection:
  * conn.c (open, destroy, the VNC thread and the input queue), callbacks.c
  * (the rfbClient and what libvncclient calls back), watchdog.c (the stall
@@ -28,7 +29,7 @@ struct vnc_conn {
 	rfbClient *client;
 	struct vnc_framebuffer *fb;
 	uint8_t *client_pixels; /* libvncclient decodes into this; we own it */
-	bool bgrx;		/* ... as B, G, R, X: the server's own order */
+	bool bgrx;              /* ... as B, G, R, X: the server's own order */
 	char *password;
 	bool password_missing;
 	char desktop_name[128];
@@ -51,12 +52,12 @@ struct vnc_conn {
 	pid_t thread_id;               /* of the VNC thread, for its read count */
 	pthread_t thread_self;         /* valid while thread_id != 0 && !thread_exited */
 	bool thread_exited;
-	enum vnc_conn_busy busy;       /* what the VNC thread is doing in libvncclient */
-	int64_t stall_since_ms;        /* no progress either way since */
+	enum vnc_conn_busy busy; /* what the VNC thread is doing in libvncclient */
+	int64_t stall_since_ms;  /* no progress either way since */
 	int last_unread;
 	long long last_read_bytes;
-	bool cut;                      /* the watchdog shut the socket down */
-	bool watch_done;               /* the watchdog may go */
+	bool cut;        /* the watchdog shut the socket down */
+	bool watch_done; /* the watchdog may go */
 	char cut_reason[200];
 
 	pthread_mutex_t lock;

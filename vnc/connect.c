@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/connect.h"
 
 #include "vnc/target.h"
@@ -59,7 +60,7 @@ int vnc_connect_socket(const struct vnc_target *target, int64_t deadline_ms,
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };
 		if (strlen(target->host) >= sizeof(addr.sun_path)) {
 			error_set(err, 0, "the socket path is longer than %zu bytes",
-				 sizeof(addr.sun_path) - 1);
+				  sizeof(addr.sun_path) - 1);
 			return -1;
 		}
 		memcpy(addr.sun_path, target->host, strlen(target->host) + 1);

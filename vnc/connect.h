@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Our own connect to a VNC server, made before libvncclient sees the
  * socket: so the bridge holds the socket from the start and can end it
  * whatever libvncclient is blocked in (watchdog.h). The connect itself has

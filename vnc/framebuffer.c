@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/framebuffer.h"
 
 #include "util/clock.h"
@@ -48,7 +49,7 @@ struct vnc_framebuffer {
 	bool change_sealed;
 
 	uint8_t *cursor_rgba;
-	bool cursor_shape_known; /* false until the server sends a shape */
+	bool cursor_shape_known;    /* false until the server sends a shape */
 	bool cursor_position_known; /* false until we move it or the server says */
 	int cursor_width, cursor_height, cursor_hot_x, cursor_hot_y;
 	int cursor_x, cursor_y;
@@ -115,7 +116,8 @@ static void log_change_locked(struct vnc_framebuffer *fb, const struct vnc_frame
 
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height)
 {
-	if (width <= 0 || height <= 0 || width > VNC_MAX_SCREEN_SIDE || height > VNC_MAX_SCREEN_SIDE)
+	if (width <= 0 || height <= 0 || width > VNC_MAX_SCREEN_SIDE ||
+	    height > VNC_MAX_SCREEN_SIDE)
 		return false;
 	uint8_t *pixels = calloc((size_t)width * height, 4);
 	uint64_t *row_version = calloc((size_t)height, sizeof(*row_version));
@@ -196,8 +198,8 @@ static const uint8_t *reorder_row(uint8_t *out, const uint8_t *row, int width)
 	return out - (size_t)width * 4;
 }
 
-static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride, int x,
-		       int y, int width, int height, bool bgrx)
+static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride, int x, int y,
+		       int width, int height, bool bgrx)
 {
 	/* src belongs to the calling (connection) thread: no lock needed. */
 	bool drawing = width > 0 && height > 0 && x >= 0 && y >= 0 &&
@@ -205,8 +207,7 @@ static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_s
 				       (size_t)src_stride, width, height);
 	pthread_mutex_lock(&fb->lock);
 	/* The server is outside our trust boundary: clip what it claims. */
-	if (x < 0 || y < 0 || width <= 0 || height <= 0 || x >= fb->width ||
-	    y >= fb->height) {
+	if (x < 0 || y < 0 || width <= 0 || height <= 0 || x >= fb->width || y >= fb->height) {
 		pthread_mutex_unlock(&fb->lock);
 		return;
 	}
@@ -245,7 +246,8 @@ static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_s
 		}
 		if (first == width) {
 			if (run.height > 0 && (++unchanged >= RUN_GAP_ROWS || row == height)) {
-				log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = run });
+				log_change_locked(fb,
+						  &(struct vnc_framebuffer_change){ .rect = run });
 				run.height = 0;
 			}
 			continue;
@@ -262,14 +264,14 @@ static void write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_s
 	pthread_mutex_unlock(&fb->lock);
 }
 
-void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
-				int src_stride, int x, int y, int width, int height)
+void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride,
+				int x, int y, int width, int height)
 {
 	write_rect(fb, src, src_stride, x, y, width, height, false);
 }
 
-void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src,
-				     int src_stride, int x, int y, int width, int height)
+void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride,
+				     int x, int y, int width, int height)
 {
 	write_rect(fb, src, src_stride, x, y, width, height, true);
 }
@@ -296,8 +298,9 @@ bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
 			fb->pixels + (size_t)(src_y + row) * stride + (size_t)src_x * 4, len);
 		fb->row_version[dest->y + row] = fb->write_version;
 	}
-	log_change_locked(fb, &(struct vnc_framebuffer_change){ .rect = *dest, .copy = true,
-								 .src_x = src_x, .src_y = src_y });
+	log_change_locked(fb,
+			  &(struct vnc_framebuffer_change){
+				  .rect = *dest, .copy = true, .src_x = src_x, .src_y = src_y });
 	fb->pending_damage = true;
 	pthread_mutex_unlock(&fb->lock);
 	return true;
@@ -339,8 +342,8 @@ void vnc_framebuffer_commit(struct vnc_framebuffer *fb)
 	pthread_mutex_unlock(&fb->lock);
 }
 
-void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba,
-				      int width, int height, int hot_x, int hot_y)
+void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba, int width,
+				      int height, int hot_x, int hot_y)
 {
 	uint8_t *copy = NULL;
 	if (width > 0 && height > 0 && width <= 256 && height <= 256) {
@@ -445,7 +448,8 @@ void vnc_framebuffer_lock_view(struct vnc_framebuffer *fb, struct vnc_framebuffe
 		 * pointer in the picture themselves while that is so. */
 		view->cursor = (struct vnc_rect){ 0, 0, 0, 0 };
 	} else if (!fb->cursor_shape_known) {
-		view->cursor = (struct vnc_rect){ fb->cursor_x, fb->cursor_y, ARROW_WIDTH, ARROW_HEIGHT };
+		view->cursor = (struct vnc_rect){ fb->cursor_x, fb->cursor_y, ARROW_WIDTH,
+						  ARROW_HEIGHT };
 	} else {
 		view->cursor = (struct vnc_rect){ fb->cursor_x - fb->cursor_hot_x,
 						  fb->cursor_y - fb->cursor_hot_y, fb->cursor_width,
@@ -493,15 +497,17 @@ static void draw_cursor(const struct vnc_framebuffer_view *view, uint8_t *dst, i
 				if (default_arrow[cy][cx] != ' ')
 					put_pixel(dst, dst_stride, area, view->cursor.x + cx,
 						  view->cursor.y + cy,
-						  default_arrow[cy][cx] == '#' ? black : white, opaque);
+						  default_arrow[cy][cx] == '#' ? black : white,
+						  opaque);
 		return;
 	}
 	for (int cy = 0; cy < fb->cursor_height; cy++) {
 		for (int cx = 0; cx < fb->cursor_width; cx++) {
-			const uint8_t *src = fb->cursor_rgba + ((size_t)cy * fb->cursor_width + cx) * 4;
+			const uint8_t *src = fb->cursor_rgba +
+					     ((size_t)cy * fb->cursor_width + cx) * 4;
 			if (src[3] != 0)
-				put_pixel(dst, dst_stride, area, view->cursor.x + cx, view->cursor.y + cy,
-					  src, opaque);
+				put_pixel(dst, dst_stride, area, view->cursor.x + cx,
+					  view->cursor.y + cy, src, opaque);
 		}
 	}
 }
@@ -593,8 +599,8 @@ enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, in
 	return result;
 }
 
-enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
-						      uint64_t sequence, int timeout_ms)
+enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb, uint64_t sequence,
+						      int timeout_ms)
 {
 	return wait_counter_after(fb, &fb->sequence, sequence, timeout_ms);
 }
@@ -608,7 +614,7 @@ uint64_t vnc_framebuffer_drawn_pixels(struct vnc_framebuffer *fb)
 }
 
 enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint64_t drawn_pixels,
-					       uint64_t at_least, int timeout_ms)
+						uint64_t at_least, int timeout_ms)
 {
 	return wait_counter_after(fb, &fb->drawn_pixels, drawn_pixels + at_least - 1, timeout_ms);
 }

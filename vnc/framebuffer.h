@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The live picture of one desktop, shared between the VNC connection thread
  * (the only writer) and any number of readers (screenshots, waits).
  *
@@ -46,12 +47,12 @@ void vnc_framebuffer_destroy(struct vnc_framebuffer *fb);
 /* Writer side (VNC thread). */
 bool vnc_framebuffer_resize(struct vnc_framebuffer *fb, int width, int height);
 /* Pixels of src as R, G, B, X in memory (the framebuffer's order). */
-void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src,
-				int src_stride, int x, int y, int width, int height);
+void vnc_framebuffer_write_rect(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride,
+				int x, int y, int width, int height);
 /* The same from pixels as B, G, R, X in memory: what Xvnc and most
  * servers on little-endian machines hold, so they need not convert. */
-void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src,
-				     int src_stride, int x, int y, int width, int height);
+void vnc_framebuffer_write_rect_bgrx(struct vnc_framebuffer *fb, const uint8_t *src, int src_stride,
+				     int x, int y, int width, int height);
 /* The server's CopyRect: the rectangle at (src_x, src_y) is copied to
  * dest, within this framebuffer. False (nothing done) when either lies
  * outside the screen. */
@@ -60,8 +61,8 @@ bool vnc_framebuffer_copy_rect(struct vnc_framebuffer *fb, int src_x, int src_y,
 /* Publishes the rectangles written since the last commit as one frame. */
 void vnc_framebuffer_commit(struct vnc_framebuffer *fb);
 /* Cursor shape in RGBA (alpha 0 or 255), or width 0 for none. */
-void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba,
-				      int width, int height, int hot_x, int hot_y);
+void vnc_framebuffer_set_cursor_shape(struct vnc_framebuffer *fb, const uint8_t *rgba, int width,
+				      int height, int hot_x, int hot_y);
 void vnc_framebuffer_set_cursor_position(struct vnc_framebuffer *fb, int x, int y);
 /* Marks the picture as no longer live; waiters wake with VNC_WAIT_CLOSED.
  * reopen clears that for a reconnect. */
@@ -96,14 +97,14 @@ struct vnc_framebuffer_change {
 /* Direct access for encoders, valid between lock and unlock, during which
  * the connection thread waits: copy what is needed and let go quickly. */
 struct vnc_framebuffer_view {
-	const uint8_t *pixels;       /* RGBX, stride width * 4 */
+	const uint8_t *pixels; /* RGBX, stride width * 4 */
 	int width, height;
 	const uint64_t *row_version; /* per row: grows whenever the row changes */
 	uint64_t sequence;
-	uint64_t cursor_version;     /* grows when the pointer moves or changes shape */
+	uint64_t cursor_version;       /* grows when the pointer moves or changes shape */
 	uint64_t cursor_shape_version; /* grows when its shape changes */
-	struct vnc_rect cursor;      /* where the pointer covers the screen */
-	uint64_t change_serial;      /* changes of complete updates end here */
+	struct vnc_rect cursor;        /* where the pointer covers the screen */
+	uint64_t change_serial;        /* changes of complete updates end here */
 	struct vnc_framebuffer *fb;
 };
 
@@ -130,8 +131,8 @@ void vnc_framebuffer_view_draw_cursor(const struct vnc_framebuffer_view *view, u
 void vnc_framebuffer_set_listener(struct vnc_framebuffer *fb, void (*listener)(void *context),
 				  void *context);
 
-enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb,
-						      uint64_t sequence, int timeout_ms);
+enum vnc_wait_result vnc_framebuffer_wait_frame_after(struct vnc_framebuffer *fb, uint64_t sequence,
+						      int timeout_ms);
 /* Waits until the picture is complete: the server's first update since
  * the connection (or the latest resize) has arrived in full. */
 enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, int timeout_ms);
@@ -143,7 +144,7 @@ enum vnc_wait_result vnc_framebuffer_wait_picture(struct vnc_framebuffer *fb, in
  * Pixels the server resends unchanged do not count. */
 uint64_t vnc_framebuffer_drawn_pixels(struct vnc_framebuffer *fb);
 enum vnc_wait_result vnc_framebuffer_wait_drawn(struct vnc_framebuffer *fb, uint64_t drawn_pixels,
-					       uint64_t at_least, int timeout_ms);
+						uint64_t at_least, int timeout_ms);
 
 /* Waits until the screen has not changed for quiet_ms, counting from
  * since_ms (clock_monotonic_ms time, e.g. when an action was sent) at the

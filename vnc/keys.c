@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/keys.h"
 
 #include "util/utf8.h"
@@ -15,23 +16,57 @@ struct alias {
 /* The names agents commonly use that are not X keysym names (or differ
  * from them only in more than case). */
 static const struct alias aliases[] = {
-	{ "enter", "Return" },	      { "return", "Return" },	  { "esc", "Escape" },
-	{ "escape", "Escape" },	      { "ctrl", "Control_L" },	  { "control", "Control_L" },
-	{ "lctrl", "Control_L" },     { "rctrl", "Control_R" },	  { "alt", "Alt_L" },
-	{ "option", "Alt_L" },	      { "lalt", "Alt_L" },	  { "ralt", "Alt_R" },
-	{ "altgr", "ISO_Level3_Shift" }, { "shift", "Shift_L" },  { "lshift", "Shift_L" },
-	{ "rshift", "Shift_R" },      { "super", "Super_L" },	  { "cmd", "Super_L" },
-	{ "command", "Super_L" },     { "win", "Super_L" },	  { "windows", "Super_L" },
-	{ "meta", "Meta_L" },	      { "pgup", "Prior" },	  { "pageup", "Prior" },
-	{ "pgdn", "Next" },	      { "pagedown", "Next" },	  { "del", "Delete" },
-	{ "delete", "Delete" },	      { "bksp", "BackSpace" },	  { "backspace", "BackSpace" },
-	{ "ins", "Insert" },	      { "insert", "Insert" },	  { "space", "space" },
-	{ "spacebar", "space" },      { "tab", "Tab" },		  { "caps", "Caps_Lock" },
-	{ "capslock", "Caps_Lock" },  { "printscreen", "Print" }, { "prtsc", "Print" },
-	{ "up", "Up" },		      { "down", "Down" },	  { "left", "Left" },
-	{ "right", "Right" },	      { "arrowup", "Up" },	  { "arrowdown", "Down" },
-	{ "arrowleft", "Left" },      { "arrowright", "Right" },  { "home", "Home" },
-	{ "end", "End" },	      { "menu", "Menu" },	  { "plus", "plus" },
+	{ "enter", "Return" },
+	{ "return", "Return" },
+	{ "esc", "Escape" },
+	{ "escape", "Escape" },
+	{ "ctrl", "Control_L" },
+	{ "control", "Control_L" },
+	{ "lctrl", "Control_L" },
+	{ "rctrl", "Control_R" },
+	{ "alt", "Alt_L" },
+	{ "option", "Alt_L" },
+	{ "lalt", "Alt_L" },
+	{ "ralt", "Alt_R" },
+	{ "altgr", "ISO_Level3_Shift" },
+	{ "shift", "Shift_L" },
+	{ "lshift", "Shift_L" },
+	{ "rshift", "Shift_R" },
+	{ "super", "Super_L" },
+	{ "cmd", "Super_L" },
+	{ "command", "Super_L" },
+	{ "win", "Super_L" },
+	{ "windows", "Super_L" },
+	{ "meta", "Meta_L" },
+	{ "pgup", "Prior" },
+	{ "pageup", "Prior" },
+	{ "pgdn", "Next" },
+	{ "pagedown", "Next" },
+	{ "del", "Delete" },
+	{ "delete", "Delete" },
+	{ "bksp", "BackSpace" },
+	{ "backspace", "BackSpace" },
+	{ "ins", "Insert" },
+	{ "insert", "Insert" },
+	{ "space", "space" },
+	{ "spacebar", "space" },
+	{ "tab", "Tab" },
+	{ "caps", "Caps_Lock" },
+	{ "capslock", "Caps_Lock" },
+	{ "printscreen", "Print" },
+	{ "prtsc", "Print" },
+	{ "up", "Up" },
+	{ "down", "Down" },
+	{ "left", "Left" },
+	{ "right", "Right" },
+	{ "arrowup", "Up" },
+	{ "arrowdown", "Down" },
+	{ "arrowleft", "Left" },
+	{ "arrowright", "Right" },
+	{ "home", "Home" },
+	{ "end", "End" },
+	{ "menu", "Menu" },
+	{ "plus", "plus" },
 	{ "minus", "minus" },
 };
 
@@ -100,7 +135,8 @@ static void apply_shift(struct vnc_key_combo *combo)
 
 /* Splits one combo at '+' into keysyms. A '+' that would leave an empty
  * part is the plus key itself: "ctrl++" and "+" both name it. */
-static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo, struct error *err)
+static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *combo,
+			struct error *err)
 {
 	combo->count = 0;
 	size_t pos = 0;
@@ -117,7 +153,7 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 		utf8_excerpt_len(shown, sizeof(shown), start, len);
 		if (part_len == 0 || part_len >= sizeof(part)) {
 			error_set(err, 0, "key combination '%s' has an empty or overlong part",
-				 shown);
+				  shown);
 			return false;
 		}
 		memcpy(part, start + pos, part_len);
@@ -125,17 +161,18 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 		uint32_t sym = vnc_keysym_from_name(part);
 		if (!sym) {
 			char part_shown[sizeof(part)];
-			error_set(err, 0,
-				 "unknown key '%s' in '%s'; use X keysym names (Return, Tab, "
-				 "Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
-				 "shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
-				 "right), joined with '+' as in ctrl+shift+t",
-				 utf8_excerpt(part_shown, sizeof(part_shown), part), shown);
+			error_set(
+				err, 0,
+				"unknown key '%s' in '%s'; use X keysym names (Return, Tab, "
+				"Escape, F5, Page_Up, a, A, 1) or aliases (enter, esc, ctrl, alt, "
+				"shift, super/cmd/win, pgup, pgdn, del, backspace, up, down, left, "
+				"right), joined with '+' as in ctrl+shift+t",
+				utf8_excerpt(part_shown, sizeof(part_shown), part), shown);
 			return false;
 		}
 		if (combo->count == VNC_MAX_COMBO_KEYS) {
 			error_set(err, 0, "key combination '%s' has more than %d keys", shown,
-				 VNC_MAX_COMBO_KEYS);
+				  VNC_MAX_COMBO_KEYS);
 			return false;
 		}
 		combo->keysyms[combo->count++] = sym;
@@ -144,9 +181,9 @@ static bool parse_combo(const char *start, size_t len, struct vnc_key_combo *com
 			pos++;
 			if (pos == len) { /* trailing '+' after a key: "ctrl+" */
 				error_set(err, 0,
-					 "key combination '%s' ends with '+'; write ctrl+plus "
-					 "or ctrl++ for the plus key",
-					 shown);
+					  "key combination '%s' ends with '+'; write ctrl+plus "
+					  "or ctrl++ for the plus key",
+					  shown);
 				return false;
 			}
 		}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Key names and text to X keysyms, as RFB key events carry them. */
 #ifndef LIZARD_VNC_KEYS_H
 #define LIZARD_VNC_KEYS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/png.h"
 
 #include "vnc/framebuffer.h"

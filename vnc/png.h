@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PNG (and JPEG) encoding of framebuffer copies, tuned for speed over size. */
 #ifndef LIZARD_VNC_PNG_H
 #define LIZARD_VNC_PNG_H

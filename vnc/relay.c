@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/relay.h"
 
 #include <rfb/rfbclient.h>
@@ -14,8 +15,16 @@ extern void rfbClientEncryptBytes(unsigned char *bytes, char *passwd);
 #define MAX_BUFFERED (8u << 20)
 
 enum server_state {
-	S_VERSION, S_TYPE_COUNT, S_TYPES, S_CHALLENGE, S_RESULT, S_REASON_LEN, S_REASON, S_INIT,
-	S_NAME, S_DONE,
+	S_VERSION,
+	S_TYPE_COUNT,
+	S_TYPES,
+	S_CHALLENGE,
+	S_RESULT,
+	S_REASON_LEN,
+	S_REASON,
+	S_INIT,
+	S_NAME,
+	S_DONE,
 };
 enum client_state { C_VERSION, C_SECURITY, C_INIT, C_WAIT, C_RELAY };
 
@@ -24,7 +33,7 @@ struct vnc_relay {
 	char *password;
 	enum server_state server;
 	enum client_state client;
-	size_t want; /* bytes the server state needs */
+	size_t want;                               /* bytes the server state needs */
 	struct vnc_bytes from_server, from_client; /* collected, not yet used */
 	struct vnc_bytes to_server, to_client;
 	struct vnc_bytes server_init; /* kept until the client asks */
@@ -34,7 +43,8 @@ struct vnc_relay {
 
 static bool append(struct vnc_bytes *b, const void *data, size_t len)
 {
-	return len <= MAX_BUFFERED && b->len + len <= MAX_BUFFERED && vnc_bytes_append(b, data, len);
+	return len <= MAX_BUFFERED && b->len + len <= MAX_BUFFERED &&
+	       vnc_bytes_append(b, data, len);
 }
 
 void vnc_relay_sent(struct vnc_bytes *b, size_t n)
@@ -113,8 +123,9 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, struct error *e
 	switch (r->server) {
 	case S_VERSION: {
 		int major = 0, minor = 0;
-		if (memcmp(msg, "RFB ", 4) != 0 || sscanf((const char *)msg + 4, "%3d.%3d", &major,
-							  &minor) != 2 || major != 3 || minor < 7) {
+		if (memcmp(msg, "RFB ", 4) != 0 ||
+		    sscanf((const char *)msg + 4, "%3d.%3d", &major, &minor) != 2 || major != 3 ||
+		    minor < 7) {
 			error_set(err, 0, "the VNC server speaks no RFB version 3.7 or later");
 			return false;
 		}
@@ -135,8 +146,9 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, struct error *e
 		bool none = memchr(msg, rfbNoAuth, r->want) != NULL;
 		bool vnc = memchr(msg, rfbVncAuth, r->want) != NULL && r->password;
 		if (!none && !vnc) {
-			error_set(err, 0, "the VNC server offers no security type the relay can "
-						"use (None, or VNC authentication with a password)");
+			error_set(err, 0,
+				  "the VNC server offers no security type the relay can "
+				  "use (None, or VNC authentication with a password)");
 			return false;
 		}
 		uint8_t choice = none ? rfbNoAuth : rfbVncAuth;
@@ -172,7 +184,8 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, struct error *e
 		return true;
 	case S_REASON:
 		error_set(err, 0, "the VNC server refused the relay%s: %.*s",
-			 r->failed_auth ? " (wrong password?)" : "", (int)r->want, (const char *)msg);
+			  r->failed_auth ? " (wrong password?)" : "", (int)r->want,
+			  (const char *)msg);
 		return false;
 	case S_INIT:
 		if (!append(&r->server_init, msg, 24))
@@ -180,7 +193,8 @@ static bool server_step(struct vnc_relay *r, const uint8_t *msg, struct error *e
 		r->server = S_NAME;
 		r->want = be32(msg + 20);
 		if (r->want > 4096) {
-			error_set(err, 0, "the VNC server sent a desktop name of %zu bytes", r->want);
+			error_set(err, 0, "the VNC server sent a desktop name of %zu bytes",
+				  r->want);
 			return false;
 		}
 		if (r->want == 0) {
@@ -286,8 +300,10 @@ static bool client_relay(struct vnc_relay *r, struct error *err)
 		bool input;
 		long len = message_length(p, have, &input);
 		if (len < 0) {
-			error_set(err, 0, "the viewer sent an RFB message the relay cannot check "
-						"(type %u)", p[0]);
+			error_set(err, 0,
+				  "the viewer sent an RFB message the relay cannot check "
+				  "(type %u)",
+				  p[0]);
 			return false;
 		}
 		if (len == 0 || (size_t)len > have)

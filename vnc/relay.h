@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An RFB relay between a VNC server and one RFB client (noVNC over a
  * WebSocket), byte streams in, byte streams out, no I/O of its own.
  *
@@ -27,8 +28,10 @@ void vnc_relay_destroy(struct vnc_relay *relay);
 
 /* Feed bytes as they arrive. False, with a message, when the peer broke
  * the protocol or the server refused us: close both sides. */
-bool vnc_relay_from_server(struct vnc_relay *relay, const uint8_t *data, size_t len, struct error *err);
-bool vnc_relay_from_client(struct vnc_relay *relay, const uint8_t *data, size_t len, struct error *err);
+bool vnc_relay_from_server(struct vnc_relay *relay, const uint8_t *data, size_t len,
+			   struct error *err);
+bool vnc_relay_from_client(struct vnc_relay *relay, const uint8_t *data, size_t len,
+			   struct error *err);
 
 /* Bytes waiting to go out; after writing n of them, call _sent. */
 struct vnc_bytes *vnc_relay_to_server(struct vnc_relay *relay);

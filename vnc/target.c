@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/target.h"
 
 #include "util/utf8.h"
@@ -54,9 +55,9 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *
 		if (path[0] != '/' || strlen(path) >= 108) {
 			char shown[81];
 			error_set(err, 0,
-				 "'%s' needs an absolute socket path under 108 bytes, as in "
-				 "unix:///run/vnc.sock",
-				 utf8_excerpt(shown, sizeof(shown), url));
+				  "'%s' needs an absolute socket path under 108 bytes, as in "
+				  "unix:///run/vnc.sock",
+				  utf8_excerpt(shown, sizeof(shown), url));
 			return false;
 		}
 		target->host = strdup(path);
@@ -66,7 +67,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *
 	if (strncmp(url, "vnc://", 6) != 0) {
 		char shown[65];
 		error_set(err, 0, "unsupported VNC URL scheme in '%s'; use " FORMS,
-			 utf8_excerpt(shown, sizeof(shown), url));
+			  utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 
@@ -75,8 +76,8 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *
 	if (at) {
 		if (rest[0] != ':') {
 			error_set(err, 0,
-				 "VNC URLs take a password only, written vnc://:PASSWORD@HOST; "
-				 "user names are not supported");
+				  "VNC URLs take a password only, written vnc://:PASSWORD@HOST; "
+				  "user names are not supported");
 			return false;
 		}
 		target->password = percent_decode(rest + 1, (size_t)(at - rest - 1));
@@ -118,7 +119,7 @@ bool vnc_target_parse(const char *url, struct vnc_target *target, struct error *
 		    port > 65535) {
 			char shown[17];
 			error_set(err, 0, "VNC port '%s' is not a number from 1 to 65535",
-				 utf8_excerpt(shown, sizeof(shown), port_part));
+				  utf8_excerpt(shown, sizeof(shown), port_part));
 			goto fail;
 		}
 		target->port = (int)port;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a VNC server is: parsed from vnc://[:PASSWORD@]HOST[:PORT] or
  * unix:///path/to/socket. */
 #ifndef LIZARD_VNC_TARGET_H
@@ -8,8 +9,8 @@
 #include <stddef.h>
 
 struct vnc_target {
-	char *host;     /* host name, IPv4/IPv6 literal, or socket path */
-	int port;       /* TCP port; 0 for UNIX sockets */
+	char *host; /* host name, IPv4/IPv6 literal, or socket path */
+	int port;   /* TCP port; 0 for UNIX sockets */
 	bool is_unix;
 	char *password; /* NULL when none was given */
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "vnc/watchdog.h"
 
 #include "vnc/conn_state.h"
@@ -87,7 +88,8 @@ static void *watchdog_thread(void *arg)
 	char why[200];
 	pthread_mutex_lock(&conn->lock);
 	while (!conn->watch_done) {
-		struct timespec next = clock_deadline_ms(conn->cut ? KICK_PERIOD_MS : WATCH_PERIOD_MS);
+		struct timespec next = clock_deadline_ms(conn->cut ? KICK_PERIOD_MS
+								   : WATCH_PERIOD_MS);
 		pthread_cond_timedwait(&conn->watch, &conn->lock, &next);
 		if (conn->cut) {
 			/* Until the VNC thread is out of libvncclient: a signal that
@@ -128,15 +130,17 @@ static void *watchdog_thread(void *arg)
 			conn->stall_since_ms = now;
 		if (conn->stall_since_ms && now - conn->stall_since_ms >= conn->stall_limit_ms) {
 			if (unread > 0)
-				snprintf(why, sizeof(why),
-					 "the VNC server took none of the bridge's messages for %d s "
-					 "(%d bytes unread); dropped as dead",
-					 conn->stall_limit_ms / 1000, unread);
+				snprintf(
+					why, sizeof(why),
+					"the VNC server took none of the bridge's messages for %d s "
+					"(%d bytes unread); dropped as dead",
+					conn->stall_limit_ms / 1000, unread);
 			else
-				snprintf(why, sizeof(why),
-					 "the VNC server stopped in the middle of a message for %d s; "
-					 "dropped as dead",
-					 conn->stall_limit_ms / 1000);
+				snprintf(
+					why, sizeof(why),
+					"the VNC server stopped in the middle of a message for %d s; "
+					"dropped as dead",
+					conn->stall_limit_ms / 1000);
 			cut_locked(conn, why);
 		}
 	}

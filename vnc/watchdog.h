@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stall watchdog of one connection: a thread that ends the socket
  * (shutdown(), on the bridge's own descriptor) when the connection must go
  * while the VNC thread may be blocked in libvncclient: asked to stop or

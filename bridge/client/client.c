@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]
  *
  * Speaks MCP's Streamable HTTP to a running daemon: initialize, the call,
@@ -69,7 +70,8 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 		}
 		if (len == cap) {
 			if (cap >= MAX_RESPONSE) {
-				error_set(err, 0, "the response is larger than %u bytes", MAX_RESPONSE);
+				error_set(err, 0, "the response is larger than %u bytes",
+					  MAX_RESPONSE);
 				free(data);
 				close(fd);
 				return false;
@@ -105,12 +107,14 @@ static bool exchange(const struct endpoint *e, const char *method, const char *k
 	}
 	r->status = atoi(data + 9);
 	*end = '\0';
-	for (char *line = strstr(data, "\r\n"); line && line < end; line = strstr(line + 2, "\r\n")) {
+	for (char *line = strstr(data, "\r\n"); line && line < end;
+	     line = strstr(line + 2, "\r\n")) {
 		if (strncasecmp(line + 2, "mcp-session-id:", 15) == 0) {
 			const char *v = line + 2 + 15;
 			while (*v == ' ')
 				v++;
-			snprintf(r->session, sizeof(r->session), "%.*s", (int)strcspn(v, "\r\n"), v);
+			snprintf(r->session, sizeof(r->session), "%.*s", (int)strcspn(v, "\r\n"),
+				 v);
 		}
 	}
 	size_t body_start = (size_t)(end + 4 - data);
@@ -145,8 +149,12 @@ static bool decode_base64(const char *in, unsigned char **out, size_t *out_len)
 	*out_len = 0;
 	for (size_t i = 0; i < len; i++) {
 		const char c = in[i];
-		int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
-			: c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+		int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+			: c >= 'a' && c <= 'z' ? c - 'a' + 26
+			: c >= '0' && c <= '9' ? c - '0' + 52
+			: c == '+'             ? 62
+			: c == '/'             ? 63
+					       : -1;
 		if (c == '=')
 			break;
 		if (v < 0)
@@ -205,7 +213,8 @@ static cJSON *text_as_json(const cJSON *content)
 	const cJSON *item;
 	cJSON_ArrayForEach(item, content)
 	{
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+		const char *text = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(item, "text"));
 		len += text ? strlen(text) + 1 : 0;
 	}
 	char *joined = malloc(len + 1);
@@ -215,7 +224,8 @@ static cJSON *text_as_json(const cJSON *content)
 	size_t at = 0;
 	cJSON_ArrayForEach(item, content)
 	{
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+		const char *text = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(item, "text"));
 		if (!text)
 			continue;
 		if (at > 0)
@@ -258,20 +268,23 @@ static int print_result(const cJSON *result, const char *output, bool json)
 	const cJSON *item;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(result, "content"))
 	{
-		const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "type"));
+		const char *type = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(item, "type"));
 		if (type && strcmp(type, "text") == 0) {
 			/* Errors always go to stderr as text; --json keeps stdout
 			 * to the one JSON line. */
-			const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+			const char *text = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(item, "text"));
 			if (is_error || !json)
 				fprintf(is_error ? stderr : stdout, "%s\n", text ? text : "");
 		} else if (type && strcmp(type, "image") == 0 && output && !image_written) {
-			const char *data = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "data"));
+			const char *data = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(item, "data"));
 			unsigned char *bytes;
 			size_t len;
 			FILE *f = NULL;
-			if (!data || !decode_base64(data, &bytes, &len) || !(f = fopen(output, "wb")) ||
-			    fwrite(bytes, 1, len, f) != len) {
+			if (!data || !decode_base64(data, &bytes, &len) ||
+			    !(f = fopen(output, "wb")) || fwrite(bytes, 1, len, f) != len) {
 				fprintf(stderr, "lizard-bridge call: cannot write %s\n", output);
 				if (f)
 					fclose(f);
@@ -317,7 +330,8 @@ int bridge_client_run(int argc, char **argv)
 	if (!url || !*url)
 		url = "http://127.0.0.1:7070";
 	if (!client_endpoint_parse(url, &e)) {
-		fprintf(stderr, "lizard-bridge call: '%s' is not http://HOST:PORT or unix:/path\n", url);
+		fprintf(stderr, "lizard-bridge call: '%s' is not http://HOST:PORT or unix:/path\n",
+			url);
 		return 2;
 	}
 	const char *output = NULL;
@@ -335,7 +349,8 @@ int bridge_client_run(int argc, char **argv)
 		"\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":"
 		"\"lizard-bridge call\",\"version\":\"1\"}}}";
 	if (!exchange(&e, "POST", key, NULL, initialize, &r, &err)) {
-		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err.message);
+		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url,
+			err.message);
 		cJSON_Delete(args);
 		return 2;
 	}
@@ -349,7 +364,8 @@ int bridge_client_run(int argc, char **argv)
 	snprintf(session, sizeof(session), "%s", r.session);
 	free(r.body);
 
-	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+	static const char initialized[] =
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 	if (exchange(&e, "POST", key, session, initialized, &r, &err))
 		free(r.body);
 
@@ -370,10 +386,11 @@ int bridge_client_run(int argc, char **argv)
 			status = print_result(result, output, json);
 		} else if (error) {
 			fprintf(stderr, "lizard-bridge call: %s\n",
-				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message")));
+				cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(error, "message")));
 		} else {
-			fprintf(stderr, "lizard-bridge call: unexpected answer (%d): %.200s\n", r.status,
-				r.body);
+			fprintf(stderr, "lizard-bridge call: unexpected answer (%d): %.200s\n",
+				r.status, r.body);
 		}
 		cJSON_Delete(reply);
 		free(r.body);

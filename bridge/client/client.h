@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge call: a scripting client for a running daemon. */
 #ifndef LIZARD_BRIDGE_CLIENT_H
 #define LIZARD_BRIDGE_CLIENT_H

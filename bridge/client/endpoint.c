@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where `call` reaches the daemon (see endpoint.h). */
 #include "bridge/client/endpoint.h"
 
@@ -55,8 +56,8 @@ int client_connect(const struct endpoint *e, struct error *err)
 	int fd = -1;
 	if (e->unix_socket) {
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };
-		snprintf(addr.sun_path, sizeof(addr.sun_path), "%.*s", (int)sizeof(addr.sun_path) - 1,
-			 e->host);
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%.*s",
+			 (int)sizeof(addr.sun_path) - 1, e->host);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 			error_set(err, 0, "%s", strerror(errno));
@@ -88,4 +89,3 @@ int client_connect(const struct endpoint *e, struct error *err)
 	}
 	return fd;
 }
-

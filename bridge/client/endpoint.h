@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where `call` reaches the daemon: an HTTP address or a UNIX socket, and a
  * connection there. */
 #ifndef LIZARD_BRIDGE_CLIENT_ENDPOINT_H

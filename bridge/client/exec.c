@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `lizard-bridge call exec`: a minimal WebSocket client (RFC 6455) for the
  * daemon's /mcp. Streamable HTTP would stream progress too (as chunked
  * SSE); a WebSocket needs no chunk or event parser here and stays open. It
@@ -115,7 +116,7 @@ static char *read_message(struct ws *ws)
 		for (uint64_t i = 0; i < size; i++)
 			message[len + i] ^= (char)mask[i % 4];
 		if (opcode == 0x8)
-			break; /* close */
+			break;       /* close */
 		if (opcode == 0x9) { /* ping */
 			send_frame(ws, 0xA, message + len, (size_t)size);
 			continue;
@@ -168,7 +169,7 @@ static bool handshake(struct ws *ws, const struct endpoint *e, const char *key, 
 	}
 	if (!end || strncmp(reply, "HTTP/1.1 101", 12) != 0) {
 		error_set(err, 0, "the WebSocket upgrade was refused: %.60s",
-			 used ? reply : "no answer");
+			  used ? reply : "no answer");
 		return false;
 	}
 	size_t rest = used - (size_t)(end + 4 - reply);
@@ -218,15 +219,18 @@ static int finish(const cJSON *result, bool streamed)
 		const cJSON *item;
 		cJSON_ArrayForEach(item, content)
 		{
-			const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "text"));
+			const char *text = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(item, "text"));
 			fprintf(stderr, "%s\n", text ? text : "");
 		}
 		return 1;
 	}
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
 	if (!streamed) {
-		const char *out = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "stdout"));
-		const char *err = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "stderr"));
+		const char *out = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(data, "stdout"));
+		const char *err = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(data, "stderr"));
 		fputs(out ? out : "", stdout);
 		fputs(err ? err : "", stderr);
 	}
@@ -249,15 +253,18 @@ int client_exec(const struct endpoint *e, const char *url, const char *key, cJSO
 	struct error err;
 	struct ws ws = { .fd = client_connect(e, &err) };
 	if (ws.fd < 0) {
-		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url, err.message);
+		fprintf(stderr, "lizard-bridge call: cannot reach lizard-bridge at %s: %s\n", url,
+			err.message);
 		cJSON_Delete(args);
 		return 2;
 	}
 	int status = 2;
-	cJSON *init = cJSON_Parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-				  "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
-				  "\"clientInfo\":{\"name\":\"lizard-bridge call\",\"version\":\"1\"}}}");
-	cJSON *initialized = cJSON_Parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	cJSON *init = cJSON_Parse(
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		"\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+		"\"clientInfo\":{\"name\":\"lizard-bridge call\",\"version\":\"1\"}}}");
+	cJSON *initialized = cJSON_Parse(
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 	cJSON *request = cJSON_CreateObject();
 	cJSON_AddStringToObject(request, "jsonrpc", "2.0");
 	cJSON_AddNumberToObject(request, "id", 2);
@@ -280,11 +287,13 @@ int client_exec(const struct endpoint *e, const char *url, const char *key, cJSO
 		cJSON *message = cJSON_Parse(text);
 		free(text);
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(message, "id");
-		const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(message, "method"));
+		const char *method = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(message, "method"));
 		const cJSON *error = cJSON_GetObjectItemCaseSensitive(message, "error");
 		if (error) {
 			fprintf(stderr, "lizard-bridge call: %s\n",
-				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message")));
+				cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(error, "message")));
 			cJSON_Delete(message);
 			goto done;
 		}
@@ -296,13 +305,15 @@ int client_exec(const struct endpoint *e, const char *url, const char *key, cJSO
 			}
 		} else if (method && strcmp(method, "notifications/progress") == 0) {
 			const cJSON *p = cJSON_GetObjectItemCaseSensitive(message, "params");
-			const char *chunk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "message"));
+			const char *chunk = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(p, "message"));
 			if (chunk) {
 				print_chunk(chunk);
 				streamed = true;
 			}
 		} else if (cJSON_IsNumber(id) && id->valueint == 2) {
-			status = finish(cJSON_GetObjectItemCaseSensitive(message, "result"), streamed);
+			status = finish(cJSON_GetObjectItemCaseSensitive(message, "result"),
+					streamed);
 			cJSON_Delete(message);
 			send_frame(&ws, 0x8, "\x03\xe8", 2); /* close, 1000 */
 			goto done;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `call exec`: a command's output printed as it arrives. */
 #ifndef LIZARD_BRIDGE_CLIENT_EXEC_H
 #define LIZARD_BRIDGE_CLIENT_EXEC_H

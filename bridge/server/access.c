@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who may use the server (see access.h). */
 #include "bridge/server/access.h"
 
@@ -29,7 +30,8 @@ bool bridge_server_authorized(struct bridge_server *server, struct lws *wsi, boo
 		ok = equal_constant_time(value + 7, (size_t)len - 7, key, strlen(key));
 	if (!ok && allow_query) {
 		/* The result points into value, just past "access_token=". */
-		const char *token = lws_get_urlarg_by_name(wsi, "access_token=", value, sizeof(value));
+		const char *token = lws_get_urlarg_by_name(wsi, "access_token=", value,
+							   sizeof(value));
 		if (token)
 			ok = equal_constant_time(token, strlen(token), key, strlen(key));
 	}
@@ -107,4 +109,3 @@ bool bridge_server_host_allowed(struct bridge_server *server, struct lws *wsi)
 	return strcasecmp(name, "localhost") == 0 || inet_pton(AF_INET, name, addr) == 1 ||
 	       inet_pton(AF_INET6, name, addr) == 1;
 }
-

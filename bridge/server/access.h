@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who may use the server: the API key (compared in constant time, never
  * logged), the Origin of browsers, and the Host header (the DNS rebinding
  * guard). */

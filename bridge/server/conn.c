@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every connection has (see conn.h). */
 #include "bridge/server/conn.h"
 
@@ -7,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bridge_server_conn_track(struct bridge_server *server, struct server_conn *c,
-			      struct lws *wsi, enum server_conn_kind kind)
+void bridge_server_conn_track(struct bridge_server *server, struct server_conn *c, struct lws *wsi,
+			      enum server_conn_kind kind)
 {
 	c->id = ++server->next_connection_id;
 	c->wsi = wsi;
@@ -58,8 +59,9 @@ void bridge_server_conn_enqueue(struct server_conn *c, struct outgoing *o)
 	if (c->queued_bytes + o->len > BRIDGE_SERVER_MAX_QUEUED_BYTES) {
 		/* It does not read: it goes, the others are not held up. */
 		bridge_server_outgoing_free(o);
-		bridge_server_conn_kill(c, "more than 64 MiB of replies queued: the client does not "
-					   "read them");
+		bridge_server_conn_kill(c,
+					"more than 64 MiB of replies queued: the client does not "
+					"read them");
 		return;
 	}
 	o->next = NULL;
@@ -88,8 +90,8 @@ enum ws_collect bridge_server_collect(struct server_conn *c, const void *in, siz
 {
 	if (c->message_len + len > limit) {
 		static const char reason[] = "message too large";
-		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)reason,
-				 sizeof(reason) - 1);
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+				 (unsigned char *)reason, sizeof(reason) - 1);
 		log_info("closing a WebSocket: message over %zu bytes", limit);
 		return WS_MESSAGE_TOO_LARGE;
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every connection of the server has (struct server_conn, state.h):
  * its id among the live ones, its write queue, the close from outside its
  * callbacks, and a WebSocket message put together from fragments. The
@@ -11,8 +12,8 @@
 #include <stddef.h>
 
 /* Gives c an id and puts it among the live connections. */
-void bridge_server_conn_track(struct bridge_server *server, struct server_conn *c,
-			      struct lws *wsi, enum server_conn_kind kind);
+void bridge_server_conn_track(struct bridge_server *server, struct server_conn *c, struct lws *wsi,
+			      enum server_conn_kind kind);
 void bridge_server_conn_untrack(struct server_conn *c);
 /* The live connection with that id, or NULL (it went). */
 struct server_conn *bridge_server_conn_find(struct bridge_server *server, uint64_t id);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/server/forwarded.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who a request is from when it comes through a reverse proxy: the
  * trusted proxies named with --trusted-proxy (an address or a network), and
  * the client an X-Forwarded-For header names. Each proxy appends the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP on the server: one route table for /healthz, /metrics, the viewer
  * and noVNC pages, noVNC's files and MCP's Streamable HTTP (mcp_http.c),
  * the request's body, and the request time limit. Every HTTP connection
@@ -57,8 +58,9 @@ static int begin_request(struct http_conn *c, const char *uri)
 		return 0;
 	}
 	if (!bridge_server_host_allowed(c->base.server, wsi)) {
-		bridge_server_http_error(c, 403, "Host header not allowed: use localhost or an address, or "
-				    "start the server with --allowed-host NAME");
+		bridge_server_http_error(c, 403,
+					 "Host header not allowed: use localhost or an address, or "
+					 "start the server with --allowed-host NAME");
 		return 0;
 	}
 	if (strcmp(uri, "/metrics") == 0) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP on the server: the route table and the body of a request (see
  * http.c). */
 #ifndef LIZARD_BRIDGE_SERVER_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What peers that have not authenticated can hold: connections in total and
  * per client address, checked as libwebsockets accepts each one (before a
  * byte is read), with the total kept below the descriptor limit; and what
@@ -246,8 +247,7 @@ void bridge_server_wsi_destroyed(struct bridge_server *server, struct lws *wsi)
 		*a = server->accepted[--server->accepted_count];
 }
 
-int bridge_server_attribute_request(struct bridge_server *server, struct lws *wsi,
-				    const char **why)
+int bridge_server_attribute_request(struct bridge_server *server, struct lws *wsi, const char **why)
 {
 	struct accepted *a = find_accepted(server, wsi);
 	if (!a || !a->from_trusted_proxy)

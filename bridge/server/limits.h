@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What peers that have not authenticated can hold: connections in all and
  * per client address (see limits.c), and the time one request may take.
  * The service thread only, but for the log hook. */

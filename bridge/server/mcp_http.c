@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP's Streamable HTTP transport on /mcp (2025-11-25): POST one JSON-RPC
  * message, answered with JSON (or one SSE event when the client accepts
  * only that); 202 for notifications and responses; Mcp-Session-Id issued
@@ -38,7 +39,8 @@ static void new_mcp_session(char *id)
 		snprintf(id + i * 2, 3, "%02x", bytes[i]);
 	if (mcp_session_count == MAX_MCP_SESSIONS) {
 		/* The oldest goes: its client gets 404 and starts over. */
-		memmove(mcp_sessions[0], mcp_sessions[1], sizeof(mcp_sessions[0]) * (MAX_MCP_SESSIONS - 1));
+		memmove(mcp_sessions[0], mcp_sessions[1],
+			sizeof(mcp_sessions[0]) * (MAX_MCP_SESSIONS - 1));
 		mcp_session_count--;
 	}
 	memcpy(mcp_sessions[mcp_session_count++], id, 33);
@@ -77,7 +79,8 @@ int bridge_server_mcp_http_begin(struct http_conn *c)
 	if (!bridge_server_authorized(c->base.server, wsi, false)) {
 		c->reply.extra_header_name = "www-authenticate:";
 		c->reply.extra_header_value = "Bearer";
-		bridge_server_http_error(c, 401, "missing or wrong API key; send Authorization: Bearer <key>");
+		bridge_server_http_error(
+			c, 401, "missing or wrong API key; send Authorization: Bearer <key>");
 		return 0;
 	}
 
@@ -104,8 +107,10 @@ int bridge_server_mcp_http_begin(struct http_conn *c)
 	if (!method_is(wsi, WSI_TOKEN_POST_URI)) {
 		c->reply.extra_header_name = "allow:";
 		c->reply.extra_header_value = "POST, DELETE";
-		bridge_server_http_error(c, 405, "use POST for messages, DELETE to end the MCP session, or a "
-				    "WebSocket upgrade with subprotocol mcp");
+		bridge_server_http_error(
+			c, 405,
+			"use POST for messages, DELETE to end the MCP session, or a "
+			"WebSocket upgrade with subprotocol mcp");
 		return 0;
 	}
 
@@ -163,7 +168,8 @@ void bridge_server_mcp_http_finish(struct http_conn *c)
 
 	if (kind != JSONRPC_INVALID && !initialize) {
 		if (!c->mcp.session_id[0]) {
-			bridge_server_http_error(c, 400, "Mcp-Session-Id header required (from initialize)");
+			bridge_server_http_error(
+				c, 400, "Mcp-Session-Id header required (from initialize)");
 			return;
 		}
 		if (find_mcp_session(c->mcp.session_id) < 0) {
@@ -221,8 +227,9 @@ static bool frame_event(struct outgoing *o, bool last)
 	char *framed = malloc(size);
 	if (!framed)
 		return false;
-	int n = snprintf(framed + LWS_PRE, size - LWS_PRE, "%zx\r\nevent: message\ndata: %s\n\n\r\n%s",
-			 event_len, o->text + LWS_PRE, last ? end_of_body : "");
+	int n = snprintf(framed + LWS_PRE, size - LWS_PRE,
+			 "%zx\r\nevent: message\ndata: %s\n\n\r\n%s", event_len, o->text + LWS_PRE,
+			 last ? end_of_body : "");
 	free(o->text);
 	o->text = framed;
 	o->len = (size_t)n;
@@ -287,11 +294,13 @@ static void deliver(struct server_conn *base, struct outgoing *o)
 		if (event) {
 			int n = snprintf(event, o->len + 32, "event: message\ndata: %s\n\n",
 					 o->text + LWS_PRE);
-			bridge_server_http_reply(c, bad_request ? 400 : 200, "text/event-stream", event, (size_t)n);
+			bridge_server_http_reply(c, bad_request ? 400 : 200, "text/event-stream",
+						 event, (size_t)n);
 			free(event);
 		}
 	} else {
-		bridge_server_http_reply(c, bad_request ? 400 : 200, "application/json", o->text + LWS_PRE, o->len);
+		bridge_server_http_reply(c, bad_request ? 400 : 200, "application/json",
+					 o->text + LWS_PRE, o->len);
 	}
 	bridge_server_outgoing_free(o);
 }
@@ -303,7 +312,8 @@ bool bridge_server_mcp_http_open(struct http_conn *c)
 	c->link = malloc(sizeof(*c->link));
 	if (c->link) {
 		*c->link = (struct peer_link){ server, c->base.id };
-		c->peer = mcp_peer_create(server->options->mcp, bridge_server_send_to_peer, c->link);
+		c->peer = mcp_peer_create(server->options->mcp, bridge_server_send_to_peer,
+					  c->link);
 	}
 	return c->peer != NULL;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP's Streamable HTTP transport on /mcp (see mcp_http.c): the MCP side of
  * an HTTP connection. The service thread only. */
 #ifndef LIZARD_BRIDGE_SERVER_MCP_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP over WebSocket on /mcp: subprotocol "mcp", one JSON-RPC message per
  * text frame. Messages over the size limit close the connection with 1009;
  * replies go out in fragments, one per writable callback. */
@@ -33,7 +34,8 @@ static void deliver(struct server_conn *c, struct outgoing *o)
 static int refuse_upgrade(struct lws *wsi, struct bridge_server *server)
 {
 	char uri[64];
-	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 || strcmp(uri, "/mcp") != 0) {
+	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+	    strcmp(uri, "/mcp") != 0) {
 		lws_return_http_status(wsi, 404, NULL);
 		return -1;
 	}
@@ -108,7 +110,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!w->link)
 			return -1;
 		*w->link = (struct peer_link){ server, c->id };
-		w->peer = mcp_peer_create(server->options->mcp, bridge_server_send_to_peer, w->link);
+		w->peer = mcp_peer_create(server->options->mcp, bridge_server_send_to_peer,
+					  w->link);
 		if (!w->peer)
 			return -1;
 		bridge_metrics_connections(server->options->metrics, "websocket", 1);
@@ -134,6 +137,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 const struct lws_protocols bridge_server_mcp_ws_protocol = {
-	.name = "mcp", .callback = callback, .per_session_data_size = sizeof(struct mcp_ws_conn),
+	.name = "mcp",
+	.callback = callback,
+	.per_session_data_size = sizeof(struct mcp_ws_conn),
 	.rx_buffer_size = 65536,
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP over WebSocket on /mcp, subprotocol "mcp" (see mcp_ws.c). */
 #ifndef LIZARD_BRIDGE_SERVER_MCP_WS_H
 #define LIZARD_BRIDGE_SERVER_MCP_WS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/server/metrics.h"
 
 #include "bridge/session/registry.h"
@@ -166,7 +167,8 @@ static void put_session_usage(struct text *t, struct bridge_registry *registry)
 		  offsetof(struct bridge_session_usage, memory_peak_bytes), 1 },
 		{ "lizard_session_processes", "Processes in the session now.",
 		  offsetof(struct bridge_session_usage, processes), 1 },
-		{ "lizard_session_oom_kills_total", "Processes killed for going over the memory limit.",
+		{ "lizard_session_oom_kills_total",
+		  "Processes killed for going over the memory limit.",
 		  offsetof(struct bridge_session_usage, oom_kills), 1 },
 	};
 	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
@@ -174,7 +176,8 @@ static void put_session_usage(struct text *t, struct bridge_registry *registry)
 		    gauges[g].name, strstr(gauges[g].name, "_total") ? "counter" : "gauge");
 		for (size_t i = 0; i < u->count; i++) {
 			uint64_t value;
-			memcpy(&value, (const char *)&u->usage[i] + gauges[g].offset, sizeof(value));
+			memcpy(&value, (const char *)&u->usage[i] + gauges[g].offset,
+			       sizeof(value));
 			if (value != BRIDGE_USAGE_UNKNOWN)
 				put(t, "%s{session=\"%s\"} %.15g\n", gauges[g].name, u->id[i],
 				    (double)value * gauges[g].scale);
@@ -191,17 +194,19 @@ char *bridge_metrics_render(struct bridge_metrics *m, struct bridge_registry *re
 	t.data[0] = '\0';
 	int states[5];
 	bridge_registry_count_states(registry, states);
-	put(&t, "# HELP lizard_sessions Desktop sessions by state.\n# TYPE lizard_sessions gauge\n");
+	put(&t,
+	    "# HELP lizard_sessions Desktop sessions by state.\n# TYPE lizard_sessions gauge\n");
 	for (int i = 0; i < 5; i++)
-		put(&t, "lizard_sessions{state=\"%s\"} %d\n", bridge_session_state_name(i), states[i]);
+		put(&t, "lizard_sessions{state=\"%s\"} %d\n", bridge_session_state_name(i),
+		    states[i]);
 	put_session_usage(&t, registry);
 
 	pthread_mutex_lock(&m->lock);
 	put(&t, "# HELP lizard_tool_calls_total Tool calls by tool and outcome.\n"
 		"# TYPE lizard_tool_calls_total counter\n");
 	for (int i = 0; i < m->tool_count; i++) {
-		put(&t, "lizard_tool_calls_total{tool=\"%s\",outcome=\"ok\"} %llu\n", m->tools[i].name,
-		    m->tools[i].ok);
+		put(&t, "lizard_tool_calls_total{tool=\"%s\",outcome=\"ok\"} %llu\n",
+		    m->tools[i].name, m->tools[i].ok);
 		put(&t, "lizard_tool_calls_total{tool=\"%s\",outcome=\"error\"} %llu\n",
 		    m->tools[i].name, m->tools[i].error);
 	}
@@ -213,10 +218,13 @@ char *bridge_metrics_render(struct bridge_metrics *m, struct bridge_registry *re
 	put(&t, "lizard_tool_call_seconds_bucket{le=\"+Inf\"} %llu\n", m->call_count);
 	put(&t, "lizard_tool_call_seconds_sum %.6f\n", m->call_seconds);
 	put(&t, "lizard_tool_call_seconds_count %llu\n", m->call_count);
-	put(&t, "# HELP lizard_viewers Viewers connected.\n# TYPE lizard_viewers gauge\n"
-		"lizard_viewers %ld\n", m->viewers);
-	put(&t, "# HELP lizard_mcp_websockets Open MCP WebSocket connections.\n"
-		"# TYPE lizard_mcp_websockets gauge\nlizard_mcp_websockets %ld\n",
+	put(&t,
+	    "# HELP lizard_viewers Viewers connected.\n# TYPE lizard_viewers gauge\n"
+	    "lizard_viewers %ld\n",
+	    m->viewers);
+	put(&t,
+	    "# HELP lizard_mcp_websockets Open MCP WebSocket connections.\n"
+	    "# TYPE lizard_mcp_websockets gauge\nlizard_mcp_websockets %ld\n",
 	    m->websocket_connections);
 	pthread_mutex_unlock(&m->lock);
 	if (t.failed) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Counters for /metrics, in the Prometheus text format. */
 #ifndef LIZARD_BRIDGE_METRICS_H
 #define LIZARD_BRIDGE_METRICS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* noVNC as the fallback viewer: GET /novnc/<session> serves a small page
  * (embedded) that runs noVNC from Debian's novnc package, which the bridge
  * serves from /usr/share/novnc under /novnc-files/ (not copied into the
@@ -66,9 +67,12 @@ void bridge_server_novnc_page(struct http_conn *c)
 
 static const char *content_type(const char *path)
 {
-	static const struct { const char *ext, *type; } types[] = {
-		{ ".js", "text/javascript" }, { ".css", "text/css" }, { ".html", "text/html" },
-		{ ".svg", "image/svg+xml" }, { ".png", "image/png" }, { ".ico", "image/x-icon" },
+	static const struct {
+		const char *ext, *type;
+	} types[] = {
+		{ ".js", "text/javascript" },    { ".css", "text/css" },
+		{ ".html", "text/html" },        { ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },         { ".ico", "image/x-icon" },
 		{ ".json", "application/json" },
 	};
 	const char *dot = strrchr(path, '.');
@@ -144,8 +148,8 @@ static enum bridge_viewer_role authorise(struct bridge_server *server, struct lw
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
 	    strncmp(uri, "/rfb/", 5) != 0 || !offered_token(wsi, token))
 		return BRIDGE_VIEWER_NONE;
-	struct bridge_session *s =
-		bridge_registry_acquire(server->options->registry, uri + 5, &err);
+	struct bridge_session *s = bridge_registry_acquire(server->options->registry, uri + 5,
+							   &err);
 	struct bridge_viewers *viewers = s ? bridge_session_viewers(s, 0, NULL, NULL) : NULL;
 	enum bridge_viewer_role role = viewers ? bridge_viewers_check(viewers, token)
 					       : BRIDGE_VIEWER_NONE;
@@ -208,8 +212,8 @@ static int write_some(struct rfb_link *link, struct lws *wsi, bool to_client)
 	if (n == 0)
 		return 0;
 	memcpy(link->scratch + LWS_PRE, data, n);
-	if (lws_write(wsi, link->scratch + LWS_PRE, n, to_client ? LWS_WRITE_BINARY : LWS_WRITE_RAW) <
-	    (int)n)
+	if (lws_write(wsi, link->scratch + LWS_PRE, n,
+		      to_client ? LWS_WRITE_BINARY : LWS_WRITE_RAW) < (int)n)
 		return -1;
 	if (to_client)
 		bridge_novnc_client_sent(link->relay, n);
@@ -244,9 +248,12 @@ static bool connect_vnc(struct rfb_link *link, struct lws *ws, bool view_only)
 			return false;
 		}
 		lws_sock_file_fd_type desc = { .sockfd = fd };
-		link->raw = lws_adopt_descriptor_vhost_via_info(&(struct lws_adopt_desc){
-			.vh = lws_get_vhost(ws), .type = LWS_ADOPT_SOCKET, .fd = desc,
-			.vh_prot_name = "lizard-vnc-raw", .opaque = link });
+		link->raw = lws_adopt_descriptor_vhost_via_info(
+			&(struct lws_adopt_desc){ .vh = lws_get_vhost(ws),
+						  .type = LWS_ADOPT_SOCKET,
+						  .fd = desc,
+						  .vh_prot_name = "lizard-vnc-raw",
+						  .opaque = link });
 		if (!link->raw) {
 			close(fd);
 			return false;
@@ -254,9 +261,14 @@ static bool connect_vnc(struct rfb_link *link, struct lws *ws, bool view_only)
 		return true;
 	}
 	struct lws_client_connect_info info = {
-		.context = lws_get_context(ws), .address = host, .port = bridge_novnc_port(link->relay),
-		.method = "RAW", .local_protocol_name = "lizard-vnc-raw",
-		.opaque_user_data = link, .pwsi = &link->raw, .vhost = lws_get_vhost(ws),
+		.context = lws_get_context(ws),
+		.address = host,
+		.port = bridge_novnc_port(link->relay),
+		.method = "RAW",
+		.local_protocol_name = "lizard-vnc-raw",
+		.opaque_user_data = link,
+		.pwsi = &link->raw,
+		.vhost = lws_get_vhost(ws),
 	};
 	return lws_client_connect_via_info(&info) != NULL;
 }
@@ -289,7 +301,8 @@ static int rfb_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 		c->rfb = link;
 		link->ws = wsi;
 		enum bridge_viewer_role role = authorise(server, wsi, &link->session, link->token);
-		if (role == BRIDGE_VIEWER_NONE || !connect_vnc(link, wsi, role == BRIDGE_VIEWER_VIEW))
+		if (role == BRIDGE_VIEWER_NONE ||
+		    !connect_vnc(link, wsi, role == BRIDGE_VIEWER_VIEW))
 			return -1;
 		lws_set_timer_usecs(wsi, CHECK_EVERY_US);
 		log_info("a %s noVNC viewer joined session %s",
@@ -314,7 +327,8 @@ static int rfb_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 	case LWS_CALLBACK_TIMER: {
 		if (!link)
 			return -1;
-		struct bridge_viewers *viewers = bridge_session_viewers(link->session, 0, NULL, NULL);
+		struct bridge_viewers *viewers = bridge_session_viewers(link->session, 0, NULL,
+									NULL);
 		if (!viewers || bridge_viewers_check(viewers, link->token) == BRIDGE_VIEWER_NONE) {
 			log_info("noVNC viewer of session %s: link revoked or session ended",
 				 bridge_session_id(link->session));
@@ -379,10 +393,14 @@ static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 }
 
 const struct lws_protocols bridge_server_novnc_protocol = {
-	.name = "lizard-rfb", .callback = rfb_callback,
-	.per_session_data_size = sizeof(struct novnc_conn), .rx_buffer_size = 65536,
+	.name = "lizard-rfb",
+	.callback = rfb_callback,
+	.per_session_data_size = sizeof(struct novnc_conn),
+	.rx_buffer_size = 65536,
 };
 
 const struct lws_protocols bridge_server_vnc_raw_protocol = {
-	.name = "lizard-vnc-raw", .callback = raw_callback, .rx_buffer_size = 65536,
+	.name = "lizard-vnc-raw",
+	.callback = raw_callback,
+	.rx_buffer_size = 65536,
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* noVNC, the fallback viewer (see novnc.c): its page, its files, the RFB
  * WebSocket and the relay's own connection to the VNC server. */
 #ifndef LIZARD_BRIDGE_SERVER_NOVNC_H

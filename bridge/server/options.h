@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the server is started with, and its fixed bounds: types only, for
  * main and every file of the server. */
 #ifndef LIZARD_BRIDGE_SERVER_OPTIONS_H
@@ -11,13 +12,13 @@ struct bridge_trusted_proxy;
 struct mcp_server;
 
 struct bridge_server_options {
-	const char *listen;   /* "ADDR:PORT", "[v6]:PORT" or a UNIX socket path */
-	const char *api_key;  /* required on /mcp */
+	const char *listen;  /* "ADDR:PORT", "[v6]:PORT" or a UNIX socket path */
+	const char *api_key; /* required on /mcp */
 	struct mcp_server *mcp;
 	struct bridge_registry *registry; /* the sessions viewers and metrics see */
 	struct bridge_metrics *metrics;
-	size_t max_message;   /* HTTP body / WebSocket message limit */
-	int stop_fd;          /* readable: shut down */
+	size_t max_message; /* HTTP body / WebSocket message limit */
+	int stop_fd;        /* readable: shut down */
 
 	/* Host header names accepted besides localhost and IP literals
 	 * (--allowed-host): the DNS rebinding guard. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replies on their way to the loop (see outbox.h). */
 #include "bridge/server/outbox.h"
 

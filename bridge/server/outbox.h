@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replies on their way from worker threads to the network loop: a locked
  * queue the loop drains when lws_cancel_service() wakes it, handing each
  * reply to its connection, or dropping it when the connection went. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An HTTP exchange's reply (see reply.h): set from any route, written only
  * in the writable callback, in chunks; an SSE stream's events one per
  * callback. Its end completes the request, so a kept-alive connection
@@ -38,8 +39,8 @@ void bridge_server_http_reset(struct http_conn *c)
 
 /* Sets the reply and asks for a writable callback; lws_write happens only
  * there. body is copied. */
-void bridge_server_http_reply(struct http_conn *c, int status, const char *content_type, const char *body,
-		  size_t len)
+void bridge_server_http_reply(struct http_conn *c, int status, const char *content_type,
+			      const char *body, size_t len)
 {
 	free(c->reply.body);
 	c->reply.status = status;
@@ -79,7 +80,8 @@ static int add_header(struct lws *wsi, const char *name, const char *value, unsi
 		      unsigned char *end)
 {
 	return lws_add_http_header_by_name(wsi, (const unsigned char *)name,
-					   (const unsigned char *)value, (int)strlen(value), p, end);
+					   (const unsigned char *)value, (int)strlen(value), p,
+					   end);
 }
 
 /* An SSE stream: headers without a length (chunked, so the connection
@@ -91,7 +93,8 @@ static int write_stream(struct http_conn *c)
 	struct lws *wsi = c->base.wsi;
 	if (!r->headers_sent) {
 		unsigned char buffer[LWS_PRE + 1024];
-		unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+		unsigned char *start = buffer + LWS_PRE, *p = start,
+			      *end = buffer + sizeof(buffer) - 1;
 		if (lws_add_http_header_status(wsi, 200, &p, end) ||
 		    add_header(wsi, "content-type:", "text/event-stream", &p, end) ||
 		    add_header(wsi, "cache-control:", "no-cache", &p, end) ||
@@ -133,9 +136,10 @@ int bridge_server_http_write(struct http_conn *c)
 		return 0;
 	if (!r->headers_sent) {
 		unsigned char buffer[LWS_PRE + 1024];
-		unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
-		if (lws_add_http_common_headers(wsi, (unsigned)r->status, r->content_type, r->len, &p,
-						end))
+		unsigned char *start = buffer + LWS_PRE, *p = start,
+			      *end = buffer + sizeof(buffer) - 1;
+		if (lws_add_http_common_headers(wsi, (unsigned)r->status, r->content_type, r->len,
+						&p, end))
 			return -1;
 		if (r->session_header[0] &&
 		    add_header(wsi, "mcp-session-id:", r->session_header, &p, end))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An HTTP connection's exchange: a request's state reset between
  * requests, its reply (status, type, body, a few headers) set by whichever
  * route answers, and the writing of it (or of an SSE stream of events),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/server/server.h"
 
 #include "bridge/context.h"
@@ -21,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-			  void *in, size_t len)
+static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			  size_t len)
 {
 	struct bridge_server *server = lws_context_user(lws_get_context(wsi));
 	switch (reason) {
@@ -189,8 +190,8 @@ static void set_waker_target(struct lws_context *lws)
 void bridge_server_viewer_links(const char *listen, struct bridge_viewer_links *links)
 {
 	bool unix_socket = listen[0] == '/' || strncmp(listen, "unix:", 5) == 0;
-	snprintf(links->base_url, sizeof(links->base_url), "%s%s", unix_socket ? "unix:" : "http://",
-		 listen);
+	snprintf(links->base_url, sizeof(links->base_url), "%s%s",
+		 unix_socket ? "unix:" : "http://", listen);
 	links->headroom = LWS_PRE;
 	links->wake = wake_loop;
 	links->wake_context = NULL;
@@ -227,9 +228,10 @@ int bridge_server_run(const struct bridge_server_options *options)
 		snprintf(iface, sizeof(iface), "127.0.0.1");
 	struct listen_address want;
 	if (!unix_socket && !parse_listen_address(iface, &want)) {
-		log_error("--listen '%s': give an IPv4 or IPv6 address (127.0.0.1, [::1], 0.0.0.0), "
-			  "not a name",
-			  options->listen);
+		log_error(
+			"--listen '%s': give an IPv4 or IPv6 address (127.0.0.1, [::1], 0.0.0.0), "
+			"not a name",
+			options->listen);
 		return 1;
 	}
 	if (!unix_socket && strcmp(iface, "127.0.0.1") != 0 && strcmp(iface, "::1") != 0)
@@ -245,7 +247,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 
 	/* HTTP first: it gets the vhost's own callbacks too (route_callback). */
 	static struct lws_protocols protocols[6];
-	protocols[0] = (struct lws_protocols){ .name = "http", .callback = route_callback,
+	protocols[0] = (struct lws_protocols){ .name = "http",
+					       .callback = route_callback,
 					       .per_session_data_size = sizeof(struct http_conn) };
 	protocols[1] = bridge_server_mcp_ws_protocol;
 	protocols[2] = bridge_server_viewer_protocol;
@@ -279,7 +282,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 	}
 	bridge_server_find_listener(&server, port, unix_socket ? iface : NULL);
 	char bound[INET6_ADDRSTRLEN];
-	if (!unix_socket && !listener_bound_as_asked(server.listen_fd, &want, bound, sizeof(bound))) {
+	if (!unix_socket &&
+	    !listener_bound_as_asked(server.listen_fd, &want, bound, sizeof(bound))) {
 		log_error("asked to listen on %s, the socket is bound to %s; not serving",
 			  options->listen, bound);
 		lws_context_destroy(server.lws);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lizard-bridge serve: MCP over WebSocket and Streamable HTTP on /mcp,
  * /healthz and /metrics, all on one libwebsockets context whose loop never
  * waits for a tool: calls run on the MCP worker pool and their replies come

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server's state and what every connection has, shared by the files of
  * bridge/server/; types only. Each protocol keeps its own connection
  * struct, which starts with a struct server_conn: an HTTP connection
@@ -28,7 +29,12 @@ struct outgoing {
 	struct outgoing *next;
 };
 
-enum server_conn_kind { SERVER_CONN_HTTP, SERVER_CONN_MCP_WS, SERVER_CONN_VIEWER, SERVER_CONN_NOVNC };
+enum server_conn_kind {
+	SERVER_CONN_HTTP,
+	SERVER_CONN_MCP_WS,
+	SERVER_CONN_VIEWER,
+	SERVER_CONN_NOVNC
+};
 
 /* What every connection has (the first member of each protocol's own). */
 struct server_conn {
@@ -58,8 +64,8 @@ struct peer_link {
 struct http_reply {
 	int status;
 	const char *content_type;
-	char session_header[48]; /* Mcp-Session-Id to send, or "" */
-	const char *extra_header_name;  /* e.g. "allow:" or "www-authenticate:" */
+	char session_header[48];       /* Mcp-Session-Id to send, or "" */
+	const char *extra_header_name; /* e.g. "allow:" or "www-authenticate:" */
 	const char *extra_header_value;
 	char *body; /* LWS_PRE headroom, like outgoing */
 	size_t len, sent;
@@ -68,11 +74,11 @@ struct http_reply {
 
 /* What a request on /mcp needs beyond any HTTP request (mcp_http.c). */
 struct mcp_http_request {
-	bool sse;         /* the client accepts only text/event-stream */
-	bool accepts_sse; /* text/event-stream among what it accepts */
+	bool sse;                     /* the client accepts only text/event-stream */
+	bool accepts_sse;             /* text/event-stream among what it accepts */
 	struct cJSON *progress_token; /* the request's _meta.progressToken */
-	bool streaming;   /* answering as an SSE stream (chunked) */
-	bool stream_done; /* the final event is queued */
+	bool streaming;               /* answering as an SSE stream (chunked) */
+	bool stream_done;             /* the final event is queued */
 	char session_id[40];
 	bool initializing;
 	bool awaiting_reply;

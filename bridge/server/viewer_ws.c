@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The browser viewer: GET /view/<session> serves the page (embedded in
  * the binary); the page connects to /viewer with subprotocol
  * lizard-viewer and sends {"session", "token"} as its first message, so the
@@ -47,9 +48,9 @@ struct viewer_conn {
 	 * drains the compressor from the caller's buffer before the next
 	 * writeable callback, so it is released there. */
 	struct bridge_viewer_message *written;
-	char *notice;    /* a JSON text frame to send, then maybe close */
+	char *notice; /* a JSON text frame to send, then maybe close */
 	bool close_after_notice;
-	bool leaving;    /* revoked or ended: told why, closed within 1 s */
+	bool leaving; /* revoked or ended: told why, closed within 1 s */
 	struct bridge_viewer_sink sink;
 };
 
@@ -72,13 +73,14 @@ static void join(struct viewer_conn *c, const char *text, size_t len)
 {
 	struct bridge_server *server = c->base.server;
 	cJSON *hello = cJSON_ParseWithLength(text, len);
-	const char *session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "session"));
+	const char *session = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(hello, "session"));
 	const char *token = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(hello, "token"));
 	struct error err;
-	struct bridge_session *s =
-		session && token ? bridge_registry_acquire(server->options->registry, session,
-							   &err)
-				 : NULL;
+	struct bridge_session *s = session && token
+					   ? bridge_registry_acquire(server->options->registry,
+								     session, &err)
+					   : NULL;
 	struct bridge_viewers *viewers = s ? bridge_session_viewers(s, 0, NULL, NULL) : NULL;
 	enum bridge_viewer_role role = viewers ? bridge_viewers_check(viewers, token)
 					       : BRIDGE_VIEWER_NONE;
@@ -86,8 +88,9 @@ static void join(struct viewer_conn *c, const char *text, size_t len)
 	if (role == BRIDGE_VIEWER_NONE) {
 		bridge_registry_release(server->options->registry, s);
 		log_info("refused a viewer: wrong or expired link");
-		notice(c, "{\"type\":\"error\",\"message\":\"this link is wrong or no longer "
-			  "valid\"}",
+		notice(c,
+		       "{\"type\":\"error\",\"message\":\"this link is wrong or no longer "
+		       "valid\"}",
 		       true);
 		return;
 	}
@@ -99,8 +102,8 @@ static void join(struct viewer_conn *c, const char *text, size_t len)
 	}
 	lws_set_timer_usecs(c->base.wsi, LWS_SET_TIMER_USEC_CANCEL); /* joined in time */
 	bridge_metrics_viewers(server->options->metrics, 1);
-	log_info("a %s viewer joined session %s", role == BRIDGE_VIEWER_CONTROL ? "control" : "view-only",
-		 bridge_session_id(s));
+	log_info("a %s viewer joined session %s",
+		 role == BRIDGE_VIEWER_CONTROL ? "control" : "view-only", bridge_session_id(s));
 }
 
 /* Queued without waiting: the network loop never blocks on a desktop. */
@@ -201,8 +204,9 @@ static int writeable(struct viewer_conn *c)
 				bridge_viewer_sent(c->viewer, c->sending);
 				c->sending = NULL;
 			}
-			notice(c, ended ? "{\"type\":\"status\",\"state\":\"ended\"}"
-					: "{\"type\":\"error\",\"message\":\"this link was revoked\"}",
+			notice(c,
+			       ended ? "{\"type\":\"status\",\"state\":\"ended\"}"
+				     : "{\"type\":\"error\",\"message\":\"this link was revoked\"}",
 			       true);
 			return 0;
 		}
@@ -211,10 +215,11 @@ static int writeable(struct viewer_conn *c)
 	}
 	struct bridge_viewer_message *m = c->sending;
 	size_t chunk = m->len - c->sending_offset > VIEWER_FRAGMENT ? VIEWER_FRAGMENT
-								     : m->len - c->sending_offset;
+								    : m->len - c->sending_offset;
 	bool first = c->sending_offset == 0, last = c->sending_offset + chunk == m->len;
 	int flags = lws_write_ws_flags(m->text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY, first, last);
-	if (lws_write(c->base.wsi, m->data + LWS_PRE + c->sending_offset, chunk, flags) < (int)chunk)
+	if (lws_write(c->base.wsi, m->data + LWS_PRE + c->sending_offset, chunk, flags) <
+	    (int)chunk)
 		return -1;
 	c->sending_offset += chunk;
 	if (last) {
@@ -238,7 +243,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			lws_return_http_status(wsi, 404, NULL);
 			return -1;
 		}
-		if (!bridge_server_origin_allowed(wsi) || !bridge_server_host_allowed(server, wsi)) {
+		if (!bridge_server_origin_allowed(wsi) ||
+		    !bridge_server_host_allowed(server, wsi)) {
 			lws_return_http_status(wsi, 403, NULL);
 			return -1;
 		}
@@ -285,8 +291,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 const struct lws_protocols bridge_server_viewer_protocol = {
-	.name = "lizard-viewer", .callback = callback,
-	.per_session_data_size = sizeof(struct viewer_conn), .rx_buffer_size = 4096,
+	.name = "lizard-viewer",
+	.callback = callback,
+	.per_session_data_size = sizeof(struct viewer_conn),
+	.rx_buffer_size = 4096,
 };
 
 void bridge_server_viewer_wake_all(struct bridge_server *server)
@@ -295,9 +303,11 @@ void bridge_server_viewer_wake_all(struct bridge_server *server)
 		if (base->kind != SERVER_CONN_VIEWER || base->kicked)
 			continue;
 		struct viewer_conn *c = (struct viewer_conn *)base;
-		if (c->viewer && !c->leaving && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
+		if (c->viewer && !c->leaving &&
+		    bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_NONE) {
 			if (lws_send_pipe_choked(base->wsi)) {
-				bridge_server_conn_kill(base, "viewer link revoked or session ended");
+				bridge_server_conn_kill(base,
+							"viewer link revoked or session ended");
 				continue;
 			}
 			/* It is told why first, if that goes out within a second. */

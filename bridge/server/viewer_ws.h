@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The browser viewer (see viewer_ws.c): its page and its WebSocket. */
 #ifndef LIZARD_BRIDGE_SERVER_VIEWER_WS_H
 #define LIZARD_BRIDGE_SERVER_VIEWER_WS_H

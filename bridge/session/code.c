@@ -170,8 +170,8 @@ static struct sandbox *session_sandbox(struct bridge_session *s)
 	return sandbox;
 }
 
-static enum bridge_session_state session_state(struct bridge_session *s, bool *paused,
-					       char *why, size_t size)
+static enum bridge_session_state session_state(struct bridge_session *s, bool *paused, char *why,
+					       size_t size)
 {
 	pthread_mutex_lock(&s->lock);
 	enum bridge_session_state state = s->state;
@@ -273,15 +273,16 @@ static bool open_kernel_sockets(struct sandbox *sandbox, struct code_context *x,
 		if (!sandbox_process_running(&x->process)) {
 			char tail[256];
 			sandbox_last_log_line(sandbox, tail, sizeof(tail));
-			return error_set(err, 0,
-					 "the Python kernel exited as it started (status %d)%s%s; is "
-					 "python3-ipykernel installed?",
-					 WIFEXITED(x->process.status) ? WEXITSTATUS(x->process.status)
-								      : -1,
-					 tail[0] ? ": " : "", tail);
+			return error_set(
+				err, 0,
+				"the Python kernel exited as it started (status %d)%s%s; is "
+				"python3-ipykernel installed?",
+				WIFEXITED(x->process.status) ? WEXITSTATUS(x->process.status) : -1,
+				tail[0] ? ": " : "", tail);
 		}
 		if (clock_monotonic_ms() > deadline)
-			return error_set(err, ETIMEDOUT, "the Python kernel did not open its sockets");
+			return error_set(err, ETIMEDOUT,
+					 "the Python kernel did not open its sockets");
 		usleep(10000);
 	}
 	for (int i = 0; i < 5; i++) {
@@ -302,11 +303,22 @@ static bool start_kernel(struct bridge_session *s, struct sandbox *sandbox, stru
 	if (!kernel_key_generate(&key, err) ||
 	    !write_connection_file(sandbox, x, &key, connection, sizeof(connection), err))
 		goto fail;
-	const char *argv[] = { "/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connection,
-			       "--HistoryManager.enabled=False", NULL };
+	const char *argv[] = { "/usr/bin/python3",
+			       "-m",
+			       "ipykernel_launcher",
+			       "-f",
+			       connection,
+			       "--HistoryManager.enabled=False",
+			       NULL };
 	struct sandbox_command command = {
-		.name = "ipykernel", .argv = argv, .cwd = x->cwd, .user = SANDBOX_AS_USER,
-		.own_process_tree = true, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+		.name = "ipykernel",
+		.argv = argv,
+		.cwd = x->cwd,
+		.user = SANDBOX_AS_USER,
+		.own_process_tree = true,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
 		.fd3 = -1,
 	};
 	if (!sandbox_spawn(sandbox, &command, &x->process, err))
@@ -356,8 +368,9 @@ bool bridge_code_context_create(struct bridge_session *s, const char *language, 
 	if (!sandbox)
 		return false;
 	if (cwd && (cwd[0] != '/' || strlen(cwd) >= sizeof(((struct code_context *)0)->cwd)))
-		return error_set(err, 0, "cwd must be an absolute path inside the sandbox, under "
-					 "512 bytes");
+		return error_set(err, 0,
+				 "cwd must be an absolute path inside the sandbox, under "
+				 "512 bytes");
 	struct code_context *x = calloc(1, sizeof(*x));
 	if (!x)
 		return error_set(err, ENOMEM, "a code context");
@@ -480,8 +493,8 @@ static void give_turn(struct code_context *x)
 	pthread_mutex_unlock(&x->lock);
 }
 
-static bool restart_kernel(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x,
-			   struct error *err)
+static bool restart_kernel(struct bridge_session *s, struct sandbox *sandbox,
+			   struct code_context *x, struct error *err)
 {
 	stop_kernel(x, sandbox);
 	return start_kernel(s, sandbox, x, err);
@@ -540,8 +553,12 @@ static const char restore_env_code[] =
 static bool run_silent(struct code_context *x, const char *code, int cancel_fd, struct error *err)
 {
 	struct kernel_execute_options o = {
-		.code = code, .timeout_ms = 10000, .grace_ms = INTERRUPT_GRACE_MS,
-		.limits = &bridge_code_limits, .cancel_fd = cancel_fd, .silent = true,
+		.code = code,
+		.timeout_ms = 10000,
+		.grace_ms = INTERRUPT_GRACE_MS,
+		.limits = &bridge_code_limits,
+		.cancel_fd = cancel_fd,
+		.silent = true,
 	};
 	struct kernel_execution e;
 	if (!kernel_execute(x->client, &o, &e, err))
@@ -615,10 +632,14 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 	}
 	uint64_t ooms = oom_kills(s);
 	struct kernel_execute_options o = {
-		.code = request->code, .timeout_ms = request->timeout_ms,
-		.grace_ms = INTERRUPT_GRACE_MS, .limits = &bridge_code_limits,
-		.cancel_fd = c->cancel_fd, .should_stop = request->should_stop,
-		.on_stream = request->on_output, .opaque = request->opaque,
+		.code = request->code,
+		.timeout_ms = request->timeout_ms,
+		.grace_ms = INTERRUPT_GRACE_MS,
+		.limits = &bridge_code_limits,
+		.cancel_fd = c->cancel_fd,
+		.should_stop = request->should_stop,
+		.on_stream = request->on_output,
+		.opaque = request->opaque,
 	};
 	struct kernel_execution *e = &result->execution;
 	if (!kernel_execute(x->client, &o, e, err))
@@ -678,8 +699,8 @@ static void process_output(void *opaque, enum sandbox_stream stream, const char 
 {
 	struct process_stream *p = opaque;
 	const char *name = stream == SANDBOX_STDOUT ? "stdout" : "stderr";
-	struct kernel_log *log =
-		stream == SANDBOX_STDOUT ? &p->result->execution.out : &p->result->execution.err;
+	struct kernel_log *log = stream == SANDBOX_STDOUT ? &p->result->execution.out
+							  : &p->result->execution.err;
 	kernel_log_append(log, &bridge_code_limits, data, len);
 	if (p->request->on_output)
 		p->request->on_output(p->request->opaque, name, data, len);
@@ -703,12 +724,16 @@ static bool run_process(struct bridge_session *s, struct sandbox *sandbox, enum 
 				 "%s code is passed as one argument, at most %d KiB; write a "
 				 "longer program to a file and run that",
 				 language_names[lang], PROCESS_CODE_MAX / 1024);
-	const char *argv[] = { lang == CODE_BASH ? "bash" : "node",
-			       lang == CODE_BASH ? "-c" : "-e", request->code, NULL };
+	const char *argv[] = { lang == CODE_BASH ? "bash" : "node", lang == CODE_BASH ? "-c" : "-e",
+			       request->code, NULL };
 	struct process_stream stream = { request, result, s };
 	struct sandbox_run run = {
-		.command = { .name = language_names[lang], .argv = argv, .envs = request->envs,
-			     .cwd = cwd, .user = SANDBOX_AS_USER, .own_process_tree = true },
+		.command = { .name = language_names[lang],
+			     .argv = argv,
+			     .envs = request->envs,
+			     .cwd = cwd,
+			     .user = SANDBOX_AS_USER,
+			     .own_process_tree = true },
 		.timeout_ms = request->timeout_ms > 0x7fffffff ? 0x7fffffff
 							       : (int)request->timeout_ms,
 		.max_output = 64 * 1024,

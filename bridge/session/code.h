@@ -50,8 +50,7 @@ struct cJSON *bridge_code_contexts_describe(struct bridge_session *session);
 /* Fresh state, same id: waits for a running call's turn. */
 bool bridge_code_context_restart(struct bridge_session *session, const char *id,
 				 struct bridge_code_context_info *info, struct error *err);
-bool bridge_code_context_remove(struct bridge_session *session, const char *id,
-				struct error *err);
+bool bridge_code_context_remove(struct bridge_session *session, const char *id, struct error *err);
 
 /* The Python context run_code uses without one, started on first use:
  * templates with a warm kernel call this at start. */
@@ -59,8 +58,8 @@ bool bridge_code_start_default(struct bridge_session *session, struct error *err
 
 struct bridge_code_request {
 	const char *code;
-	const char *language; /* NULL with a context; else python, bash or javascript */
-	const char *context;  /* NULL: the default (python) or a fresh process */
+	const char *language;    /* NULL with a context; else python, bash or javascript */
+	const char *context;     /* NULL: the default (python) or a fresh process */
 	const char *const *envs; /* NAME=value for this call only; may be NULL */
 	int64_t timeout_ms;
 	/* Each stdout or stderr chunk as it comes; may be NULL. */
@@ -73,7 +72,7 @@ struct bridge_code_request {
 
 struct bridge_code_result {
 	struct kernel_execution execution; /* logs, results, error, count */
-	char context[BRIDGE_CODE_ID_MAX]; /* "" for a fresh process */
+	char context[BRIDGE_CODE_ID_MAX];  /* "" for a fresh process */
 	char language[16];
 	bool has_exit_code; /* bash and javascript */
 	int exit_code;

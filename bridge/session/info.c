@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session_info (see info.h). */
 #include "bridge/session/info.h"
 
@@ -55,11 +56,13 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	bool paused = s->paused && s->state == BRIDGE_READY;
 	cJSON_AddStringToObject(info, "state",
 				paused ? "paused" : bridge_session_state_name(s->state));
-	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING || s->state == BRIDGE_ENDED)
+	if (s->state == BRIDGE_FAILED || s->state == BRIDGE_RECONNECTING ||
+	    s->state == BRIDGE_ENDED)
 		cJSON_AddStringToObject(info, "reason", s->failure);
 	cJSON_AddNumberToObject(info, "timeout_ms", (double)s->timeout_ms);
 	if (s->deadline_ms > 0) {
-		int64_t left = s->deadline_ms - (s->paused ? s->paused_at_ms : clock_monotonic_ms());
+		int64_t left = s->deadline_ms -
+			       (s->paused ? s->paused_at_ms : clock_monotonic_ms());
 		add_time(info, "deadline", time(NULL) + (time_t)(left > 0 ? left / 1000 : 0));
 		cJSON_AddNumberToObject(info, "remaining_ms", (double)(left > 0 ? left : 0));
 	} else {
@@ -75,14 +78,15 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	if (sandbox) {
 		cJSON_AddBoolToObject(isolation, "isolated", sandbox_isolated(sandbox));
 		cJSON_AddBoolToObject(isolation, "network", sandbox_has_network(sandbox));
-		cJSON_AddStringToObject(isolation, "isolation", sandbox_describe_isolation(sandbox));
+		cJSON_AddStringToObject(isolation, "isolation",
+					sandbox_describe_isolation(sandbox));
 	} else {
 		cJSON_AddBoolToObject(isolation, "isolated", false);
-		cJSON_AddStringToObject(isolation, "isolation",
-					s->kind == BRIDGE_ATTACHED
-						? "none: an attached VNC server the bridge does not run"
-						: "none yet: the session has not started");
+		cJSON_AddStringToObject(
+			isolation, "isolation",
+			s->kind == BRIDGE_ATTACHED
+				? "none: an attached VNC server the bridge does not run"
+				: "none yet: the session has not started");
 	}
 	return info;
 }
-

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session_info: what a client is told about a session. */
 #ifndef LIZARD_BRIDGE_SESSION_INFO_H
 #define LIZARD_BRIDGE_SESSION_INFO_H

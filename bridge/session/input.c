@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input to a session's desktop (see input.h): batches go through the
  * session's VNC connection, pauses wait here, and what a stopped action
  * left held is released. */
@@ -18,8 +19,8 @@
 #define MAX_KEYS_DOWN 64
 
 /* Waits out a pause; false when the action must stop (ended or cancelled). */
-static bool pause_input(struct bridge_session *s, int ms, const struct bridge_input_control *control,
-			size_t sent, size_t total)
+static bool pause_input(struct bridge_session *s, int ms,
+			const struct bridge_input_control *control, size_t sent, size_t total)
 {
 	int64_t until = clock_monotonic_ms() + ms;
 	for (;;) {
@@ -71,8 +72,9 @@ static void release_held_input(struct bridge_session *s, const struct vnc_input_
 							 .keysym = down[--down_count] };
 	int base = bridge_session_buttons_held(s);
 	if (pointer && pointer->buttons != base)
-		release[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = pointer->x,
-							 .y = pointer->y, .buttons = base };
+		release[n++] = (struct vnc_input_event){
+			.type = VNC_INPUT_POINTER, .x = pointer->x, .y = pointer->y, .buttons = base
+		};
 	struct error err;
 	if (n == 0 || !bridge_session_usable(s, &err))
 		return;
@@ -83,20 +85,22 @@ static void release_held_input(struct bridge_session *s, const struct vnc_input_
 }
 
 bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_event *events,
-			       size_t count, const struct bridge_input_control *control, struct error *err)
+			       size_t count, const struct bridge_input_control *control,
+			       struct error *err)
 {
 	if (!bridge_session_usable(s, err))
 		return false;
 	size_t i = 0;
 	while (i < count) {
-		bool cancelled = control && control->cancelled && control->cancelled(control->context);
+		bool cancelled = control && control->cancelled &&
+				 control->cancelled(control->context);
 		if (cancelled || (bridge_session_state(s) == BRIDGE_ENDED)) {
 			if (cancelled)
-				error_set(err, 0, "the call was cancelled after %zu of %zu events", i,
-					 count);
+				error_set(err, 0, "the call was cancelled after %zu of %zu events",
+					  i, count);
 			else
 				error_set(err, 0, "session %s was ended while the action ran",
-					 s->id);
+					  s->id);
 			release_held_input(s, events, i);
 			return false;
 		}
@@ -108,7 +112,8 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 			continue;
 		}
 		size_t end = i;
-		while (end < count && end - i < BRIDGE_INPUT_BATCH && events[end].type != VNC_INPUT_PAUSE)
+		while (end < count && end - i < BRIDGE_INPUT_BATCH &&
+		       events[end].type != VNC_INPUT_PAUSE)
 			end++;
 		pthread_rwlock_rdlock(&s->conn_lock);
 		bool ok = vnc_conn_send_input(s->conn, events + i, end - i, err);
@@ -116,7 +121,7 @@ bool bridge_session_send_input(struct bridge_session *s, const struct vnc_input_
 		if (!ok) {
 			if ((bridge_session_state(s) == BRIDGE_ENDED))
 				error_set(err, 0, "session %s was ended while the action ran",
-					 s->id);
+					  s->id);
 			return false;
 		}
 		i = end;
@@ -181,4 +186,3 @@ void bridge_session_set_buttons_held(struct bridge_session *s, int buttons)
 	s->buttons_held = buttons;
 	pthread_mutex_unlock(&s->lock);
 }
-

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input to a session's desktop: events in order and in batches, waits
  * between them, cut text, and the buttons mouse_down left held. What a
  * stopped action left held is always released. */
@@ -26,18 +27,18 @@ struct bridge_input_control {
  * the sent events left held are then released, and err says why. Each
  * batch goes out within VNC_INPUT_TIMEOUT_MS or the call fails. */
 #define BRIDGE_INPUT_BATCH 64
-bool bridge_session_send_input(struct bridge_session *session,
-			       const struct vnc_input_event *events, size_t count,
-			       const struct bridge_input_control *control, struct error *err);
+bool bridge_session_send_input(struct bridge_session *session, const struct vnc_input_event *events,
+			       size_t count, const struct bridge_input_control *control,
+			       struct error *err);
 /* Queues events (no pauses) and returns at once: for the network loop. */
-bool bridge_session_post_input(struct bridge_session *session,
-			       const struct vnc_input_event *events, size_t count, struct error *err);
-bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, struct error *err);
+bool bridge_session_post_input(struct bridge_session *session, const struct vnc_input_event *events,
+			       size_t count, struct error *err);
+bool bridge_session_send_cut_text(struct bridge_session *session, const char *latin1, size_t len,
+				  struct error *err);
 /* Queues cut text after the input queued before it, without waiting: for
  * the network loop. */
-bool bridge_session_post_cut_text(struct bridge_session *session, const char *latin1,
-				  size_t len, struct error *err);
+bool bridge_session_post_cut_text(struct bridge_session *session, const char *latin1, size_t len,
+				  struct error *err);
 /* The server's latest clipboard text (UTF-8, caller frees) or NULL. */
 char *bridge_session_cut_text(struct bridge_session *session);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/session/registry.h"
 
 #include "bridge/session/session.h"
@@ -28,8 +29,8 @@ struct bridge_registry {
 	struct bridge_session *sessions[BRIDGE_MAX_SESSIONS];
 	size_t count;
 	struct release *releases; /* references to drop on the reaper */
-	bool stopping;   /* the reaper ends */
-	bool shut_down;  /* no session may be added or acquired any more */
+	bool stopping;            /* the reaper ends */
+	bool shut_down;           /* no session may be added or acquired any more */
 	pthread_t reaper;
 };
 
@@ -187,7 +188,7 @@ bool bridge_registry_add(struct bridge_registry *r, struct bridge_session *s, st
 		error_set(err, 0, "the bridge is shutting down");
 	else if (!ok)
 		error_set(err, 0, "the bridge already holds %d sessions; kill one first",
-			 BRIDGE_MAX_SESSIONS);
+			  BRIDGE_MAX_SESSIONS);
 	return ok;
 }
 
@@ -233,14 +234,15 @@ struct bridge_session *bridge_registry_acquire(struct bridge_registry *r, const 
 		error_set(err, 0, "there is no session; create one with create_session");
 	else if (id)
 		error_set(err, 0, "no session '%s'; the sessions are: %s",
-			 utf8_excerpt(shown, sizeof(shown), id), known);
+			  utf8_excerpt(shown, sizeof(shown), id), known);
 	else
-		error_set(err, 0, "there are %zu sessions; say which with \"session\": %s",
-			 count, known);
+		error_set(err, 0, "there are %zu sessions; say which with \"session\": %s", count,
+			  known);
 	return NULL;
 }
 
-bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char *why, struct error *err)
+bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char *why,
+			  struct error *err)
 {
 	char known[512];
 	pthread_mutex_lock(&r->lock);
@@ -256,7 +258,7 @@ bool bridge_registry_kill(struct bridge_registry *r, const char *id, const char 
 	if (!s) {
 		char shown[65];
 		error_set(err, 0, "no session '%s'; the sessions are: %s",
-			 utf8_excerpt(shown, sizeof(shown), id), known[0] ? known : "(none)");
+			  utf8_excerpt(shown, sizeof(shown), id), known[0] ? known : "(none)");
 		return false;
 	}
 	bridge_session_end(s, why);

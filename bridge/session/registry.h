@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sessions a bridge holds, by id, and their deadlines: a reaper thread
  * ends each session when its time is up. */
 #ifndef LIZARD_BRIDGE_REGISTRY_H
@@ -50,7 +51,8 @@ size_t bridge_registry_snapshot(struct bridge_registry *registry, struct bridge_
  * alive without a reference, and the caller never ends up destroying one);
  * fn must be quick and must not call the registry. */
 void bridge_registry_visit(struct bridge_registry *registry,
-			   void (*fn)(struct bridge_session *session, void *context), void *context);
+			   void (*fn)(struct bridge_session *session, void *context),
+			   void *context);
 void bridge_registry_count_states(struct bridge_registry *registry, int counts[5]);
 /* The lane id (a session's id) for ordering calls; false when unknown. */
 bool bridge_registry_lane(struct bridge_registry *registry, const char *id, char *lane,

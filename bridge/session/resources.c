@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local session's resources: the usage and limits session_info reports,
  * and pause/resume with the cgroup freezer (the deadline stands still and
  * the VNC connection stops reading while the desktop is frozen). */
@@ -53,7 +54,8 @@ void bridge_session_describe_resources(struct bridge_session *s, cJSON *info)
 	if (usage.cpu_usec != SANDBOX_USAGE_UNKNOWN)
 		cJSON_AddNumberToObject(used, "cpu_seconds", usage.cpu_usec / 1e6);
 	if (usage.cpu_throttled_usec != SANDBOX_USAGE_UNKNOWN)
-		cJSON_AddNumberToObject(used, "cpu_throttled_seconds", usage.cpu_throttled_usec / 1e6);
+		cJSON_AddNumberToObject(used, "cpu_throttled_seconds",
+					usage.cpu_throttled_usec / 1e6);
 	add_count(used, "memory_bytes", usage.memory_bytes);
 	add_count(used, "memory_peak_bytes", usage.memory_peak_bytes);
 	add_count(used, "processes", usage.processes);
@@ -75,8 +77,10 @@ bool bridge_session_usage(struct bridge_session *s, struct bridge_session_usage 
 		return false;
 	/* The cgroup's unknown is the same UINT64_MAX as ours. */
 	*usage = (struct bridge_session_usage){
-		.cpu_usec = cgroup.cpu_usec, .memory_bytes = cgroup.memory_bytes,
-		.memory_peak_bytes = cgroup.memory_peak_bytes, .processes = cgroup.processes,
+		.cpu_usec = cgroup.cpu_usec,
+		.memory_bytes = cgroup.memory_bytes,
+		.memory_peak_bytes = cgroup.memory_peak_bytes,
+		.processes = cgroup.processes,
 		.oom_kills = cgroup.oom_kills,
 	};
 	return true;
@@ -90,17 +94,19 @@ static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool check_pausable(struct bridge_session *s, bool want_paused, struct error *err)
 {
 	if (s->kind == BRIDGE_ATTACHED) {
-		error_set(err, 0,
-			 "session %s is attached to a VNC server the bridge does not run; only "
-			 "local sessions (templates desktop, bare, base, interpreter) can be paused",
-			 s->id);
+		error_set(
+			err, 0,
+			"session %s is attached to a VNC server the bridge does not run; only "
+			"local sessions (templates desktop, bare, base, interpreter) can be paused",
+			s->id);
 		return false;
 	}
 	if (!s->cgroup) {
-		error_set(err, 0,
-			 "session %s has no cgroup to freeze: it was created without a size because "
-			 "this daemon cannot create cgroups (see its start log)",
-			 s->id);
+		error_set(
+			err, 0,
+			"session %s has no cgroup to freeze: it was created without a size because "
+			"this daemon cannot create cgroups (see its start log)",
+			s->id);
 		return false;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -109,13 +115,14 @@ static bool check_pausable(struct bridge_session *s, bool want_paused, struct er
 	pthread_mutex_unlock(&s->lock);
 	if (state != BRIDGE_READY) {
 		error_set(err, 0, "session %s is %s, not ready", s->id,
-			 bridge_session_state_name(state));
+			  bridge_session_state_name(state));
 		return false;
 	}
 	if (paused == want_paused) {
-		error_set(err, 0, want_paused ? "session %s is already paused"
-						    : "session %s is not paused; it is running",
-			 s->id);
+		error_set(err, 0,
+			  want_paused ? "session %s is already paused"
+				      : "session %s is not paused; it is running",
+			  s->id);
 		return false;
 	}
 	return true;

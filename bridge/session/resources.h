@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A local session's resources: its cgroup's pause and resume, what it
  * uses, and the "resources" part of session_info. */
 #ifndef LIZARD_BRIDGE_SESSION_RESOURCES_H
@@ -22,11 +23,11 @@ bool bridge_session_paused(struct bridge_session *session);
  * tell); false when it has none. */
 #define BRIDGE_USAGE_UNKNOWN UINT64_MAX
 struct bridge_session_usage {
-	uint64_t cpu_usec;          /* CPU time of all its processes, ever */
-	uint64_t memory_bytes;      /* now, page cache included */
+	uint64_t cpu_usec;     /* CPU time of all its processes, ever */
+	uint64_t memory_bytes; /* now, page cache included */
 	uint64_t memory_peak_bytes;
-	uint64_t processes;         /* now, not threads */
-	uint64_t oom_kills;         /* processes the kernel killed for memory */
+	uint64_t processes; /* now, not threads */
+	uint64_t oom_kills; /* processes the kernel killed for memory */
 };
 bool bridge_session_usage(struct bridge_session *session, struct bridge_session_usage *usage);
 

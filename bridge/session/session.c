@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
 #include "bridge/session/code.h"
@@ -202,9 +203,8 @@ static void *supervise(void *arg)
 			sleep_unless_ended(s, pause);
 			if (ended(s))
 				break;
-			struct vnc_conn *fresh =
-				vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S,
-					      &s->ending, &err);
+			struct vnc_conn *fresh = vnc_conn_open(&s->target, s->fb, CONNECT_TIMEOUT_S,
+							       &s->ending, &err);
 			if (fresh) {
 				listen_to_clipboard(s, fresh);
 				pthread_rwlock_wrlock(&s->conn_lock);
@@ -260,9 +260,12 @@ static void *watch_local(void *arg)
 static bool start_local(struct bridge_session *s, struct error *err)
 {
 	struct sandbox_desktop_options options = {
-		.width = s->width, .height = s->height, .window_manager = s->kind == BRIDGE_DESKTOP,
+		.width = s->width,
+		.height = s->height,
+		.window_manager = s->kind == BRIDGE_DESKTOP,
 		.no_x_server = !bridge_session_has_screen(s),
-		.network = s->network, .envs = (const char *const *)s->envs,
+		.network = s->network,
+		.envs = (const char *const *)s->envs,
 		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
 		.uid_range = &s->uid_range,
 	};
@@ -291,7 +294,7 @@ static bool start_local(struct bridge_session *s, struct error *err)
 		s->cgroup = sandbox_cgroup_create(s->cgroup_root, s->id, &s->limits, &failed);
 		if (!s->cgroup) {
 			error_set(err, 0, "cannot limit the session to size %s: %s", s->size_name,
-				 failed.message);
+				  failed.message);
 			return false;
 		}
 		options.cgroup = s->cgroup;
@@ -326,7 +329,8 @@ static bool start_local(struct bridge_session *s, struct error *err)
 	/* X starts the pointer in the middle of the screen. Saying so makes
 	 * our idea of it right, and keeps Xvnc from painting its own pointer
 	 * into the picture (it does while its pointer and our last one differ). */
-	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER, .x = s->width / 2,
+	struct vnc_input_event centre = { .type = VNC_INPUT_POINTER,
+					  .x = s->width / 2,
 					  .y = s->height / 2 };
 	return vnc_conn_send_input(s->conn, &centre, 1, err);
 }
@@ -559,9 +563,9 @@ bool bridge_session_usable(struct bridge_session *s, struct error *err)
 	case BRIDGE_READY:
 		if (paused) {
 			error_set(err, 0,
-				 "session %s is paused: its processes are frozen; resume_session "
-				 "first (screenshot shows the last frame meanwhile)",
-				 s->id);
+				  "session %s is paused: its processes are frozen; resume_session "
+				  "first (screenshot shows the last frame meanwhile)",
+				  s->id);
 			return false;
 		}
 		break;
@@ -569,14 +573,13 @@ bool bridge_session_usable(struct bridge_session *s, struct error *err)
 		error_set(err, 0, "session %s has ended (%s)", s->id, failure);
 		return false;
 	case BRIDGE_STARTING:
-		error_set(err, 0, "session %s is still starting; try again in a moment",
-			 s->id);
+		error_set(err, 0, "session %s is still starting; try again in a moment", s->id);
 		return false;
 	case BRIDGE_RECONNECTING:
 		error_set(err, 0,
-			 "session %s lost its VNC server (%s) and is reconnecting; try again "
-			 "shortly",
-			 s->id, failure);
+			  "session %s lost its VNC server (%s) and is reconnecting; try again "
+			  "shortly",
+			  s->id, failure);
 		return false;
 	case BRIDGE_FAILED:
 		error_set(err, 0, "session %s failed: %s", s->id, failure);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session is one desktop the bridge drives: a local desktop it started
  * (template "desktop" with openbox, or "bare") or an attached VNC server,
  * with its live framebuffer and VNC connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session's state, shared by the files of bridge/session/ (lifetime,
  * input, resources, session_info); types only, not public. */
 #ifndef LIZARD_BRIDGE_SESSION_STATE_H

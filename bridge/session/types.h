@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The types a session's callers and its own files share: its kind, its
  * state and how it is asked for. Types only. */
 #ifndef LIZARD_BRIDGE_SESSION_TYPES_H

@@ -21,10 +21,14 @@
 static const struct {
 	const char *mime, *name;
 } forms[] = {
-	{ "text/plain", "text" },	 { "text/html", "html" },
-	{ "text/markdown", "markdown" }, { "image/svg+xml", "svg" },
-	{ "image/png", "png" },		 { "image/jpeg", "jpeg" },
-	{ "application/json", "json" },	 { "text/latex", "latex" },
+	{ "text/plain", "text" },
+	{ "text/html", "html" },
+	{ "text/markdown", "markdown" },
+	{ "image/svg+xml", "svg" },
+	{ "image/png", "png" },
+	{ "image/jpeg", "jpeg" },
+	{ "application/json", "json" },
+	{ "text/latex", "latex" },
 	{ "application/javascript", "javascript" },
 };
 
@@ -43,18 +47,17 @@ static cJSON *form_value(const cJSON *value, bool keep_json)
 		return cJSON_Duplicate(value, true);
 	size_t length = 0;
 	const cJSON *line;
-	cJSON_ArrayForEach(line, value)
-		if (cJSON_IsString(line))
-			length += strlen(line->valuestring);
+	cJSON_ArrayForEach(line, value) if (cJSON_IsString(line))
+		length += strlen(line->valuestring);
 	char *joined = malloc(length + 1), *p = joined;
 	if (!joined)
 		return NULL;
-	cJSON_ArrayForEach(line, value)
-		if (cJSON_IsString(line)) {
-			size_t n = strlen(line->valuestring);
-			memcpy(p, line->valuestring, n);
-			p += n;
-		}
+	cJSON_ArrayForEach(line, value) if (cJSON_IsString(line))
+	{
+		size_t n = strlen(line->valuestring);
+		memcpy(p, line->valuestring, n);
+		p += n;
+	}
 	*p = '\0';
 	cJSON *out = cJSON_CreateString(joined);
 	free(joined);
@@ -165,7 +168,8 @@ static cJSON *run_json(struct mcp_call *call, const struct bridge_code_result *r
 		cJSON_AddNumberToObject(truncated, "result_bytes", (double)e->omitted_bytes);
 		cJSON_AddBoolToObject(truncated, "output_lost", e->output_lost);
 	}
-	cJSON_AddNumberToObject(out, "duration_ms", (double)(e->elapsed_ms > 0 ? e->elapsed_ms : 0));
+	cJSON_AddNumberToObject(out, "duration_ms",
+				(double)(e->elapsed_ms > 0 ? e->elapsed_ms : 0));
 	return out;
 }
 
@@ -184,7 +188,8 @@ static cJSON *shown_json(const cJSON *out)
 			if (!cJSON_IsString(data))
 				continue;
 			char said[120];
-			snprintf(said, sizeof(said), "(%zu bytes of base64: image %d of the content)",
+			snprintf(said, sizeof(said),
+				 "(%zu bytes of base64: image %d of the content)",
 				 strlen(data->valuestring), ++n);
 			cJSON_ReplaceItemViaPointer(item, data, cJSON_CreateString(said));
 		}

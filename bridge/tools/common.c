@@ -70,8 +70,8 @@ bool tools_check_point(struct bridge_session *s, struct mcp_call *call, int x, i
 	return true;
 }
 
-bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
-		 bool required, int *native_x, int *native_y)
+bool tools_point(struct bridge_session *s, struct mcp_call *call, const cJSON *args, bool required,
+		 int *native_x, int *native_y)
 {
 	const cJSON *jx = cJSON_GetObjectItemCaseSensitive(args, "x");
 	const cJSON *jy = cJSON_GetObjectItemCaseSensitive(args, "y");
@@ -133,13 +133,13 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 	bool unchanged = false;
 	int64_t started = clock_monotonic_ms();
 	if (!vnc_capture_base64(bridge_session_framebuffer(s),
-				whole_png ? bridge_session_capture_cache(s) : NULL, &request, &image,
-				&unchanged, &err)) {
+				whole_png ? bridge_session_capture_cache(s) : NULL, &request,
+				&image, &unchanged, &err)) {
 		mcp_call_fail(call, "%s", err.message);
 		return false;
 	}
-	bool ok = mcp_call_image_blob(call, image, request.format == VNC_FORMAT_JPEG ?
-							   "image/jpeg" : "image/png");
+	bool ok = mcp_call_image_blob(
+		call, image, request.format == VNC_FORMAT_JPEG ? "image/jpeg" : "image/png");
 	log_debug("screenshot %dx%d: %zu base64 characters in %lld ms%s", request.width,
 		  request.height, image->len, (long long)(clock_monotonic_ms() - started),
 		  unchanged ? " (unchanged)" : "");
@@ -157,8 +157,9 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 			      "this image are not screen coordinates: image point (u, v) is screen "
 			      "point (%d + u * %.4f, %d + v * %.4f). Pointer at (%d, %d).",
 			      region[0], region[1], region[2], region[3], request.width,
-			      request.height, region[0], (double)(region[2] - region[0]) / request.width,
-			      region[1], (double)(region[3] - region[1]) / request.height, ax, ay);
+			      request.height, region[0],
+			      (double)(region[2] - region[0]) / request.width, region[1],
+			      (double)(region[3] - region[1]) / request.height, ax, ay);
 	else if (space.scaled)
 		mcp_call_text(call,
 			      "Screenshot %dx%d. The %dx%d screen is shown scaled by %.4f; give "
@@ -183,8 +184,12 @@ bool tools_add_screenshot(struct bridge_session *s, struct mcp_call *call, const
 void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
 		      struct mcp_call *call, double total, const char *unit)
 {
-	*steps = (struct tools_steps){ .session = session, .call = call, .total = total,
-				       .unit = unit, .sent = -1, .started_ms = clock_monotonic_ms() };
+	*steps = (struct tools_steps){ .session = session,
+				       .call = call,
+				       .total = total,
+				       .unit = unit,
+				       .sent = -1,
+				       .started_ms = clock_monotonic_ms() };
 	/* The first notification comes one spacing in: quick calls send none. */
 	steps->sent_ms = steps->started_ms;
 }
@@ -229,14 +234,13 @@ static int slice_ms(int64_t give_up)
 	return left <= 0 ? 0 : left < STEP_SLICE_MS ? (int)left : STEP_SLICE_MS;
 }
 
-bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
-			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb, int64_t since_ms,
+			   int quiet_ms, int timeout_ms, int64_t started_ms,
 			   enum vnc_wait_result *result)
 {
 	int64_t give_up = clock_monotonic_ms() + timeout_ms;
 	for (;;) {
-		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms,
-						       slice_ms(give_up));
+		*result = vnc_framebuffer_wait_settled(fb, since_ms, quiet_ms, slice_ms(give_up));
 		if (*result != VNC_WAIT_TIMEOUT || clock_monotonic_ms() >= give_up)
 			return true;
 		if (!tools_step(steps, (double)(clock_monotonic_ms() - started_ms)))
@@ -268,7 +272,8 @@ void tools_finish_action(struct bridge_session *s, struct mcp_call *call, const 
 		return;
 	}
 	if (tools_add_screenshot(s, call, NULL, "png", 0, true) && r == VNC_WAIT_TIMEOUT)
-		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+		mcp_call_text(call, "The screen was still changing after %d ms.",
+			      SETTLE_TIMEOUT_MS);
 }
 
 void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const cJSON *args,
@@ -296,12 +301,12 @@ void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const c
 	 * and its next stage comes at a like pace: the quiet window grows
 	 * with the time to first drawing. */
 	long long quiet = after / 4;
-	int quiet_ms = quiet < SETTLE_QUIET_MS ? SETTLE_QUIET_MS
-		       : quiet > START_QUIET_MAX_MS ? START_QUIET_MAX_MS : (int)quiet;
+	int quiet_ms = quiet < SETTLE_QUIET_MS      ? SETTLE_QUIET_MS
+		       : quiet > START_QUIET_MAX_MS ? START_QUIET_MAX_MS
+						    : (int)quiet;
 	enum vnc_wait_result settled = VNC_WAIT_OK;
-	if (drawn == VNC_WAIT_OK &&
-	    !tools_settle_in_steps(&steps, fb, drawn_ms, quiet_ms, SETTLE_TIMEOUT_MS, started_ms,
-				   &settled))
+	if (drawn == VNC_WAIT_OK && !tools_settle_in_steps(&steps, fb, drawn_ms, quiet_ms,
+							   SETTLE_TIMEOUT_MS, started_ms, &settled))
 		return;
 	if (drawn == VNC_WAIT_CLOSED || settled == VNC_WAIT_CLOSED) {
 		fail_closed(s, call);
@@ -315,8 +320,9 @@ void tools_finish_start(struct bridge_session *s, struct mcp_call *call, const c
 			      "the program drew anything.",
 			      draw_timeout_ms / 1000);
 	else if (settled == VNC_WAIT_TIMEOUT)
-		mcp_call_text(call, "The screen changed after %lld ms and was still changing %d ms "
-				    "later.",
+		mcp_call_text(call,
+			      "The screen changed after %lld ms and was still changing %d ms "
+			      "later.",
 			      after, SETTLE_TIMEOUT_MS);
 	else
 		mcp_call_text(call, "The screen changed after %lld ms, then was quiet for %d ms.",
@@ -348,10 +354,11 @@ char **tools_env_list(struct mcp_call *call, const cJSON *object)
 			valid = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
 				(*p >= '0' && *p <= '9') || *p == '_';
 		if (!valid || !cJSON_IsString(item)) {
-			mcp_call_fail(call,
-				      "envs must map names (letters, digits, _) to strings; '%.64s' "
-				      "does not",
-				      name);
+			mcp_call_fail(
+				call,
+				"envs must map names (letters, digits, _) to strings; '%.64s' "
+				"does not",
+				name);
 			goto fail;
 		}
 		if (asprintf(&list[n], "%s=%s", name, item->valuestring) < 0) {
@@ -395,11 +402,12 @@ struct sandbox *tools_session_sandbox(struct bridge_tools_context *c, struct mcp
 	*session = s;
 	struct sandbox *sandbox = bridge_session_sandbox(s);
 	if (!sandbox) {
-		mcp_call_fail(call,
-			      "%s works in sandboxes, and session %s is not one: it is attached to a "
-			      "VNC server the bridge does not run (or has not started). Create a "
-			      "local session (template base, desktop, bare or interpreter) for commands and files.",
-			      mcp_call_tool_name(call), bridge_session_id(s));
+		mcp_call_fail(
+			call,
+			"%s works in sandboxes, and session %s is not one: it is attached to a "
+			"VNC server the bridge does not run (or has not started). Create a "
+			"local session (template base, desktop, bare or interpreter) for commands and files.",
+			mcp_call_tool_name(call), bridge_session_id(s));
 		return NULL;
 	}
 	struct error err;
@@ -422,5 +430,5 @@ struct sandbox *tools_session_sandbox(struct bridge_tools_context *c, struct mcp
 enum sandbox_user tools_sandbox_user(const cJSON *args)
 {
 	return strcmp(tools_string(args, "user", "user"), "root") == 0 ? SANDBOX_AS_ROOT
-								     : SANDBOX_AS_USER;
+								       : SANDBOX_AS_USER;
 }

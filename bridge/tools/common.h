@@ -44,13 +44,13 @@ bool tools_check_point(struct bridge_session *session, struct mcp_call *call, in
 		       const char *what, int *native_x, int *native_y);
 /* Reads x and y (both or neither; required when required) and maps them.
  * Without them, the pointer position is used. */
-bool tools_point(struct bridge_session *session, struct mcp_call *call,
-		 const struct cJSON *args, bool required, int *native_x, int *native_y);
+bool tools_point(struct bridge_session *session, struct mcp_call *call, const struct cJSON *args,
+		 bool required, int *native_x, int *native_y);
 
 /* Adds a screenshot of region (agent space, NULL for the whole screen) to
  * the result, with a text block that explains its coordinates. */
-bool tools_add_screenshot(struct bridge_session *session, struct mcp_call *call,
-			  const int *region, const char *format, int quality, bool show_cursor);
+bool tools_add_screenshot(struct bridge_session *session, struct mcp_call *call, const int *region,
+			  const char *format, int quality, bool show_cursor);
 /* Ends an action sent at action_end_ms: with args.screenshot, waits for the
  * screen to settle and adds the screenshot. */
 void tools_finish_action(struct bridge_session *session, struct mcp_call *call,
@@ -93,10 +93,10 @@ void tools_fail_sandbox_call(struct mcp_call *call, struct bridge_session *sessi
 struct tools_steps {
 	struct bridge_session *session; /* may be NULL */
 	struct mcp_call *call;
-	double total;     /* < 0: unknown */
-	const char *unit; /* in tools_step's message: "ms" */
-	double sent;      /* last progress sent */
-	int64_t sent_ms;  /* when; notifications are spaced 250 ms apart */
+	double total;       /* < 0: unknown */
+	const char *unit;   /* in tools_step's message: "ms" */
+	double sent;        /* last progress sent */
+	int64_t sent_ms;    /* when; notifications are spaced 250 ms apart */
 	int64_t started_ms; /* when tools_steps_init ran */
 };
 void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
@@ -109,13 +109,13 @@ void tools_steps_init(struct tools_steps *steps, struct bridge_session *session,
 bool tools_step(struct tools_steps *steps, double done);
 /* Only the notification, with a message of the caller's: value must grow
  * (elapsed ms will do when the call counts something else). */
-__attribute__((format(printf, 3, 4)))
-void tools_report(struct tools_steps *steps, double value, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void tools_report(struct tools_steps *steps, double value,
+							const char *fmt, ...);
 /* vnc_framebuffer_wait_settled in 250 ms slices with tools_step between
  * them, progress counted in ms from started_ms. False when tools_step
  * ended the call; else *result says how the wait ended. */
-bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb,
-			   int64_t since_ms, int quiet_ms, int timeout_ms, int64_t started_ms,
+bool tools_settle_in_steps(struct tools_steps *steps, struct vnc_framebuffer *fb, int64_t since_ms,
+			   int quiet_ms, int timeout_ms, int64_t started_ms,
 			   enum vnc_wait_result *result);
 
 #endif

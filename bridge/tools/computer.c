@@ -93,7 +93,8 @@ static bool run_action(struct bridge_session *s, struct mcp_call *call, const cJ
 			return false;
 		}
 		return coordinate(s, call, args, "coordinate", false, &x, &y) &&
-		       tools_do_scroll(s, call, x, y, direction, tools_int(args, "scroll_amount", 3),
+		       tools_do_scroll(s, call, x, y, direction,
+				       tools_int(args, "scroll_amount", 3),
 				       tools_string(args, "text", NULL));
 	}
 	if (strcmp(action, "key") == 0)

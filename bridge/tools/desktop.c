@@ -59,7 +59,7 @@ static bool normalize_url(const char *url, char *out, size_t size, struct error 
 	if (strstr(url, "://") || strchr(url, ' ') || url[0] == '-') {
 		char shown[101];
 		error_set(err, 0, "'%s' is not an http, https, file or about URL",
-			 utf8_excerpt(shown, sizeof(shown), url));
+			  utf8_excerpt(shown, sizeof(shown), url));
 		return false;
 	}
 	snprintf(out, size, "https://%s", url);
@@ -108,8 +108,13 @@ void tools_launch(struct mcp_call *call, const cJSON *args, struct bridge_tools_
 	const char *command = tools_string(args, "command", "");
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	struct sandbox_command launched = {
-		.name = "launched command", .argv = argv, .user = SANDBOX_AS_USER,
-		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
+		.name = "launched command",
+		.argv = argv,
+		.user = SANDBOX_AS_USER,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.fd3 = -1,
 	};
 	struct error err;
 	struct sandbox_launched result;
@@ -123,7 +128,8 @@ void tools_launch(struct mcp_call *call, const cJSON *args, struct bridge_tools_
 	if (result.exited && !(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0)) {
 		/* It failed at once: not found, not executable, bad arguments. */
 		size_t len = strlen(result.output);
-		while (len > 0 && (result.output[len - 1] == '\n' || result.output[len - 1] == '\r'))
+		while (len > 0 &&
+		       (result.output[len - 1] == '\n' || result.output[len - 1] == '\r'))
 			len--;
 		char *said = utf8_sanitize(result.output, len);
 		char status[48];
@@ -140,7 +146,8 @@ void tools_launch(struct mcp_call *call, const cJSON *args, struct bridge_tools_
 	if (result.exited)
 		mcp_call_text(call, "Ran: %s (it finished at once, with status 0)", command);
 	else
-		mcp_call_text(call, "Started: %s (pid %d in the sandbox; still running after %d ms)",
+		mcp_call_text(call,
+			      "Started: %s (pid %d in the sandbox; still running after %d ms)",
 			      command, result.pid, LAUNCH_WATCH_MS);
 	tools_finish_start(s, call, args, before, called, START_DRAW_TIMEOUT_MS);
 }
@@ -215,10 +222,10 @@ static char *to_latin1(const char *text, size_t *len, struct error *err)
 		uint32_t cp = 0xfffd;
 		utf8_decode(text + first, in_len - first, &cp);
 		error_set(err, 0,
-			 "this desktop is attached over VNC, whose clipboard carries "
-			 "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
-			 "sent",
-			 first, cp);
+			  "this desktop is attached over VNC, whose clipboard carries "
+			  "Latin-1 text only; the character at byte %zu (U+%04X) cannot be "
+			  "sent",
+			  first, cp);
 		free(out);
 		return NULL;
 	}
@@ -237,8 +244,13 @@ static bool set_x_clipboard(struct sandbox_desktop *d, const char *text, struct 
 	 * reads the text from stdin before it takes the selection. */
 	const char *argv[] = { "xclip", "-quiet", "-selection", "clipboard", "-i", NULL };
 	struct sandbox_command command = {
-		.name = "xclip", .argv = argv, .user = SANDBOX_AS_USER,
-		.stdin_fd = fds[0], .stdout_fd = -1, .stderr_fd = -1, .fd3 = -1,
+		.name = "xclip",
+		.argv = argv,
+		.user = SANDBOX_AS_USER,
+		.stdin_fd = fds[0],
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.fd3 = -1,
 	};
 	struct error failed;
 	bool ok = sandbox_launch(sandbox_desktop_sandbox(d), &command, &failed);

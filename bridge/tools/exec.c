@@ -89,9 +89,9 @@ static cJSON *exec_result(const struct sandbox_run_result *r)
 	else
 		cJSON_AddNullToObject(result, "exit_code");
 	if (r->signal)
-		cJSON_AddStringToObject(result, "signal", sigabbrev_np(r->signal)
-								  ? sigabbrev_np(r->signal)
-								  : "unknown");
+		cJSON_AddStringToObject(result, "signal",
+					sigabbrev_np(r->signal) ? sigabbrev_np(r->signal)
+								: "unknown");
 	else
 		cJSON_AddNullToObject(result, "signal");
 	cJSON_AddBoolToObject(result, "timed_out", r->timed_out);
@@ -115,8 +115,9 @@ void tools_exec(struct mcp_call *call, const cJSON *args, struct bridge_tools_co
 	const char *command = tools_string(args, "command", NULL);
 	const cJSON *argv_json = cJSON_GetObjectItemCaseSensitive(args, "argv");
 	if (!command == !argv_json) {
-		mcp_call_fail(call, "give command (a string for /bin/sh -context) or argv (an array), "
-				    "exactly one of them");
+		mcp_call_fail(call,
+			      "give command (a string for /bin/sh -context) or argv (an array), "
+			      "exactly one of them");
 		return;
 	}
 	const char **argv = NULL;
@@ -131,8 +132,7 @@ void tools_exec(struct mcp_call *call, const cJSON *args, struct bridge_tools_co
 	} else {
 		int i = 0;
 		const cJSON *item;
-		cJSON_ArrayForEach(item, argv_json)
-			argv[i++] = item->valuestring;
+		cJSON_ArrayForEach(item, argv_json) argv[i++] = item->valuestring;
 	}
 	const cJSON *env_object = cJSON_GetObjectItemCaseSensitive(args, "envs");
 	if (env_object && !(envs = tools_env_list(call, env_object)))
@@ -140,8 +140,11 @@ void tools_exec(struct mcp_call *call, const cJSON *args, struct bridge_tools_co
 	const char *input = tools_string(args, "stdin", NULL);
 	struct exec_stream stream = { .call = call, .session = s };
 	struct sandbox_run run = {
-		.command = { .name = "exec", .argv = argv, .envs = (const char *const *)envs,
-			     .cwd = tools_string(args, "workdir", NULL), .user = tools_sandbox_user(args),
+		.command = { .name = "exec",
+			     .argv = argv,
+			     .envs = (const char *const *)envs,
+			     .cwd = tools_string(args, "workdir", NULL),
+			     .user = tools_sandbox_user(args),
 			     .own_process_tree = true },
 		.input = input,
 		.input_len = input ? strlen(input) : 0,

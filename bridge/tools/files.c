@@ -33,7 +33,8 @@ void tools_read_file(struct mcp_call *call, const cJSON *args, struct bridge_too
 	uint64_t length = length_json ? (uint64_t)length_json->valuedouble : FILE_MAX_PER_CALL;
 	struct sandbox_file_data file;
 	struct error err;
-	if (!sandbox_read_file(sandbox, tools_sandbox_user(args), path, offset, length, &file, &err)) {
+	if (!sandbox_read_file(sandbox, tools_sandbox_user(args), path, offset, length, &file,
+			       &err)) {
 		tools_fail_sandbox_call(call, s, &err);
 		return;
 	}
@@ -42,7 +43,8 @@ void tools_read_file(struct mcp_call *call, const cJSON *args, struct bridge_too
 		mcp_call_fail(call,
 			      "%s is %llu bytes; a call reads at most %d MiB: give offset and "
 			      "length to read it in parts",
-			      path, (unsigned long long)file.size, FILE_MAX_PER_CALL / (1024 * 1024));
+			      path, (unsigned long long)file.size,
+			      FILE_MAX_PER_CALL / (1024 * 1024));
 		free(file.data);
 		return;
 	}
@@ -98,8 +100,9 @@ void tools_write_file(struct mcp_call *call, const cJSON *args,
 	}
 	unsigned mode;
 	if (!parse_mode(tools_string(args, "mode", "644"), &mode)) {
-		mcp_call_fail(call, "mode '%.16s' is not octal permissions such as \"644\" or "
-				    "\"0755\"",
+		mcp_call_fail(call,
+			      "mode '%.16s' is not octal permissions such as \"644\" or "
+			      "\"0755\"",
 			      tools_string(args, "mode", ""));
 		return;
 	}
@@ -117,8 +120,8 @@ void tools_write_file(struct mcp_call *call, const cJSON *args,
 		}
 	}
 	struct error err;
-	bool ok = sandbox_write_file(sandbox, tools_sandbox_user(args), path, data ? (const void *)bytes : text,
-				     len, mode, &err);
+	bool ok = sandbox_write_file(sandbox, tools_sandbox_user(args), path,
+				     data ? (const void *)bytes : text, len, mode, &err);
 	free(bytes);
 	if (!ok) {
 		tools_fail_sandbox_call(call, s, &err);
@@ -133,14 +136,22 @@ void tools_write_file(struct mcp_call *call, const cJSON *args,
 static const char *type_name(char type)
 {
 	switch (type) {
-	case 'f': return "file";
-	case 'd': return "directory";
-	case 'l': return "symlink";
-	case 'p': return "fifo";
-	case 's': return "socket";
-	case 'c': return "char_device";
-	case 'b': return "block_device";
-	default: return "unknown";
+	case 'f':
+		return "file";
+	case 'd':
+		return "directory";
+	case 'l':
+		return "symlink";
+	case 'p':
+		return "fifo";
+	case 's':
+		return "socket";
+	case 'c':
+		return "char_device";
+	case 'b':
+		return "block_device";
+	default:
+		return "unknown";
 	}
 }
 
@@ -156,7 +167,8 @@ void tools_list_files(struct mcp_call *call, const cJSON *args,
 	size_t count;
 	bool truncated;
 	struct error err;
-	if (!sandbox_list_files(sandbox, tools_sandbox_user(args), path, &entries, &count, &truncated, &err)) {
+	if (!sandbox_list_files(sandbox, tools_sandbox_user(args), path, &entries, &count,
+				&truncated, &err)) {
 		tools_fail_sandbox_call(call, s, &err);
 		return;
 	}

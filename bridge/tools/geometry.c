@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/tools/geometry.h"
 
 #include <math.h>
@@ -29,7 +30,8 @@ bool bridge_fit_for_models(int w, int h, int *out_w, int *out_h)
 	if (w <= 0 || h <= 0)
 		return false;
 	double long_edge = w > h ? w : h;
-	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge, sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
+	double scale = fmin(AGENT_MAX_LONG_EDGE / long_edge,
+			    sqrt(AGENT_MAX_PIXELS / ((double)w * h)));
 	if (scale >= 1.0)
 		return false;
 	/* A very thin screen keeps a side of one pixel rather than none. */
@@ -74,18 +76,20 @@ bool bridge_region_to_native(const struct agent_space *space, const int region[4
 {
 	if (region[0] < 0 || region[1] < 0 || region[2] > space->width ||
 	    region[3] > space->height || region[2] <= region[0] || region[3] <= region[1]) {
-		error_set(err, 0,
-			 "region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with 0 <= x1 < x2 <= %d "
-			 "and 0 <= y1 < y2 <= %d",
-			 region[0], region[1], region[2], region[3], space->width, space->height);
+		error_set(
+			err, 0,
+			"region [%d, %d, %d, %d] must be [x1, y1, x2, y2] with 0 <= x1 < x2 <= %d "
+			"and 0 <= y1 < y2 <= %d",
+			region[0], region[1], region[2], region[3], space->width, space->height);
 		return false;
 	}
 	/* Edges round outwards, so the pixels under the region are all in. */
 	long long x1 = (long long)region[0] * space->native_width / space->width;
 	long long y1 = (long long)region[1] * space->native_height / space->height;
-	long long x2 = ((long long)region[2] * space->native_width + space->width - 1) / space->width;
-	long long y2 =
-		((long long)region[3] * space->native_height + space->height - 1) / space->height;
+	long long x2 = ((long long)region[2] * space->native_width + space->width - 1) /
+		       space->width;
+	long long y2 = ((long long)region[3] * space->native_height + space->height - 1) /
+		       space->height;
 	source[0] = (int)x1;
 	source[1] = (int)y1;
 	source[2] = (int)(x2 - x1);

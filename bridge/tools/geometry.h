@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sizes and coordinates: "WxH" arguments, the scaled space models see, and
  * mapping points and regions between it and the screen. Pure arithmetic on
  * numbers from outside (a VNC server's screen size, a model's arguments),

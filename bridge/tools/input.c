@@ -52,8 +52,8 @@ static void push(struct events *e, struct vnc_input_event event)
 
 static void push_pointer(struct events *e, int x, int y, int buttons)
 {
-	push(e, (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x, .y = y,
-					  .buttons = buttons });
+	push(e, (struct vnc_input_event){
+			.type = VNC_INPUT_POINTER, .x = x, .y = y, .buttons = buttons });
 }
 
 static void push_key(struct events *e, uint32_t keysym, bool down)
@@ -111,7 +111,7 @@ static bool send_events(struct bridge_session *s, struct mcp_call *call, struct 
 
 static int button_mask(enum tools_button button)
 {
-	return button == TOOLS_RIGHT ? VNC_BUTTON_RIGHT
+	return button == TOOLS_RIGHT    ? VNC_BUTTON_RIGHT
 	       : button == TOOLS_MIDDLE ? VNC_BUTTON_MIDDLE
 					: VNC_BUTTON_LEFT;
 }
@@ -243,7 +243,7 @@ bool tools_do_scroll(struct bridge_session *s, struct mcp_call *call, int x, int
 	struct vnc_key_combo held;
 	if (!parse_modifiers(call, modifiers, &held))
 		return false;
-	int wheel = strcmp(direction, "up") == 0     ? VNC_BUTTON_WHEEL_UP
+	int wheel = strcmp(direction, "up") == 0      ? VNC_BUTTON_WHEEL_UP
 		    : strcmp(direction, "left") == 0  ? VNC_BUTTON_WHEEL_LEFT
 		    : strcmp(direction, "right") == 0 ? VNC_BUTTON_WHEEL_RIGHT
 						      : VNC_BUTTON_WHEEL_DOWN;
@@ -260,7 +260,8 @@ bool tools_do_scroll(struct bridge_session *s, struct mcp_call *call, int x, int
 }
 
 /* Text to key events: "\n" is Return, "\t" Tab, "\r\n" one Return. */
-static bool text_to_events(const char *text, struct events *e, size_t *characters, struct error *err)
+static bool text_to_events(const char *text, struct events *e, size_t *characters,
+			   struct error *err)
 {
 	size_t len = strlen(text);
 	*characters = 0;
@@ -281,9 +282,9 @@ static bool text_to_events(const char *text, struct events *e, size_t *character
 			keysym = 0xff09; /* Tab */
 		} else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
 			error_set(err, 0,
-				 "text contains control character U+%04X at character %zu; type "
-				 "sends text, newlines and tabs; press sends keys",
-				 cp, *characters);
+				  "text contains control character U+%04X at character %zu; type "
+				  "sends text, newlines and tabs; press sends keys",
+				  cp, *characters);
 			return false;
 		} else {
 			keysym = vnc_keysym_for_codepoint(cp);
@@ -292,7 +293,7 @@ static bool text_to_events(const char *text, struct events *e, size_t *character
 		push_key(e, keysym, false);
 		if (++*characters > MAX_TYPE_CHARACTERS) {
 			error_set(err, 0, "text is longer than %d characters; split it",
-				 MAX_TYPE_CHARACTERS);
+				  MAX_TYPE_CHARACTERS);
 			return false;
 		}
 	}
@@ -423,8 +424,9 @@ bool tools_do_wait(struct bridge_session *s, struct mcp_call *call, int ms, bool
 			      "never stayed still for %d ms.",
 			      waited, frames, quiet_ms);
 	else
-		mcp_call_text(call, "The screen settled after %lld ms (%llu updates, then %d ms "
-				    "without change).",
+		mcp_call_text(call,
+			      "The screen settled after %lld ms (%llu updates, then %d ms "
+			      "without change).",
 			      waited, frames, quiet_ms);
 	if (report)
 		*report = (struct tools_wait_report){ waited, frames, r == VNC_WAIT_OK };
@@ -503,8 +505,9 @@ static void mouse_button(struct mcp_call *call, const cJSON *args,
 	enum tools_button button = button_arg(args);
 	if (!tools_do_button(s, call, x, y, button, down))
 		return;
-	mcp_call_text(call, down ? "Pressed the %s button; it stays down until mouse_up."
-				 : "Released the %s button.",
+	mcp_call_text(call,
+		      down ? "Pressed the %s button; it stays down until mouse_up."
+			   : "Released the %s button.",
 		      button_name(button));
 	tools_finish_action(s, call, args, clock_monotonic_ms());
 }
@@ -546,7 +549,8 @@ static int drag_points(struct bridge_session *s, struct mcp_call *call, const cJ
 		return count;
 	}
 	if (!from || !to) {
-		mcp_call_fail(call, "drag needs path [[x, y], ...] or both from [x, y] and to [x, y]");
+		mcp_call_fail(call,
+			      "drag needs path [[x, y], ...] or both from [x, y] and to [x, y]");
 		return 0;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -586,7 +590,8 @@ void tools_scroll(struct mcp_call *call, const cJSON *args, struct bridge_tools_
 		return;
 	const char *direction = tools_string(args, "direction", "down");
 	int amount = tools_int(args, "amount", 3);
-	if (!tools_do_scroll(s, call, x, y, direction, amount, tools_string(args, "modifiers", NULL)))
+	if (!tools_do_scroll(s, call, x, y, direction, amount,
+			     tools_string(args, "modifiers", NULL)))
 		return;
 	mcp_call_text(call, "Scrolled %s by %d.", direction, amount);
 	tools_finish_action(s, call, args, clock_monotonic_ms());

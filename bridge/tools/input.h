@@ -26,8 +26,8 @@ bool tools_do_click(struct bridge_session *s, struct mcp_call *call, int x, int 
 bool tools_do_move(struct bridge_session *s, struct mcp_call *call, int x, int y);
 bool tools_do_button(struct bridge_session *s, struct mcp_call *call, int x, int y,
 		     enum tools_button button, bool down);
-bool tools_do_drag(struct bridge_session *s, struct mcp_call *call, const int *points,
-		   int count, enum tools_button button);
+bool tools_do_drag(struct bridge_session *s, struct mcp_call *call, const int *points, int count,
+		   enum tools_button button);
 bool tools_do_scroll(struct bridge_session *s, struct mcp_call *call, int x, int y,
 		     const char *direction, int amount, const char *modifiers);
 bool tools_do_type(struct bridge_session *s, struct mcp_call *call, const char *text);

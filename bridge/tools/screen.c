@@ -27,8 +27,8 @@ void tools_screenshot(struct mcp_call *call, const cJSON *args,
 	struct vnc_framebuffer *fb = bridge_session_framebuffer(s);
 	bool settled = true;
 	if (!paused && tools_bool(args, "settle", false)) {
-		enum vnc_wait_result r = vnc_framebuffer_wait_settled(
-			fb, 0, SETTLE_QUIET_MS, SETTLE_TIMEOUT_MS);
+		enum vnc_wait_result r = vnc_framebuffer_wait_settled(fb, 0, SETTLE_QUIET_MS,
+								      SETTLE_TIMEOUT_MS);
 		if (r == VNC_WAIT_CLOSED) {
 			mcp_call_fail(call, "the desktop connection closed while waiting");
 			return;
@@ -39,15 +39,17 @@ void tools_screenshot(struct mcp_call *call, const cJSON *args,
 	const cJSON *jregion = cJSON_GetObjectItemCaseSensitive(args, "region");
 	for (int i = 0; jregion && i < 4; i++)
 		region[i] = cJSON_GetArrayItem(jregion, i)->valueint;
-	if (!tools_add_screenshot(s, call, jregion ? region : NULL,
-				  tools_string(args, "format", "png"), tools_int(args, "quality", 80),
-				  tools_bool(args, "show_cursor", true)))
+	if (!tools_add_screenshot(
+		    s, call, jregion ? region : NULL, tools_string(args, "format", "png"),
+		    tools_int(args, "quality", 80), tools_bool(args, "show_cursor", true)))
 		return;
 	if (!settled)
-		mcp_call_text(call, "The screen was still changing after %d ms.", SETTLE_TIMEOUT_MS);
+		mcp_call_text(call, "The screen was still changing after %d ms.",
+			      SETTLE_TIMEOUT_MS);
 	if (paused)
-		mcp_call_text(call, "Session %s is paused: this is the last frame before the "
-				    "pause. resume_session lets it continue.",
+		mcp_call_text(call,
+			      "Session %s is paused: this is the last frame before the "
+			      "pause. resume_session lets it continue.",
 			      bridge_session_id(s));
 }
 

@@ -38,7 +38,8 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 		}
 		if (!cJSON_IsString(item) || strlen(item->valuestring) > MAX_METADATA_VALUE) {
 			char shown[65];
-			mcp_call_fail(call, "metadata value '%s' must be a string of at most %d bytes",
+			mcp_call_fail(call,
+				      "metadata value '%s' must be a string of at most %d bytes",
 				      utf8_excerpt(shown, sizeof(shown), item->string),
 				      MAX_METADATA_VALUE);
 			return false;
@@ -49,8 +50,8 @@ static bool check_metadata(struct mcp_call *call, const cJSON *metadata)
 
 /* size is a preset (small, medium, large: the cgroup's limits) or, as
  * before presets existed, the screen's WxH; screen is always WxH. */
-static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *call, const cJSON *args,
-			    bool attached, struct bridge_session_spec *spec,
+static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *call,
+			    const cJSON *args, bool attached, struct bridge_session_spec *spec,
 			    struct sandbox_limits *limits)
 {
 	const char *size = tools_string(args, "size", NULL);
@@ -65,8 +66,9 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	char shown[33];
 	if (size && bridge_parse_size(size, &spec->width, &spec->height)) {
 		if (screen) {
-			mcp_call_fail(call, "size '%s' is a screen size and screen is given too; "
-					    "give size a preset (small, medium, large) instead",
+			mcp_call_fail(call,
+				      "size '%s' is a screen size and screen is given too; "
+				      "give size a preset (small, medium, large) instead",
 				      utf8_excerpt(shown, sizeof(shown), size));
 			return false;
 		}
@@ -80,7 +82,8 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	}
 	if (volume) {
 		if (!c->volumes) {
-			mcp_call_fail(call, "volumes are unavailable in this daemon: %s", c->volumes_why);
+			mcp_call_fail(call, "volumes are unavailable in this daemon: %s",
+				      c->volumes_why);
 			return false;
 		}
 		spec->volumes = c->volumes;
@@ -96,10 +99,11 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	}
 	if (!c->cgroup_root) {
 		if (preset) {
-			mcp_call_fail(call,
-				      "size %s cannot be enforced: this daemon cannot create cgroups "
-				      "(%s). Leave size out for a session without limits.",
-				      preset, c->cgroup_why);
+			mcp_call_fail(
+				call,
+				"size %s cannot be enforced: this daemon cannot create cgroups "
+				"(%s). Leave size out for a session without limits.",
+				preset, c->cgroup_why);
 			return false;
 		}
 		return true;
@@ -118,8 +122,9 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 	const char *template = tools_string(args, "template", NULL);
 	const char *url = tools_string(args, "vnc", NULL);
 	if (template && url) {
-		mcp_call_fail(call, "give template (desktop, bare, base, interpreter) or vnc (a URL "
-				    "to attach), not both");
+		mcp_call_fail(call,
+			      "give template (desktop, bare, base, interpreter) or vnc (a URL "
+			      "to attach), not both");
 		return;
 	}
 	enum bridge_session_kind kind = BRIDGE_DESKTOP;
@@ -247,8 +252,7 @@ static void pause_or_resume(struct mcp_call *call, const cJSON *args,
 	if (!s)
 		return;
 	struct error err;
-	if (!(pause ? bridge_session_pause(s, &err)
-		    : bridge_session_resume(s, &err))) {
+	if (!(pause ? bridge_session_pause(s, &err) : bridge_session_resume(s, &err))) {
 		mcp_call_fail(call, "%s", err.message);
 		return;
 	}
@@ -299,8 +303,8 @@ void tools_start_stream(struct mcp_call *call, const cJSON *args,
 				    "the viewer page");
 		return;
 	}
-	struct bridge_viewers *viewers =
-		bridge_session_viewers(s, links->headroom, links->wake, links->wake_context);
+	struct bridge_viewers *viewers = bridge_session_viewers(s, links->headroom, links->wake,
+								links->wake_context);
 	if (!viewers) {
 		mcp_call_fail(call, "out of memory");
 		return;
@@ -323,9 +327,10 @@ void tools_start_stream(struct mcp_call *call, const cJSON *args,
 		 bridge_session_id(s), view);
 	cJSON_AddStringToObject(reply, "novnc_view_only_url", url);
 	memset(url, 0, sizeof(url));
-	cJSON_AddStringToObject(reply, "note", "A new start_stream replaces all links and "
-					       "disconnects their viewers; stop_stream revokes them. "
-					       "The novnc links open the same desktop in noVNC.");
+	cJSON_AddStringToObject(reply, "note",
+				"A new start_stream replaces all links and "
+				"disconnects their viewers; stop_stream revokes them. "
+				"The novnc links open the same desktop in noVNC.");
 	memset(control, 0, sizeof(control));
 	memset(view, 0, sizeof(view));
 	tools_reply_data(call, reply);

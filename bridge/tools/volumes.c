@@ -52,14 +52,16 @@ static bool volume_limit(struct mcp_call *call, const cJSON *args, uint64_t *byt
 	}
 	if (!sandbox_parse_bytes(size, bytes, &failed) || *bytes < SANDBOX_DISK_MIN ||
 	    *bytes > SANDBOX_DISK_MAX) {
-		mcp_call_fail(call, "size \"%s\" is not a size from 64M to 16T (like 512M or 20G) "
-				    "or \"unlimited\"",
+		mcp_call_fail(call,
+			      "size \"%s\" is not a size from 64M to 16T (like 512M or 20G) "
+			      "or \"unlimited\"",
 			      utf8_excerpt(shown, sizeof(shown), size));
 		return false;
 	}
 	if (!disks) {
-		mcp_call_fail(call, "size %s cannot be enforced: %s. Use size \"unlimited\" for "
-				    "a volume without a limit.",
+		mcp_call_fail(call,
+			      "size %s cannot be enforced: %s. Use size \"unlimited\" for "
+			      "a volume without a limit.",
 			      utf8_excerpt(shown, sizeof(shown), size), failed.message);
 		return false;
 	}

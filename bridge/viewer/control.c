@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A viewer page's input for the desktop (see control.h). */
 #include "bridge/viewer/control.h"
 
@@ -68,11 +69,14 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *text, 
 	    cJSON_IsNumber(buttons) && x->valueint >= 0 && y->valueint >= 0 &&
 	    x->valueint < 16384 && y->valueint < 16384 && buttons->valueint >= 0 &&
 	    buttons->valueint < 128) {
-		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = x->valueint,
-						  .y = y->valueint, .buttons = buttons->valueint };
+		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER,
+						  .x = x->valueint,
+						  .y = y->valueint,
+						  .buttons = buttons->valueint };
 		valid = bridge_viewer_track_input(viewer, &event, 0);
-	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) && cJSON_IsBool(down) &&
-		   keysym->valuedouble > 0 && keysym->valuedouble < 0x2000000) {
+	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) &&
+		   cJSON_IsBool(down) && keysym->valuedouble > 0 &&
+		   keysym->valuedouble < 0x2000000) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
 						  .keysym = (uint32_t)keysym->valuedouble,
 						  .down = cJSON_IsTrue(down) };
@@ -89,10 +93,12 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *text, 
 }
 
 
-bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event, uint32_t code)
+bool bridge_viewer_track_input(struct bridge_viewer *w, struct vnc_input_event *event,
+			       uint32_t code)
 {
 	if (event->type == VNC_INPUT_POINTER) {
-		w->buttons = event->buttons & (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
+		w->buttons = event->buttons &
+			     (VNC_BUTTON_LEFT | VNC_BUTTON_MIDDLE | VNC_BUTTON_RIGHT);
 		w->pointer_x = event->x;
 		w->pointer_y = event->y;
 		return true;
@@ -128,8 +134,10 @@ size_t bridge_viewer_release_all(struct bridge_viewer *w, struct vnc_input_event
 						     .keysym = w->held[--w->held_count].keysym,
 						     .down = false };
 	if (w->buttons) {
-		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER, .x = w->pointer_x,
-						     .y = w->pointer_y, .buttons = 0 };
+		out[n++] = (struct vnc_input_event){ .type = VNC_INPUT_POINTER,
+						     .x = w->pointer_x,
+						     .y = w->pointer_y,
+						     .buttons = 0 };
 		w->buttons = 0;
 	}
 	return n;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a viewer page asks of the desktop: pointer, key, "release" and
  * clipboard messages (JSON), checked here and turned into input events
  * that the caller passes on, for control viewers only: a view-only
@@ -28,6 +29,7 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *json, 
 				const struct bridge_viewer_sink *sink);
 /* Releases every key and button the viewer holds (it lost focus, hid or
  * went away). */
-void bridge_viewer_release_held(struct bridge_viewer *viewer, const struct bridge_viewer_sink *sink);
+void bridge_viewer_release_held(struct bridge_viewer *viewer,
+				const struct bridge_viewer_sink *sink);
 
 #endif

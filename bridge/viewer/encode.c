@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The updates a viewer's page applies (see encode.h): the damage's pixels
  * copied out of the framebuffer, each rectangle as the cheapest operation
  * that paints it exactly (or, for a page that prefers speed, as JPEG where
@@ -39,8 +40,15 @@ struct bridge_viewer_message *bridge_viewer_message_new(size_t headroom, bool te
  * all big endian. The pointer is never in the pixels sent: the page draws
  * it over its canvas after each update, as the screen shows it, so it
  * moving costs five bytes and a copy never carries it along. */
-enum { OP_COPY = 1, OP_PNG = 2, OP_JPEG = 3, OP_FILL = 4, OP_POINTER = 5, OP_POINTER_MOVED = 6,
-       OP_INDEXED = 7 };
+enum {
+	OP_COPY = 1,
+	OP_PNG = 2,
+	OP_JPEG = 3,
+	OP_FILL = 4,
+	OP_POINTER = 5,
+	OP_POINTER_MOVED = 6,
+	OP_INDEXED = 7
+};
 
 /* The damage's pixels (and the pointer's shape), copied while the
  * framebuffer is held so they match the changes replayed. A rectangle of
@@ -60,7 +68,8 @@ bool bridge_viewer_snapshot(struct job *job, const struct vnc_framebuffer_view *
 		image->width = r->width;
 		image->height = r->height;
 		const uint8_t *origin = view->pixels + ((size_t)r->y * view->width + r->x) * 4;
-		job->solid[i] = vnc_one_colour(origin, (size_t)view->width * 4, r->width, r->height);
+		job->solid[i] = vnc_one_colour(origin, (size_t)view->width * 4, r->width,
+					       r->height);
 		if (job->solid[i]) {
 			memcpy(job->colour[i], origin, 3);
 			continue;
@@ -88,7 +97,8 @@ static bool photographic(const struct vnc_image *image)
 	for (int y = 0; y < image->height; y += step_y) {
 		for (int x = 0; x < image->width; x += step_x) {
 			const uint8_t *p = image->pixels + ((size_t)y * image->width + x) * 4;
-			uint32_t colour = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2] | 1u << 24;
+			uint32_t colour = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2] |
+					  1u << 24;
 			uint32_t slot = (colour * 2654435761u) >> 23;
 			while (seen[slot] && seen[slot] != colour)
 				slot = (slot + 1) & 511;
@@ -126,8 +136,8 @@ static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
 	unsigned char dest[4], *p = dest;
 	put16(&p, c->dest.x);
 	put16(&p, c->dest.y);
-	return put_op(ops, OP_COPY, &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width,
-						      c->dest.height }) &&
+	return put_op(ops, OP_COPY,
+		      &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width, c->dest.height }) &&
 	       vnc_bytes_append(ops, dest, sizeof(dest));
 }
 
@@ -230,8 +240,8 @@ void bridge_viewer_encode_images(struct job *jobs, int count)
 	}
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int threads = pixels < PARALLEL_MIN_PIXELS || cores < 2 ? 1
-		      : cores > MAX_ENCODERS ? MAX_ENCODERS
-					     : (int)cores;
+		      : cores > MAX_ENCODERS                    ? MAX_ENCODERS
+								: (int)cores;
 	if (threads > e.item_count)
 		threads = e.item_count;
 	pthread_t helpers[MAX_ENCODERS];
@@ -257,7 +267,9 @@ struct bridge_viewer_message *bridge_viewer_encode(struct bridge_viewers *v, str
 		     vnc_bytes_append(&ops, job->parts[i].data, job->parts[i].len);
 	if (ok && (job->pointer_shape || job->pointer_moved))
 		ok = put_pointer(&ops, job);
-	struct bridge_viewer_message *m = ok ? bridge_viewer_message_new(v->headroom, false, ops.len) : NULL;
+	struct bridge_viewer_message *m = ok ? bridge_viewer_message_new(v->headroom, false,
+									 ops.len)
+					     : NULL;
 	if (m)
 		memcpy(m->data + v->headroom, ops.data, ops.len);
 	vnc_bytes_finish(&ops);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Making a viewer's update: what a job of the hub needs painted, copied
  * out of the framebuffer while it is locked, then encoded as the binary
  * message the page applies (the format is in encode.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/viewer/hub.h"
 
 #include "bridge/viewer/encode.h"
@@ -40,7 +41,7 @@ static void random_hex(char out[33])
 }
 
 static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct bridge_viewer *viewer,
-					    int width, int height)
+					   int width, int height)
 {
 	char text[160];
 	int n = snprintf(text, sizeof(text),
@@ -64,8 +65,8 @@ static void repaint_all(struct bridge_viewer *w, int width, int height)
 
 /* A copy the canvas will make: what it shows wrong in the source (damage
  * not yet painted, lossy pixels) is then wrong at the destination too. */
-static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c,
-			int width, int height)
+static void replay_copy(struct bridge_viewer *w, const struct vnc_framebuffer_change *c, int width,
+			int height)
 {
 	if (w->copy_count == MAX_COPIES) {
 		bridge_region_add(&w->damage, &c->rect, width, height);
@@ -134,7 +135,9 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			w->pointer_known = false;
 			w->in_flight_count = 0; /* the page starts over on hello */
 			repaint_all(w, width, height);
-			v->jobs[count++] = (struct job){ .viewer = w->id, .resized = true, .same_as = -1 };
+			v->jobs[count++] = (struct job){ .viewer = w->id,
+							 .resized = true,
+							 .same_as = -1 };
 			continue;
 		}
 		replay(w, view);
@@ -155,9 +158,12 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 		if (w->damage.count == 0 && w->copy_count == 0 && !pointer_shape && !pointer_moved)
 			continue;
 		struct job *job = &v->jobs[count];
-		*job = (struct job){ .viewer = w->id, .fast = w->fast && !exact_refresh,
-				     .same_as = -1, .copy_count = w->copy_count,
-				     .damage = w->damage, .pointer_shape = pointer_shape,
+		*job = (struct job){ .viewer = w->id,
+				     .fast = w->fast && !exact_refresh,
+				     .same_as = -1,
+				     .copy_count = w->copy_count,
+				     .damage = w->damage,
+				     .pointer_shape = pointer_shape,
 				     .pointer_moved = pointer_moved,
 				     .pointer_shape_version = view->cursor_shape_version,
 				     .pointer = view->cursor };
@@ -228,7 +234,8 @@ static bool produce(struct bridge_viewers *v)
 		w->in_flight[w->in_flight_count++] = source->made->len;
 		for (int k = 0; k < source->damage.count; k++) {
 			if (source->lossy[k]) {
-				bridge_region_add(&w->lossy, &source->damage.rects[k], width, height);
+				bridge_region_add(&w->lossy, &source->damage.rects[k], width,
+						  height);
 				w->lossy_ms = now;
 			}
 		}
@@ -368,7 +375,9 @@ enum bridge_viewer_role bridge_viewers_check(struct bridge_viewers *v, const cha
 	if (!v->ended) {
 		bool control = same_token(v->control_token, token);
 		bool view = same_token(v->view_token, token);
-		role = control ? BRIDGE_VIEWER_CONTROL : view ? BRIDGE_VIEWER_VIEW : BRIDGE_VIEWER_NONE;
+		role = control ? BRIDGE_VIEWER_CONTROL
+		       : view  ? BRIDGE_VIEWER_VIEW
+			       : BRIDGE_VIEWER_NONE;
 	}
 	pthread_mutex_unlock(&v->lock);
 	return role;
@@ -450,7 +459,9 @@ void bridge_viewers_clipboard(struct bridge_viewers *v, const char *utf8, size_t
 			      : cJSON_AddStringToObject(json, "text", utf8) != NULL);
 	char *text = built ? cJSON_PrintUnformatted(json) : NULL;
 	cJSON_Delete(json);
-	struct bridge_viewer_message *m = text ? bridge_viewer_message_new(v->headroom, true, strlen(text)) : NULL;
+	struct bridge_viewer_message *m = text ? bridge_viewer_message_new(v->headroom, true,
+									   strlen(text))
+					       : NULL;
 	if (m)
 		memcpy(m->data + v->headroom, text, m->len);
 	free(text);
@@ -523,7 +534,8 @@ void bridge_viewer_painted(struct bridge_viewer *w)
 	pthread_mutex_lock(&v->lock);
 	if (w->in_flight_count > 0) { /* a page may ack too often: never below none */
 		w->in_flight_count--;
-		memmove(w->in_flight, w->in_flight + 1, sizeof(w->in_flight[0]) * (size_t)w->in_flight_count);
+		memmove(w->in_flight, w->in_flight + 1,
+			sizeof(w->in_flight[0]) * (size_t)w->in_flight_count);
 	}
 	nudge_locked(v);
 	pthread_mutex_unlock(&v->lock);
@@ -545,5 +557,3 @@ enum bridge_viewer_role bridge_viewer_role(struct bridge_viewer *w)
 	pthread_mutex_unlock(&w->hub->lock);
 	return role;
 }
-
-

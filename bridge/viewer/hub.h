@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Browser viewers of one session: the tokens of its control and view-only
  * links, and a hub thread that turns framebuffer changes into updates.
  * Each viewer has an account of what its canvas lacks: the server's copies

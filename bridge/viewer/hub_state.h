@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session's viewer hub and its viewers, shared by the files of
  * bridge/viewer/ (hub.c plans rounds and keeps the viewers' accounts,
  * encode.c makes their updates, control.c tracks what a viewer holds
@@ -59,27 +60,29 @@ struct bridge_viewer {
 	int width, height;                     /* the size it was told */
 	/* What its canvas lacks: the copies to make, in order, then the
 	 * pixels of damage painted from the framebuffer. */
-	uint64_t change_serial;                /* next framebuffer change to replay */
+	uint64_t change_serial; /* next framebuffer change to replay */
 	struct copy copies[MAX_COPIES];
 	int copy_count;
 	struct bridge_region damage;
-	struct bridge_region lossy;            /* painted from JPEG, to refresh */
-	int64_t lossy_ms;                      /* when lossy last grew */
-	bool fast;                             /* the page prefers JPEG where it pays */
+	struct bridge_region lossy; /* painted from JPEG, to refresh */
+	int64_t lossy_ms;           /* when lossy last grew */
+	bool fast;                  /* the page prefers JPEG where it pays */
 	/* The pointer, which the page draws over its canvas itself: the
 	 * shape it was sent and where. */
 	bool pointer_known;
 	uint64_t pointer_shape_version;
 	struct vnc_rect pointer;
-	size_t in_flight[MAX_IN_FLIGHT];       /* sizes of updates not yet painted */
+	size_t in_flight[MAX_IN_FLIGHT]; /* sizes of updates not yet painted */
 	int in_flight_count;
 	/* What it holds down on the desktop, released when it goes. Only the
 	 * connection's thread touches these. */
-	struct { uint32_t code, keysym; } held[BRIDGE_VIEWER_MAX_HELD];
+	struct {
+		uint32_t code, keysym;
+	} held[BRIDGE_VIEWER_MAX_HELD];
 	int held_count;
 	int buttons, pointer_x, pointer_y;
-	uint64_t state_seen;                   /* the hub's state_version it was told */
-	uint64_t clipboard_seen;               /* the hub's clipboard_version it was given */
+	uint64_t state_seen;     /* the hub's state_version it was told */
+	uint64_t clipboard_seen; /* the hub's clipboard_version it was given */
 	struct bridge_viewer *next_viewer;
 };
 

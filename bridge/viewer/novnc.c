@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A noVNC viewer's relay in bytes (see novnc.h). */
 #include "bridge/viewer/novnc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A noVNC viewer's RFB relay, in bytes (the network is the caller's): both
  * handshakes and the view-only filter of vnc/relay.c, with where the
  * session's VNC server is, copied from its target. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "bridge/viewer/region.h"
 
 static long long area(const struct vnc_rect *r)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The part of the screen a viewer's canvas may show wrong, as a short list
  * of rectangles (overlaps allowed: each is painted whole from the current
  * framebuffer, so painting a pixel twice costs bytes, never correctness).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a viewer is and what it is sent, for the hub's callers and its own
  * files: types and bounds only. */
 #ifndef LIZARD_BRIDGE_VIEWER_TYPES_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A Jupyter kernel that misbehaves on purpose: it answers kernel_info and
 execute_request like a kernel, but to every execute it first sends a stream
 message signed with a key that is not the connection file's, then a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fake-rfb: a VNC server that misbehaves on purpose, for the tests.
  *
  *   fake-rfb --listen PATH --mode MODE [--size WxH] [--cut-length N]
@@ -114,7 +115,8 @@ static void resize_forever(int fd)
 	for (int i = 0;; i++) {
 		uint16_t w = i % 2 ? 640 : 800, h = i % 2 ? 480 : 600;
 		if (!read_for(fd, 20) || !rfb_update_header(fd, 1) ||
-		    !rfb_rect_header(fd, 0, 0, w, h, -223) || !rfb_raw_update(fd, 0, 0, w, h, (uint32_t)i))
+		    !rfb_rect_header(fd, 0, 0, w, h, -223) ||
+		    !rfb_raw_update(fd, 0, 0, w, h, (uint32_t)i))
 			return;
 	}
 }
@@ -163,8 +165,9 @@ static void serve(int fd, const struct options *o)
 
 static bool parse(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){ .mode = "normal", .width = 640, .height = 480,
-			       .cut_length = 1u << 31 };
+	*o = (struct options){
+		.mode = "normal", .width = 640, .height = 480, .cut_length = 1u << 31
+	};
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--listen") == 0)
 			o->path = argv[i + 1];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "rfb_server.h"
 
 #include <errno.h>
@@ -66,10 +67,10 @@ bool rfb_handshake(int fd, uint32_t width, uint32_t height, const char *name)
 	put16(init, (uint16_t)width);
 	put16(init + 2, (uint16_t)height);
 	uint8_t *format = init + 4;
-	format[0] = 32;  /* bits per pixel */
-	format[1] = 24;  /* depth */
-	format[2] = 0;   /* little endian */
-	format[3] = 1;   /* true colour */
+	format[0] = 32; /* bits per pixel */
+	format[1] = 24; /* depth */
+	format[2] = 0;  /* little endian */
+	format[3] = 1;  /* true colour */
 	put16(format + 4, 255);
 	put16(format + 6, 255);
 	put16(format + 8, 255);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server side of RFB 3.8 (security None, raw encoding), just enough to
  * play a VNC server that misbehaves on purpose: the fake-rfb test peer and
  * the fuzz-rfb harness build on it. Every call returns false when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size and region arguments and the agent space: "WxH" text, then screen
  * sizes a VNC server may announce and points and regions a model may send.
  * Every mapped point lands on the screen, every accepted region covers a
@@ -29,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[text_len] = '\0';
 	int w = 0, h = 0;
 	if (bridge_parse_size(text, &w, &h))
-		FUZZ_CHECK(w >= 64 && w <= 8192 && h >= 64 && h <= 8192, "%dx%d from %s", w, h, text);
+		FUZZ_CHECK(w >= 64 && w <= 8192 && h >= 64 && h <= 8192, "%dx%d from %s", w, h,
+			   text);
 	free(text);
 	if (!nul)
 		return 0;
@@ -68,8 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   source[0] + source[2] <= screen_w &&
 				   source[1] + source[3] <= screen_h,
 			   "region [%d %d %d %d] -> %d,%d %dx%d on %dx%d", region[0], region[1],
-			   region[2], region[3], source[0], source[1], source[2], source[3], screen_w,
-			   screen_h);
+			   region[2], region[3], source[0], source[1], source[2], source[3],
+			   screen_w, screen_h);
 		int out_w, out_h;
 		bridge_fit_for_models(source[2], source[3], &out_w, &out_h);
 		FUZZ_CHECK(out_w >= 1 && out_h >= 1 && out_w <= source[2] && out_h <= source[3],

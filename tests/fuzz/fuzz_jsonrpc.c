@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC parsing and MCP peer handling: any bytes as one message. Every
  * reply must be one JSON object in valid UTF-8, whatever came in, and no
  * call may be left running. */
@@ -67,7 +68,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	log_set_level(LOG_ERROR);
-	server = mcp_server_create("fuzz", "1", "instructions", &(struct mcp_workers_limits){ .threads = 1, .long_per_owner = 1, .long_per_group = 1, .quick_per_owner = 1 });
+	server = mcp_server_create("fuzz", "1", "instructions",
+				   &(struct mcp_workers_limits){ .threads = 1,
+								 .long_per_owner = 1,
+								 .long_per_group = 1,
+								 .quick_per_owner = 1 });
 	if (!server || !mcp_server_add_tool(server, &echo, NULL))
 		abort();
 	return 0;

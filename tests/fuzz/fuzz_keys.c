@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Key combinations ("ctrl+shift+t Return"): any text. Parsing either gives
  * combos within the bounds or a message in valid UTF-8 when the text was. */
 #include "fuzz.h"
@@ -28,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(err.message[0], "failed without a message");
 		if (utf8_valid(text, strlen(text), NULL))
-			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL), "message: %s",
-				   err.message);
+			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL),
+				   "message: %s", err.message);
 	}
 	/* One name, as hold_key and the aliases see it. */
 	(void)vnc_keysym_from_name(text);

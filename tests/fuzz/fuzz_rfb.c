@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz-rfb: libFuzzer target for the RFB messages the VNC client parses.
  *
  * Each input is what a server sends after the handshake. A thread plays

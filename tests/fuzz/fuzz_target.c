@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* VNC URLs (vnc://[:PASSWORD@]HOST[:PORT], unix:///path): any text. A
  * parsed target has a host and a port in range and describes itself; a
  * refusal carries a message, in UTF-8 when the URL was. */
@@ -29,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(err.message[0], "refused without a message: %s", url);
 		if (text)
-			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL), "message: %s",
-				   err.message);
+			FUZZ_CHECK(utf8_valid(err.message, strlen(err.message), NULL),
+				   "message: %s", err.message);
 	}
 	free(url);
 	return 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge call is enough to script a UI: tests/scripts/automate-terminal.sh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -5,7 +6,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startDaemon, bridgeBin, bridgeEnv, tempDir, waitFor, decodePng } from './lib.mjs';
+import { tempDir, waitFor } from '../lib/process.mjs';
+import { startDaemon, bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { decodePng } from '../lib/png.mjs';
 
 const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../scripts/automate-terminal.sh');
 let daemon, out;

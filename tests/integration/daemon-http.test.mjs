@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The daemon's edges: keys, origins, sizes, malformed input, protocol
 // headers, disconnects. After each, it must still serve.
 import { test, before, after } from 'node:test';
@@ -6,7 +7,9 @@ import http from 'node:http';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import WebSocket from 'ws';
-import { startDaemon, httpClient, wsClient, waitFor, textOf, sleep, bridgeBin, bridgeEnv, tempDir } from './lib.mjs';
+import { waitFor, sleep, tempDir } from '../lib/process.mjs';
+import { startDaemon, bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { httpClient, wsClient, textOf } from '../lib/mcp.mjs';
 
 let daemon;
 

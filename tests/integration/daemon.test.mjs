@@ -1,12 +1,16 @@
+// SPDX-License-Identifier: MIT
 // lizard-bridge serve: many sessions, two transports, the official SDK.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startDaemon, httpClient, wsClient, startX11vnc, waitFor, textOf, imageOf, decodePng,
-  tempDir, startTypingTarget, sleep, typedText, sandboxOf, sandboxText,
-} from './lib.mjs';
+import { waitFor, tempDir, sleep } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, wsClient, textOf, imageOf } from '../lib/mcp.mjs';
+import { startX11vnc } from '../lib/x11.mjs';
+import { startTypingTarget, typedText } from '../lib/x11-apps.mjs';
+import { decodePng } from '../lib/png.mjs';
+import { sandboxOf, sandboxText } from '../lib/sandbox.mjs';
 
 let daemon, x11vnc, work;
 

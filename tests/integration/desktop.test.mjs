@@ -1,11 +1,14 @@
+// SPDX-License-Identifier: MIT
 // The full tool set on the bridge's own desktop (Xvnc + openbox + Chromium),
 // checked against what real applications show and receive.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  connectBridge, desktopFromLog, waitFor, textOf, imageOf, decodePng, pixelAt,
-  startPageServer, windowGeometry, skipWithoutPages,
-} from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { desktopFromLog } from '../lib/x11.mjs';
+import { windowGeometry } from '../lib/x11-apps.mjs';
+import { decodePng, pixelAt } from '../lib/png.mjs';
+import { startPageServer, skipWithoutPages } from '../lib/pages.mjs';
 
 const pages = {
   '/color': `<!doctype html><title>color page</title>

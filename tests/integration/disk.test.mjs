@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every size has a disk limit: HOME, /tmp and /workspace of a session live
 // on a filesystem of that size, and a volume with a size on one of its own.
 // Writes past it fail inside with ENOSPC; the host's disk pays no more than
@@ -6,7 +7,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startDaemon, httpClient, textOf, sandboxOf, tempDir, waitFor } from './lib.mjs';
+import { tempDir, waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 const MIB = 1 << 20;
 const LIMIT = 64 * MIB;

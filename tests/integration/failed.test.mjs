@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A local session whose desktop dies by itself (its X server or its
 // sandbox's init killed: the OOM killer, a program, the host) goes to
 // "failed" with the reason, and nothing of it stays running: not its
@@ -6,7 +7,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startDaemon, httpClient, textOf, sandboxOf, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 let daemon, client;
 

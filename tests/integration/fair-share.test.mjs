@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: MIT
 // No client and no desktop can take the daemon's workers: long calls are
 // bounded per session (4 running) and per client (8), quick calls
 // (screenshots, session_info, kill_session) always find a worker, and
 // kill_session stops a busy session's running calls at once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDaemon, httpClient, wsClient, textOf, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, wsClient, textOf } from '../lib/mcp.mjs';
 import fs from 'node:fs';
 
 let daemon, greedy, other;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // VNC servers that misbehave on purpose (tests/fake-rfb), attached to a
 // running daemon next to a well-behaved real Xvnc. For every mode: /healthz
 // keeps answering within 100 ms, calls on the broken session fail with a
@@ -10,7 +11,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { bridgeBin, bridgeEnv, startDaemon, startProcess, startXvnc, httpClient, textOf, tempDir, waitFor, sleep } from './lib.mjs';
+import { startProcess, tempDir, waitFor, sleep } from '../lib/process.mjs';
+import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
 
 const fakeRfbBin = process.env.LIZARD_FAKE_RFB || path.join(path.dirname(bridgeBin), 'tests', 'fake-rfb');
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unauthenticated peers at the TCP level: connections that never send a
 // request, stop halfway through one, or speak TLS to the plain port. None of
 // them may take the daemon down; /healthz answers after each.
@@ -8,10 +9,11 @@ import net from 'node:net';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import {
-  startDaemon, sleep, waitFor, startXvnc, startTypingTarget, tempDir, httpClient, textOf, windowReady,
-  pidsMatching,
-} from './lib.mjs';
+import { sleep, waitFor, tempDir, pidsMatching } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { startTypingTarget, windowReady } from '../lib/x11-apps.mjs';
 
 let daemon;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Progress over Streamable HTTP: a POSTed call with a progressToken, from a
 // client that accepts text/event-stream, is answered as an SSE stream once
 // progress arrives (the notifications, then the result, then the end);
@@ -6,7 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import { startDaemon, httpClient, waitFor, textOf } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
 
 let daemon, client, session, mcpSession;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

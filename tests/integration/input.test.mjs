@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: MIT
 // Input reaches real X applications exactly as asked.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import {
-  startXvnc, connectBridge, waitFor, windowReady, textOf, pointerLocation,
-  startTypingTarget, startXev, typedText,
-} from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { connectBridge, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { windowReady, pointerLocation, startTypingTarget, startXev, typedText } from '../lib/x11-apps.mjs';
 
 let x, bridge;
 const apps = [];

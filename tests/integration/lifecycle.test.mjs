@@ -1,10 +1,12 @@
+// SPDX-License-Identifier: MIT
 // However the bridge ends, its desktop's processes end with it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import {
-  connectBridge, desktopFromLog, waitFor, sleep, sandboxPidNamespace, processesInPidNamespace,
-} from './lib.mjs';
+import { waitFor, sleep } from '../lib/process.mjs';
+import { connectBridge } from '../lib/mcp.mjs';
+import { desktopFromLog } from '../lib/x11.mjs';
+import { sandboxPidNamespace, processesInPidNamespace } from '../lib/sandbox.mjs';
 
 async function startedDesktop() {
   const bridge = await connectBridge([]);

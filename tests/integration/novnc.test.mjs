@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // noVNC as the fallback viewer: Debian's noVNC in headless Chromium, served
 // by the bridge, speaking raw RFB to the bridge's relay with the same
 // control and view-only tokens as the bridge's own viewer.
@@ -6,7 +7,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { waitFor, textOf, sleep, viewerFixture, startX11vnc } from './lib.mjs';
+import { waitFor, sleep } from '../lib/process.mjs';
+import { textOf } from '../lib/mcp.mjs';
+import { startX11vnc } from '../lib/x11.mjs';
+import { viewerFixture } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program in the sandbox owns its run directory, HOME and /workspace and
 // may plant links, FIFOs and sockets there at any time. The daemon, root on
 // the host, must never follow them: what it reaches there is what it made
@@ -7,7 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { startDaemon, httpClient, textOf, sandboxOf, tempDir, startProcess, waitFor } from './lib.mjs';
+import { tempDir, startProcess, waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
 
 let daemon, client, secretDir, hostServer;
 const hostSocket = () => path.join(secretDir, 'host-vnc.sock');

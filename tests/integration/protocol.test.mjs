@@ -1,10 +1,12 @@
+// SPDX-License-Identifier: MIT
 // MCP and JSON-RPC over stdio, byte for byte, including everything a broken
 // or hostile client may send.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { startXvnc, bridgeBin, bridgeEnv } from './lib.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { startXvnc } from '../lib/x11.mjs';
 
 class RawClient {
   constructor(args) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sandbox resources on real cgroups: sizes whose memory and CPU limits are
 // enforced, pause and resume with the cgroup freezer, persistent volumes,
 // and the usage session_info and /metrics report.
@@ -6,10 +7,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, countDifferentPixels,
-  tempDir, startXvnc, sleep, bridgeBin, rgbaToRgb,
-} from './lib.mjs';
+import { waitFor, tempDir, sleep } from '../lib/process.mjs';
+import { startDaemon, bridgeBin } from '../lib/bridge.mjs';
+import { httpClient, textOf, imageOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { decodePng, countDifferentPixels, rgbaToRgb } from '../lib/png.mjs';
 
 let daemon, client, dataDir, skipReason;
 

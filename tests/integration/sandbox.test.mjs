@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Local sessions are sandboxes: contained processes, a private view of the
 // filesystem, an unprivileged user, and exec/read_file/write_file/list_files.
 import { test, before, after } from 'node:test';
@@ -7,11 +8,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import {
-  connectBridge, desktopFromLog, waitFor, textOf, decodePng, pixelAt, startPageServer,
-  pidsMatching, sandboxPidNamespace, processesInPidNamespace, tempDir, startXvnc, bridgeBin, bridgeEnv,
-  startDaemon, httpClient, skipWithoutPages, sandboxOf,
-} from './lib.mjs';
+import { waitFor, pidsMatching, tempDir } from '../lib/process.mjs';
+import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
+import { connectBridge, textOf, httpClient } from '../lib/mcp.mjs';
+import { desktopFromLog, startXvnc } from '../lib/x11.mjs';
+import { decodePng, pixelAt } from '../lib/png.mjs';
+import { sandboxPidNamespace, processesInPidNamespace, sandboxOf } from '../lib/sandbox.mjs';
+import { startPageServer, skipWithoutPages } from '../lib/pages.mjs';
 import { startTestHost, testHostUnavailable } from '../lib/testhost.mjs';
 
 let bridge, desktop, server, secretDir;

@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: MIT
 // Screens larger than models take are shown scaled, and coordinates read
 // from such a screenshot land on the right screen pixels.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  startXvnc, connectBridge, waitFor, windowReady, textOf, imageOf, decodePng, pixelAt, startXev,
-} from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { windowReady, startXev } from '../lib/x11-apps.mjs';
+import { decodePng, pixelAt } from '../lib/png.mjs';
 
 let x, bridge, xev;
 

@@ -1,10 +1,12 @@
+// SPDX-License-Identifier: MIT
 // screenshot returns exactly what the X server shows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  startXvnc, startProcess, connectBridge, waitFor, windowReady, imageOf, textOf,
-  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels,
-} from './lib.mjs';
+import { startProcess, waitFor } from '../lib/process.mjs';
+import { connectBridge, imageOf, textOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { windowReady, captureRootRgb } from '../lib/x11-apps.mjs';
+import { decodePng, rgbaToRgb, countDifferentPixels } from '../lib/png.mjs';
 
 let x, bridge;
 const apps = [];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // End to end with the official MCP TypeScript SDK: lizard-bridge stdio on
 // its embedded local desktop (Xvnc + openbox), every tool called for real.
 import { test, before, after } from 'node:test';
@@ -5,10 +6,11 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  connectBridge, desktopFromLog, waitFor, windowReady, textOf, imageOf, decodePng,
-  pointerLocation, startTypingTarget, startXev, typedText,
-} from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { desktopFromLog } from '../lib/x11.mjs';
+import { windowReady, pointerLocation, startTypingTarget, startXev, typedText } from '../lib/x11-apps.mjs';
+import { decodePng } from '../lib/png.mjs';
 
 let bridge, desktop;
 const apps = [];

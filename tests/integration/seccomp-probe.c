@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run inside a session by seccomp.test.mjs, compiled there: makes the
  * system calls the sandbox's filter refuses, and calls of the same kinds
  * it allows, and prints one line per call, "NAME ok" or "NAME ERRNONAME".
@@ -116,7 +117,8 @@ static void refused_calls(void)
 		  socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER));
 	report_fd("socket(AF_NETLINK,NETLINK_XFRM)", socket(AF_NETLINK, SOCK_RAW, NETLINK_XFRM));
 	report_fd("socket(AF_INET,SOCK_RAW)", socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
-	report_fd("socket(AF_INET6,SOCK_RAW)", socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6));
+	report_fd("socket(AF_INET6,SOCK_RAW)",
+		  socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6));
 	report_fd("socket(AF_INET,SOCK_PACKET)", socket(AF_INET, SOCK_PACKET, 0));
 	report_fd("socket(AF_PACKET)", socket(AF_PACKET, SOCK_RAW, 0));
 	report_fd("socket(AF_VSOCK)", socket(AF_VSOCK, SOCK_STREAM, 0));
@@ -124,7 +126,8 @@ static void refused_calls(void)
 	report_fd("socket(AF_KEY)", socket(AF_KEY, SOCK_RAW, 2));
 	int pair[2];
 	report("socketpair(AF_VSOCK)", socketpair(AF_VSOCK, SOCK_STREAM, 0, pair));
-	setsockopt_probe("setsockopt(IPT_SO_SET_REPLACE)", AF_INET, IPPROTO_IP, NETFILTER_TABLE_REPLACE);
+	setsockopt_probe("setsockopt(IPT_SO_SET_REPLACE)", AF_INET, IPPROTO_IP,
+			 NETFILTER_TABLE_REPLACE);
 	setsockopt_probe("setsockopt(IP6T_SO_SET_REPLACE)", AF_INET6, IPPROTO_IPV6,
 			 NETFILTER_TABLE_REPLACE);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The system call filter every sandbox runs under (sandbox/seccomp.c), seen
 // from inside a session: a probe compiled there (seccomp-probe.c) makes the
 // refused calls, with arguments the kernel alone would answer otherwise, and
@@ -8,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { connectBridge, textOf } from './lib.mjs';
+import { connectBridge, textOf } from '../lib/mcp.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const probe = '/tmp/seccomp-probe';

@@ -1,12 +1,15 @@
+// SPDX-License-Identifier: MIT
 // Ending a session stops the calls running on it: a long hold_key or drag
 // returns within a few seconds of kill_session, sends no more input, and
 // does not keep the session's desktop alive.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import {
-  startDaemon, startXvnc, startXev, httpClient, textOf, waitFor, windowReady, desktopFromLog, sleep,
-} from './lib.mjs';
+import { waitFor, sleep } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { startXvnc, desktopFromLog } from '../lib/x11.mjs';
+import { startXev, windowReady } from '../lib/x11-apps.mjs';
 
 let x, daemon, client;
 

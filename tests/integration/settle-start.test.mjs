@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: MIT
 // open_url and launch with screenshot: true wait for what they started to
 // draw, then for the screen to settle; a quiet screen before the program
 // drew anything is not "settled". Long waits report progress and stop when
 // the client cancels them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  connectBridge, textOf, imageOf, decodePng, pixelAt, startPageServer, skipWithoutPages,
-} from './lib.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { decodePng, pixelAt } from '../lib/png.mjs';
+import { startPageServer, skipWithoutPages } from '../lib/pages.mjs';
 
 const pages = {
   '/color': `<!doctype html><title>cold start</title>

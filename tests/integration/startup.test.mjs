@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 // Bad command lines and unreachable servers fail fast with a clear message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
-import { bridgeBin, bridgeEnv } from './lib.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
 
 function runBridge(args) {
   return spawnSync(bridgeBin, args, { input: '', timeout: 30000, env: bridgeEnv() });

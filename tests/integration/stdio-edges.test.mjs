@@ -1,10 +1,14 @@
+// SPDX-License-Identifier: MIT
 // stdio at its edges, byte for byte: replies to calls still running when
 // stdin closes, shutdown while they run, ids echoed exactly, UTF-8 only,
 // the exact message limit, MCP logging, and cancellation through the SDK.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { startXvnc, bridgeBin, bridgeEnv, connectBridge, sleep } from './lib.mjs';
+import { sleep } from '../lib/process.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { connectBridge } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
 
 const LIMIT = 4 * 1024 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

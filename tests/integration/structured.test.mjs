@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: MIT
 // Tools that return data declare an outputSchema and answer with
 // structuredContent, which the official SDK client checks against it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDaemon, httpClient, textOf } from './lib.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
 
 // Tools whose results are actions done, images or messages, not data.
 const noData = new Set([

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-address connection cap behind a reverse proxy (--trusted-proxy):
 // a real HTTP reverse proxy of the test's own (node's http, as a few lines
 // of http-proxy would do it) sits between many clients and the daemon and
@@ -8,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { startDaemon, waitFor } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
 
 const PROXY = '127.0.0.2';
 const clientAddress = (i) => `127.0.1.${i}`;

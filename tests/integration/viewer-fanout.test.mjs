@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ten viewers of one desktop while a window moves without pause: each gets
 // every change to a marker on the desktop (a robustness deadline, not a
 // performance figure; the measured latencies go to the test's diagnostics),
@@ -9,7 +10,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { waitFor, textOf, imageOf, startDaemon, httpClient, sandboxOf } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { textOf, imageOf, httpClient } from '../lib/mcp.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
+import { decodeUpdate } from '../../bridge/viewer/wire.js';
 
 const VIEWERS = 10;
 const MARKERS = 5;
@@ -38,34 +43,12 @@ after(async () => {
   await daemon?.stop();
 });
 
-// The rectangles an update paints (PNG or JPEG operations), from the
-// update format of bridge/viewer.c; copies move pixels already shown.
+// The rectangles an update paints (images and fills, read by the page's
+// own reader, bridge/viewer/wire.js); copies move pixels already shown.
+const PAINTS = new Set(['png', 'jpeg', 'fill', 'indexed']);
 function paintedRects(buffer) {
-  const rects = [];
-  for (let at = 0; at < buffer.length;) {
-    const kind = buffer[at];
-    const f = (i) => buffer.readUInt16BE(at + 1 + i * 2);
-    if (kind === 1) { // a copy: what it moved is old content
-      at += 13;
-    } else if (kind === 2 || kind === 3) { // PNG or JPEG
-      rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
-      at += 13 + buffer.readUInt32BE(at + 9);
-    } else if (kind === 4) { // a fill
-      rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
-      at += 12;
-    } else if (kind === 5) { // the pointer's shape
-      at += 9 + f(2) * f(3) * 4;
-    } else if (kind === 6) { // the pointer moved
-      at += 5;
-    } else if (kind === 7) { // palette indices
-      rects.push({ x: f(0), y: f(1), w: f(2), h: f(3) });
-      const colours = buffer[at + 10] + 1;
-      at += 15 + colours * 3 + buffer.readUInt32BE(at + 11 + colours * 3);
-    } else {
-      break;
-    }
-  }
-  return rects;
+  return decodeUpdate(buffer).ops.filter((op) => PAINTS.has(op.kind))
+    .map((op) => ({ x: op.x, y: op.y, w: op.width, h: op.height }));
 }
 
 // A viewer that acknowledges each update at once and, while a marker

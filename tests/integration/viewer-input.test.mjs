@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer's clipboard (both ways, control viewers only) and its
 // wheel (clicks that follow the wheel's delta). Headless Debian Chromium
 // (playwright-core) against a real local desktop: xclip and an xterm on
@@ -7,7 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { waitFor, textOf, viewerFixture } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { textOf } from '../lib/mcp.mjs';
+import { viewerFixture } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host, context;
 

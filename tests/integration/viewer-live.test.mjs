@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer under motion and input: keys that never stick, a
 // canvas that ends exact, copies instead of pixels. Headless Debian
 // Chromium (playwright-core) against a real local desktop.
@@ -5,7 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { waitFor, textOf, imageOf, viewerFixture } from './lib.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { textOf, imageOf } from '../lib/mcp.mjs';
+import { viewerFixture } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host;
 

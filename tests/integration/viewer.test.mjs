@@ -1,11 +1,14 @@
+// SPDX-License-Identifier: MIT
 // The browser viewer, in headless Debian Chromium driven by playwright-core.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startDaemon, httpClient, waitFor, textOf, imageOf, decodePng, tempDir, sleep, launchChromium,
-} from './lib.mjs';
+import { waitFor, tempDir, sleep } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf, imageOf } from '../lib/mcp.mjs';
+import { decodePng } from '../lib/png.mjs';
+import { launchChromium } from '../lib/browser.mjs';
 
 let daemon, client, browser, session, links, work;
 

@@ -1,13 +1,16 @@
+// SPDX-License-Identifier: MIT
 // A second server implementation: x11vnc on Xvfb behind a VNC password.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startX11vnc, startProcess, connectBridge, waitFor, windowReady, textOf, imageOf,
-  decodePng, rgbaToRgb, captureRootRgb, countDifferentPixels, startTypingTarget, bridgeBin, bridgeEnv, typedText,
-} from './lib.mjs';
+import { startProcess, waitFor } from '../lib/process.mjs';
+import { bridgeBin, bridgeEnv } from '../lib/bridge.mjs';
+import { connectBridge, textOf, imageOf } from '../lib/mcp.mjs';
+import { startX11vnc } from '../lib/x11.mjs';
+import { windowReady, captureRootRgb, startTypingTarget, typedText } from '../lib/x11-apps.mjs';
+import { decodePng, rgbaToRgb, countDifferentPixels } from '../lib/png.mjs';
 
 let server;
 const apps = [];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The servers a test host runs (testhost.mjs starts this file inside its
 // network namespace): `node testhost-server.mjs KIND ADDRESS`, with KIND's
 // settings as JSON on stdin. It listens on ADDRESS, then prints one JSON

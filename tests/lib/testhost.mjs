@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A test host: a network namespace of the test's own, joined to this
 // machine by a veth pair on a private /30, with servers of the test running
 // inside it (testhost-server.mjs). A sandbox reaches it as it would any

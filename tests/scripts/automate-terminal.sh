@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A UI automation written with nothing but `lizard-bridge call`: make a
 # desktop, open a terminal that saves what it is given, type into it, save a
 # screenshot, fetch the file from the sandbox, end the desktop. Needs

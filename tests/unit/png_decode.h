@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decodes a PNG with libpng's simplified API, for tests. */
 #ifndef LIZARD_TEST_PNG_DECODE_H
 #define LIZARD_TEST_PNG_DECODE_H

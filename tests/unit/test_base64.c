@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "util/base64.h"
@@ -26,8 +27,12 @@ static void reference_encode(const unsigned char *data, size_t len, char *out)
 static void rfc4648_vectors(void)
 {
 	static const char *cases[][2] = {
-		{ "", "" },          { "f", "Zg==" },         { "fo", "Zm8=" },
-		{ "foo", "Zm9v" },   { "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" },
+		{ "", "" },
+		{ "f", "Zg==" },
+		{ "fo", "Zm8=" },
+		{ "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" },
 		{ "foobar", "Zm9vYmFy" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "util/base64.h"
@@ -36,8 +37,10 @@ static int differing_pixels(struct vnc_framebuffer *fb, const unsigned char *rgb
 
 static struct vnc_capture_request whole(int width, int height)
 {
-	return (struct vnc_capture_request){ .source = { 0, 0, width, height }, .width = width,
-					     .height = height, .format = VNC_FORMAT_PNG };
+	return (struct vnc_capture_request){ .source = { 0, 0, width, height },
+					     .width = width,
+					     .height = height,
+					     .format = VNC_FORMAT_PNG };
 }
 
 static void banded_png_decodes_to_the_framebuffer(void)

@@ -79,7 +79,8 @@ static void forget_messages(void)
 static struct mcp_server *make_server(void)
 {
 	return mcp_server_create("catalog-test", "1", NULL,
-				 &(struct mcp_workers_limits){ .threads = 2, .long_per_owner = 2,
+				 &(struct mcp_workers_limits){ .threads = 2,
+							       .long_per_owner = 2,
 							       .long_per_group = 2,
 							       .quick_per_owner = 2 });
 }
@@ -121,7 +122,8 @@ static const cJSON *structured(const cJSON *reply)
 static const char *first_text(const cJSON *reply)
 {
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(result_of(reply), "content");
-	const cJSON *text = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0), "text");
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0),
+							     "text");
 	return cJSON_IsString(text) ? text->valuestring : "";
 }
 
@@ -164,9 +166,8 @@ static const cJSON *property(const cJSON *schema, const char *name)
 static bool lists(const cJSON *array, const char *name)
 {
 	const cJSON *item;
-	cJSON_ArrayForEach(item, array)
-		if (cJSON_IsString(item) && strcmp(item->valuestring, name) == 0)
-			return true;
+	cJSON_ArrayForEach(item, array) if (cJSON_IsString(item) &&
+					    strcmp(item->valuestring, name) == 0) return true;
 	return false;
 }
 
@@ -182,8 +183,14 @@ static void tools_with(bool (*flag)(const struct bridge_tool *), char *out, size
 						 tools[i].name);
 }
 
-static bool is_ordered(const struct bridge_tool *tool) { return tool->ordered; }
-static bool is_quick(const struct bridge_tool *tool) { return tool->quick; }
+static bool is_ordered(const struct bridge_tool *tool)
+{
+	return tool->ordered;
+}
+static bool is_quick(const struct bridge_tool *tool)
+{
+	return tool->quick;
+}
 
 static void every_schema_is_an_object_schema(void)
 {
@@ -199,11 +206,13 @@ static void every_schema_is_an_object_schema(void)
 			const cJSON *type = cJSON_GetObjectItemCaseSensitive(schema, "type");
 			bool ok = cJSON_IsObject(schema) && cJSON_IsString(type) &&
 				  strcmp(type->valuestring, "object") == 0 &&
-				  cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(schema, "properties"));
+				  cJSON_IsObject(
+					  cJSON_GetObjectItemCaseSensitive(schema, "properties"));
 			cJSON_Delete(schema);
 			if (!ok)
 				FAIL_AT("%s's %s schema is not an object schema with properties: %s",
-					tools[i].name, output ? "output" : "input", text ? text : "NULL");
+					tools[i].name, output ? "output" : "input",
+					text ? text : "NULL");
 		}
 	}
 }
@@ -226,7 +235,7 @@ static void every_embedded_file_belongs_to_its_tool(void)
 		if (!tool)
 			FAIL_AT("%s is embedded but no tool is named %s", file->name, name);
 		const char *used = strncmp(kind, "input.", 6) == 0 ? tool->input_schema
-								     : tool->output_schema;
+								   : tool->output_schema;
 		if (used != file->text)
 			FAIL_AT("%s is embedded but %s does not use it", file->name, name);
 	}
@@ -242,7 +251,8 @@ static void names_are_unique_and_follow_the_mcp_rule(void)
 		ASSERT(len >= 1 && len <= 128);
 		if (strspn(tools[i].name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 					  "0123456789_-.") != len)
-			FAIL_AT("tool name \"%s\" has a character MCP does not allow", tools[i].name);
+			FAIL_AT("tool name \"%s\" has a character MCP does not allow",
+				tools[i].name);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(tools[i].name, tools[j].name) == 0)
 				FAIL_AT("two tools are named %s", tools[i].name);
@@ -315,8 +325,8 @@ static void repeated_pieces_agree(void)
 	assert_same_piece(optional, optional_count, false, "session");
 	assert_same_piece(required, required_count, false, "session");
 
-	static const char *const acting[] = { "click",  "move_mouse", "mouse_down", "mouse_up",
-					      "drag",   "scroll",     "type",       "press",
+	static const char *const acting[] = { "click",    "move_mouse", "mouse_down", "mouse_up",
+					      "drag",     "scroll",     "type",       "press",
 					      "hold_key", "wait" };
 	assert_same_piece(acting, sizeof(acting) / sizeof(acting[0]), false, "screenshot");
 	static const char *const starting[] = { "open_url", "launch" };
@@ -380,17 +390,21 @@ static void registering_lists_every_tool(void)
 		const cJSON *description = cJSON_GetObjectItemCaseSensitive(entry, "description");
 		cJSON *input = cJSON_Parse(tools[i].input_schema);
 		cJSON *output = tools[i].output_schema ? cJSON_Parse(tools[i].output_schema) : NULL;
-		const cJSON *listed_output = cJSON_GetObjectItemCaseSensitive(entry, "outputSchema");
+		const cJSON *listed_output = cJSON_GetObjectItemCaseSensitive(entry,
+									      "outputSchema");
 		const cJSON *read_only = cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(entry, "annotations"), "readOnlyHint");
 		bool same = cJSON_IsString(name) && strcmp(name->valuestring, tools[i].name) == 0 &&
-			    cJSON_IsString(title) && strcmp(title->valuestring, tools[i].title) == 0 &&
+			    cJSON_IsString(title) &&
+			    strcmp(title->valuestring, tools[i].title) == 0 &&
 			    cJSON_IsString(description) &&
 			    strcmp(description->valuestring, tools[i].description) == 0 &&
-			    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(entry, "inputSchema"), input,
-					  true) &&
-			    (output ? cJSON_Compare(listed_output, output, true) : !listed_output) &&
-			    cJSON_IsBool(read_only) && cJSON_IsTrue(read_only) == tools[i].read_only;
+			    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(entry, "inputSchema"),
+					  input, true) &&
+			    (output ? cJSON_Compare(listed_output, output, true)
+				    : !listed_output) &&
+			    cJSON_IsBool(read_only) &&
+			    cJSON_IsTrue(read_only) == tools[i].read_only;
 		cJSON_Delete(input);
 		cJSON_Delete(output);
 		if (!same) {
@@ -500,8 +514,9 @@ static void handlers_answer_as_their_schemas_say(void)
 	ASSERT(!is_error(r[6]) && !structured(r[6]));
 	ASSERT_CONTAINS(first_text(r[6]), "Session s-catalog is ended");
 	ASSERT(!is_error(r[7]));
-	ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(structured(r[7]), "sessions")),
-		  0);
+	ASSERT_EQ(
+		cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(structured(r[7]), "sessions")),
+		0);
 	ASSERT(!is_error(r[8]));
 	ASSERT_STR_EQ(string_of(structured(r[8]), "name"), "catalog-test");
 	ASSERT(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(structured(r[8]), "limit_bytes")));
@@ -535,17 +550,26 @@ static void the_dispatcher_holds_tools_to_their_output_schema(void)
 {
 	forget_messages();
 	static const struct bridge_tool table[] = {
-		{ .name = "data_without_schema", .title = "t", .description = "d",
+		{ .name = "data_without_schema",
+		  .title = "t",
+		  .description = "d",
 		  .input_schema = "{\"type\":\"object\",\"properties\":{}}",
-		  .handler = answers_data, .sessionless = true },
-		{ .name = "schema_without_data", .title = "t", .description = "d",
+		  .handler = answers_data,
+		  .sessionless = true },
+		{ .name = "schema_without_data",
+		  .title = "t",
+		  .description = "d",
 		  .input_schema = "{\"type\":\"object\",\"properties\":{}}",
 		  .output_schema = "{\"type\":\"object\",\"properties\":{}}",
-		  .handler = answers_text, .sessionless = true },
-		{ .name = "data_with_schema", .title = "t", .description = "d",
+		  .handler = answers_text,
+		  .sessionless = true },
+		{ .name = "data_with_schema",
+		  .title = "t",
+		  .description = "d",
 		  .input_schema = "{\"type\":\"object\",\"properties\":{}}",
 		  .output_schema = "{\"type\":\"object\",\"properties\":{}}",
-		  .handler = answers_data, .sessionless = true },
+		  .handler = answers_data,
+		  .sessionless = true },
 	};
 	struct bridge_tools_context context = { .registry = NULL };
 	struct mcp_server *server = make_server();
@@ -560,8 +584,9 @@ static void the_dispatcher_holds_tools_to_their_output_schema(void)
 
 	ASSERT(is_error(undeclared) && !structured(undeclared));
 	char expected[160];
-	snprintf(expected, sizeof(expected), "internal error: tool data_without_schema answered "
-					     "with data but declares no outputSchema");
+	snprintf(expected, sizeof(expected),
+		 "internal error: tool data_without_schema answered "
+		 "with data but declares no outputSchema");
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(result_of(undeclared), "content");
 	const cJSON *last = cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1);
 	ASSERT_STR_EQ(string_of(last, "text"), expected);
@@ -596,11 +621,11 @@ static void sessionless_tools_join_no_session_group(void)
 	char misgrouped[512] = "";
 	for (size_t i = 0; i < count; i++) {
 		group[0] = '\0';
-		bool grouped = bridge_tools_group(tools[i].name, args, group, sizeof(group), &context);
+		bool grouped = bridge_tools_group(tools[i].name, args, group, sizeof(group),
+						  &context);
 		if (grouped == tools[i].sessionless)
 			snprintf(misgrouped + strlen(misgrouped),
-				 sizeof(misgrouped) - strlen(misgrouped),
-				 " %s", tools[i].name);
+				 sizeof(misgrouped) - strlen(misgrouped), " %s", tools[i].name);
 	}
 	cJSON_Delete(args);
 	bridge_registry_destroy(context.registry);

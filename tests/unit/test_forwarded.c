@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client behind trusted proxies: --trusted-proxy values, and which
  * X-Forwarded-For entry names the client whatever a client forges. */
 #include "bridge/server/forwarded.h"
@@ -50,8 +51,9 @@ static void trusted_proxy_values(void)
 	ASSERT(bridge_trusted_proxy_parse("::ffff:127.0.0.2", &p));
 	ASSERT_EQ(p.network.family, AF_INET);
 	ASSERT_EQ(p.prefix, 32);
-	const char *bad[] = { "", "localhost", "127.0.0.1:80", "[::1]", "10.0.0.0/33", "::/129",
-			      "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x", "1.2.3", "1.2.3.4 " };
+	const char *bad[] = { "",        "localhost", "127.0.0.1:80", "[::1]",       "10.0.0.0/33",
+			      "::/129",  "10.0.0.0/", "10.0.0.0/-1",  "10.0.0.0/8x", "1.2.3",
+			      "1.2.3.4 " };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (bridge_trusted_proxy_parse(bad[i], &p))
 			FAIL_AT("'%s' was taken as a trusted proxy", bad[i]);
@@ -99,9 +101,15 @@ static void garbage_where_the_client_should_be_is_malformed(void)
 {
 	struct bridge_trusted_proxy proxy;
 	ASSERT(bridge_trusted_proxy_parse("127.0.0.2", &proxy));
-	const char *bad[] = { "unknown", "203.0.113.9:4711", "[2001:db8::7]", "203.0.113.9, 127.0.0.2 x",
-			      "1.1.1.1, evil.example", "203.0.113.9 203.0.113.8",
-			      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+	const char *bad[] = {
+		"unknown",
+		"203.0.113.9:4711",
+		"[2001:db8::7]",
+		"203.0.113.9, 127.0.0.2 x",
+		"1.1.1.1, evil.example",
+		"203.0.113.9 203.0.113.8",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (strcmp(client_of(bad[i], &proxy, 1), "malformed") != 0)
 			FAIL_AT("'%s' gave client %s", bad[i], client_of(bad[i], &proxy, 1));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frame counters and waits of vnc/framebuffer.c: drawn pixels are counted
  * apart from pointer changes, background fills and pixels resent
  * unchanged, and a wait wakes once enough have been drawn. */

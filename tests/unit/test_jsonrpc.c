@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "mcp/jsonrpc.h"
@@ -126,7 +127,12 @@ static void send_text(struct mcp_peer *peer, const char *text)
 
 static void peer_answers_lifecycle_and_tool_calls(void)
 {
-	struct mcp_server *server = mcp_server_create("t", "1", NULL, &(struct mcp_workers_limits){ .threads = 2, .long_per_owner = 2, .long_per_group = 2, .quick_per_owner = 2 });
+	struct mcp_server *server = mcp_server_create(
+		"t", "1", NULL,
+		&(struct mcp_workers_limits){ .threads = 2,
+					      .long_per_owner = 2,
+					      .long_per_group = 2,
+					      .quick_per_owner = 2 });
 	ASSERT(mcp_server_add_tool(server, &echo, NULL));
 	ASSERT(mcp_server_add_tool(server, &pictures, NULL));
 	struct mcp_peer *peer = mcp_peer_create(server, capture, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Jupyter client against real ipykernel processes (Debian's
  * python3-ipykernel) on ipc sockets, reached through descriptors as the
  * bridge reaches them in a sandbox, and against a fake kernel that signs
@@ -76,7 +77,7 @@ static bool start_kernel(struct test_kernel *t, const char *program)
 			execl("/usr/bin/python3", "python3", program, conn, (char *)NULL);
 		else
 			execl("/usr/bin/python3", "python3", "-m", "ipykernel_launcher", "-f", conn,
-			       (char *)NULL);
+			      (char *)NULL);
 		_exit(127);
 	}
 	int64_t deadline = clock_monotonic_ms() + 30000;
@@ -127,7 +128,10 @@ static bool run_within(struct test_kernel *t, const char *code, int64_t timeout_
 		       const struct kernel_limits *limits, struct kernel_execution *e)
 {
 	struct kernel_execute_options o = {
-		.code = code, .timeout_ms = timeout_ms, .grace_ms = 1500, .limits = limits,
+		.code = code,
+		.timeout_ms = timeout_ms,
+		.grace_ms = 1500,
+		.limits = limits,
 		.cancel_fd = -1,
 	};
 	struct error err;
@@ -147,7 +151,8 @@ static bool run(struct test_kernel *t, const char *code, int64_t timeout_ms,
 static const char *main_text(const struct kernel_execution *e)
 {
 	for (size_t i = 0; i < e->result_count; i++) {
-		const cJSON *text = cJSON_GetObjectItemCaseSensitive(e->results[i].data, "text/plain");
+		const cJSON *text = cJSON_GetObjectItemCaseSensitive(e->results[i].data,
+								     "text/plain");
 		if (e->results[i].is_main && cJSON_IsString(text))
 			return text->valuestring;
 	}
@@ -186,7 +191,10 @@ static void test_streams_arrive_as_they_are_printed(void)
 	struct kernel_execute_options o = {
 		.code = "import sys\nprint('out one')\nsys.stdout.flush()\n"
 			"print('err one', file=sys.stderr)\nsys.stderr.flush()\n7",
-		.timeout_ms = 10000, .grace_ms = 1000, .limits = &roomy, .cancel_fd = -1,
+		.timeout_ms = 10000,
+		.grace_ms = 1000,
+		.limits = &roomy,
+		.cancel_fd = -1,
 		.on_stream = collect_stream,
 	};
 	struct kernel_execution e;
@@ -285,8 +293,11 @@ static void test_cancel_ends_a_running_execution(void)
 {
 	int cancel = eventfd(1, EFD_CLOEXEC);
 	struct kernel_execute_options o = {
-		.code = "import time\ntime.sleep(30)", .timeout_ms = 60000, .grace_ms = 1000,
-		.limits = &roomy, .cancel_fd = cancel,
+		.code = "import time\ntime.sleep(30)",
+		.timeout_ms = 60000,
+		.grace_ms = 1000,
+		.limits = &roomy,
+		.cancel_fd = cancel,
 	};
 	struct kernel_execution e;
 	struct error err;
@@ -307,8 +318,10 @@ static void test_a_kernel_that_ignores_the_interrupt_is_stuck(void)
 	struct test_kernel t;
 	ASSERT(start_kernel(&t, NULL));
 	struct kernel_execution e;
-	ASSERT(run(&t, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-		       "while True:\n    pass", 1000, &e));
+	ASSERT(run(&t,
+		   "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+		   "while True:\n    pass",
+		   1000, &e));
 	ASSERT_EQ(e.outcome, KERNEL_OUTCOME_STUCK);
 	kernel_execution_finish(&e);
 	stop_kernel(&t);

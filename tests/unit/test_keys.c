@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "vnc/keys.h"
@@ -101,7 +102,7 @@ static void errors_name_the_part_not_understood(void)
 static void codepoints_map_to_keysyms(void)
 {
 	ASSERT_EQ(vnc_keysym_for_codepoint('a'), 'a');
-	ASSERT_EQ(vnc_keysym_for_codepoint(0xf6), 0xf6);       /* ö: Latin-1 as is */
+	ASSERT_EQ(vnc_keysym_for_codepoint(0xf6), 0xf6);         /* ö: Latin-1 as is */
 	ASSERT_EQ(vnc_keysym_for_codepoint(0x6f22), 0x01006f22); /* 漢 */
 	ASSERT_EQ(vnc_keysym_for_codepoint(0x1f642), 0x0101f642);
 }

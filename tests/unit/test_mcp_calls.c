@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCP engine's call features: structuredContent with an outputSchema,
  * notifications/progress for requests with a progressToken,
  * notifications/cancelled scoped to the client that made the call, ids
@@ -125,7 +126,12 @@ static const struct mcp_tool count = {
 
 static struct mcp_server *make_server(void)
 {
-	struct mcp_server *server = mcp_server_create("t", "1", NULL, &(struct mcp_workers_limits){ .threads = 2, .long_per_owner = 2, .long_per_group = 2, .quick_per_owner = 2 });
+	struct mcp_server *server = mcp_server_create(
+		"t", "1", NULL,
+		&(struct mcp_workers_limits){ .threads = 2,
+					      .long_per_owner = 2,
+					      .long_per_group = 2,
+					      .quick_per_owner = 2 });
 	if (server && (!mcp_server_add_tool(server, &info, NULL) ||
 		       !mcp_server_add_tool(server, &count, NULL))) {
 		mcp_server_destroy(server);
@@ -155,7 +161,8 @@ static void structured_content_and_output_schema(void)
 	const cJSON *result = cJSON_GetObjectItem(reply, "result");
 	const cJSON *structured = cJSON_GetObjectItem(result, "structuredContent");
 	ASSERT_EQ(cJSON_GetObjectItem(structured, "width")->valueint, 1280);
-	const cJSON *text = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text");
+	const cJSON *text = cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text");
 	ASSERT_STR_EQ(text->valuestring, "{\"width\":1280}");
 	cJSON_Delete(reply);
 
@@ -184,7 +191,8 @@ static void progress_then_cancel_sends_no_reply(void)
 			"{\"name\":\"count\",\"_meta\":{\"progressToken\":\"tok-7\"}}}");
 	cJSON *progress = wait_message("\"tok-7\"");
 	ASSERT(progress);
-	ASSERT_STR_EQ(cJSON_GetObjectItem(progress, "method")->valuestring, "notifications/progress");
+	ASSERT_STR_EQ(cJSON_GetObjectItem(progress, "method")->valuestring,
+		      "notifications/progress");
 	const cJSON *params = cJSON_GetObjectItem(progress, "params");
 	ASSERT_EQ(cJSON_GetObjectItem(params, "total")->valueint, 1000);
 	ASSERT_STR_EQ(cJSON_GetObjectItem(params, "message")->valuestring, "counting");
@@ -336,9 +344,9 @@ static void text_that_is_not_utf8_never_comes_back(void)
 	cJSON *reply = wait_message("-32700");
 	ASSERT(reply);
 	ASSERT(cJSON_IsNull(cJSON_GetObjectItem(reply, "id")));
-	ASSERT_CONTAINS(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "error"), "message")
-				->valuestring,
-			"not valid UTF-8 (byte 23)");
+	ASSERT_CONTAINS(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "error"), "message")->valuestring,
+		"not valid UTF-8 (byte 23)");
 	cJSON_Delete(reply);
 	forget_messages();
 	send_text(peer, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\xc3\"}");
@@ -408,10 +416,12 @@ static void log_messages_follow_each_clients_level(void)
 	ASSERT_EQ(infos, 1);
 	ASSERT_EQ(warnings, 2);
 	reply = wait_message("started");
-	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "params"), "logger")->valuestring,
-		      "session");
-	ASSERT_STR_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "params"), "data")->valuestring,
-		      "session s-1 started");
+	ASSERT_STR_EQ(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "params"), "logger")->valuestring,
+		"session");
+	ASSERT_STR_EQ(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "params"), "data")->valuestring,
+		"session s-1 started");
 	cJSON_Delete(reply);
 	/* A closed peer gets nothing, and a repaired message stays text. */
 	mcp_peer_close(chatty);
@@ -492,7 +502,8 @@ static void a_call_given_up_answers_with_the_reason(void)
 	ASSERT(reply);
 	const cJSON *result = cJSON_GetObjectItem(reply, "result");
 	ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(result, "isError")));
-	const cJSON *text = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text");
+	const cJSON *text = cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text");
 	ASSERT_STR_EQ(text->valuestring, "the transport is closing");
 	cJSON_Delete(reply);
 	mcp_peer_close(peer);

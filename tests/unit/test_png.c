@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "vnc/framebuffer.h"
@@ -91,7 +92,8 @@ static void indexed_images_round_trip(void)
 	for (int y = 0; y < 9; y++) {
 		for (int x = 0; x < 53; x++) {
 			int index = (packed[y * row_bytes + x / 2] >> (x % 2 ? 0 : 4)) & 15;
-			wrong += memcmp(indexed.palette + index * 3, image.pixels + (y * 53 + x) * 4, 3) != 0;
+			wrong += memcmp(indexed.palette + index * 3,
+					image.pixels + (y * 53 + x) * 4, 3) != 0;
 		}
 	}
 	ASSERT_EQ(wrong, 0);

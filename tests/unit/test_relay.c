@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RFB relay: both handshakes, and view-only dropping input messages. */
 #include "vnc/relay.h"
 #include "test.h"
@@ -14,13 +15,13 @@ static struct vnc_relay *ready_relay(bool view_only)
 		return NULL;
 	static const uint8_t server[] = {
 		'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8', '\n', /* version */
-		2, 2, 1,                                                      /* VncAuth, None */
-		0, 0, 0, 0,                                                   /* result OK */
-		0, 4, 0, 3, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0, 0, 0, 0, 2,
-		'h', 'i',                                                     /* ServerInit */
+		2,   2,   1,                                                 /* VncAuth, None */
+		0,   0,   0,   0,                                            /* result OK */
+		0,   4,   0,   3,   32,  24,  0,   1,   0,   255, 0,   255,  0,
+		255, 16,  8,   0,   0,   0,   0,   0,   0,   0,   2,   'h',  'i', /* ServerInit */
 	};
-	static const uint8_t client[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
-					  '\n', 1, 1 };
+	static const uint8_t client[] = { 'R', 'F', 'B', ' ', '0',  '0', '3',
+					  '.', '0', '0', '8', '\n', 1,   1 };
 	/* Split arbitrarily: the relay collects what it needs. */
 	if (!vnc_relay_from_client(r, client, 5, &err) ||
 	    !vnc_relay_from_server(r, server, 13, &err) ||
@@ -48,12 +49,12 @@ static void handshakes(void)
 }
 
 static const uint8_t messages[] = {
-	3, 1, 0, 0, 0, 0, 0, 16, 0, 16,   /* FramebufferUpdateRequest: kept */
-	4, 1, 0, 0, 0, 0, 0, 'a',         /* KeyEvent */
-	5, 1, 0, 10, 0, 10,               /* PointerEvent */
-	6, 0, 0, 0, 0, 0, 0, 2, 'h', 'i', /* ClientCutText */
-	255, 0, 0, 1, 0, 0, 0, 'a', 0, 0, 0, 30, /* QEMU extended key */
-	2, 0, 0, 1, 0, 0, 0, 1,           /* SetEncodings [CopyRect]: kept */
+	3,   1, 0, 0,  0, 0,  0, 16,  0,   16,         /* FramebufferUpdateRequest: kept */
+	4,   1, 0, 0,  0, 0,  0, 'a',                  /* KeyEvent */
+	5,   1, 0, 10, 0, 10,                          /* PointerEvent */
+	6,   0, 0, 0,  0, 0,  0, 2,   'h', 'i',        /* ClientCutText */
+	255, 0, 0, 1,  0, 0,  0, 'a', 0,   0,   0, 30, /* QEMU extended key */
+	2,   0, 0, 1,  0, 0,  0, 1,                    /* SetEncodings [CopyRect]: kept */
 };
 
 static void view_only_drops_input(void)
@@ -101,14 +102,14 @@ static void unknown_messages_end_it(void)
 static void server_without_usable_security(void)
 {
 	struct vnc_relay *r = vnc_relay_create(false, NULL);
-	static const uint8_t server[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
-					  '\n', 1, 2 };
+	static const uint8_t server[] = { 'R', 'F', 'B', ' ', '0',  '0', '3',
+					  '.', '0', '0', '8', '\n', 1,   2 };
 	ASSERT(!vnc_relay_from_server(r, server, sizeof(server), &err));
 	ASSERT_CONTAINS(err.message, "no security type");
 	vnc_relay_destroy(r);
 	r = vnc_relay_create(false, NULL);
-	static const uint8_t refused[] = { 'R', 'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
-					   '\n', 0, 0, 0, 0, 4, 'b', 'u', 's', 'y' };
+	static const uint8_t refused[] = { 'R',  'F', 'B', ' ', '0', '0', '3', '.', '0', '0', '8',
+					   '\n', 0,   0,   0,   0,   4,   'b', 'u', 's', 'y' };
 	ASSERT(!vnc_relay_from_server(r, refused, sizeof(refused), &err));
 	ASSERT_CONTAINS(err.message, "busy");
 	vnc_relay_destroy(r);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sandbox sizes (presets and the option that changes them) and the name
  * rule volumes and cgroups share. */
 #include "test.h"
@@ -136,9 +137,10 @@ static void byte_counts_take_binary_suffixes(void)
 		const char *text;
 		uint64_t bytes;
 	} cases[] = {
-		{ "0", 0 },          { "1048576", MIB }, { "64M", 64 * MIB }, { "64m", 64 * MIB },
-		{ "64MiB", 64 * MIB }, { "64MB", 64 * MIB }, { "4G", 4 * GIB }, { "1T", 1024 * GIB },
-		{ "512K", 512 * 1024 }, { "100B", 100 },
+		{ "0", 0 },          { "1048576", MIB },    { "64M", 64 * MIB },
+		{ "64m", 64 * MIB }, { "64MiB", 64 * MIB }, { "64MB", 64 * MIB },
+		{ "4G", 4 * GIB },   { "1T", 1024 * GIB },  { "512K", 512 * 1024 },
+		{ "100B", 100 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t bytes = 1;
@@ -157,8 +159,9 @@ static void byte_counts_take_binary_suffixes(void)
 
 static void limits_read_as_a_sentence(void)
 {
-	struct sandbox_limits l = { .cpu_millis = 2000, .memory_bytes = 4 * GIB, .pids = 4096,
-				    .disk_bytes = 10 * GIB };
+	struct sandbox_limits l = {
+		.cpu_millis = 2000, .memory_bytes = 4 * GIB, .pids = 4096, .disk_bytes = 10 * GIB
+	};
 	char text[128];
 	sandbox_limits_describe(&l, text, sizeof(text));
 	ASSERT_STR_EQ(text, "2 CPUs, 4 GiB memory, 4096 pids, 10 GiB disk");
@@ -169,8 +172,10 @@ static void limits_read_as_a_sentence(void)
 
 static void names_follow_the_stated_rule(void)
 {
-	static const char *good[] = { "a", "work", "my-volume_2", "A.b", "0",
-				      "1234567890123456789012345678901234567890123456789012345678901234" };
+	static const char *good[] = {
+		"a",   "work", "my-volume_2",
+		"A.b", "0",    "1234567890123456789012345678901234567890123456789012345678901234"
+	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		struct error err;
 		if (!sandbox_name_check("volume", good[i], &err))
@@ -187,7 +192,8 @@ static void names_follow_the_stated_rule(void)
 		{ "a b", "' ' at position 2" },
 		{ "caf\xc3\xa9", "byte 0xc3 at position 4" },
 		{ "a\nb", "byte 0x0a" },
-		{ "12345678901234567890123456789012345678901234567890123456789012345", "longer than 64" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345",
+		  "longer than 64" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct error err;

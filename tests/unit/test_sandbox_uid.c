@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The --uid-range option and the subordinate id files (/etc/subuid,
  * /etc/subgid) a root daemon reads before it gives a sandbox a uid. */
 #include "test.h"
@@ -22,9 +23,11 @@ static void a_range_is_first_and_count(void)
 
 static void what_is_not_first_colon_count_is_refused(void)
 {
-	const char *bad[] = { "", "3000000", ":5", "3000000:", "3000000:5:6", "-3000000:5",
-			      "+3000000:5", "3000000: 5", " 3000000:5", "3000000:5 ", "3e6:5",
-			      "0x300000:5", "99999999999:1" };
+	const char *bad[] = {
+		"",           "3000000",    ":5",           "3000000:",   "3000000:5:6",
+		"-3000000:5", "+3000000:5", "3000000: 5",   " 3000000:5", "3000000:5 ",
+		"3e6:5",      "0x300000:5", "99999999999:1"
+	};
 	struct sandbox_uid_range r;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct error err;
@@ -95,9 +98,9 @@ static void comments_blank_and_malformed_lines_hold_no_ids(void)
 	struct sandbox_id_spans spans = { 0 };
 	ASSERT(sandbox_subid_parse("", &spans));
 	ASSERT(sandbox_subid_parse("\n\n# alice:100000:65536\n"
-				   ":200000:10\n"        /* no owner */
-				   "carol:300000\n"      /* no count */
-				   "dave:400000:0\n"     /* nothing */
+				   ":200000:10\n"    /* no owner */
+				   "carol:300000\n"  /* no count */
+				   "dave:400000:0\n" /* nothing */
 				   "erin:x:10\n"
 				   "frank:500000:10:extra\n"
 				   "grace:600000:-1\n",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "test.h"
 
 #include "mcp/schema.h"
@@ -25,7 +26,8 @@ static void check(const char *args_text, bool expect_ok, const char *expect_mess
 		FAIL_AT("%s: expected %s, got %s (%s)", args_text, expect_ok ? "ok" : "error",
 			ok ? "ok" : "error", err.message);
 	if (expect_message && !strstr(err.message, expect_message))
-		FAIL_AT("%s: \"%s\" does not contain \"%s\"", args_text, err.message, expect_message);
+		FAIL_AT("%s: \"%s\" does not contain \"%s\"", args_text, err.message,
+			expect_message);
 }
 
 static void accepts_valid_arguments(void)
@@ -45,7 +47,8 @@ static void names_the_problem(void)
 	check("{\"x\":1,\"path\":[[1,2],[3]]}", false, "'path[1]' needs at least 2 items");
 	check("{\"x\":1,\"path\":[[1,2],[3,\"a\"]]}", false, "'path[1][1]' must be an integer");
 	check("{\"x\":1,\"name\":\"\"}", false, "'name' must not be empty");
-	check("{\"x\":1,\"speed\":2}", false, "unknown argument 'speed' for tool; it takes: x, mode");
+	check("{\"x\":1,\"speed\":2}", false,
+	      "unknown argument 'speed' for tool; it takes: x, mode");
 	check("[]", false, "must be a JSON object");
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's system call filter as its builder makes it: the BPF
  * program's descriptor, and the rules that compare arguments, checked by
  * loading the filter into a child of this test and asking the real kernel.
@@ -98,21 +99,32 @@ static int personality_errno(uint64_t value)
 	return 0;
 }
 
-#define ASSERT_PERSONALITY(value)                                                                \
-	do {                                                                                     \
-		uint64_t v_ = (value);                                                           \
-		int got_ = personality_errno(v_);                                                \
-		if (got_ != (personality_harmless(v_) ? 0 : EPERM))                              \
-			FAIL_AT("personality(0x%llx): errno %d, expected %s", (unsigned long long)v_, \
-				got_, personality_harmless(v_) ? "success" : "EPERM");            \
+#define ASSERT_PERSONALITY(value)                                                \
+	do {                                                                     \
+		uint64_t v_ = (value);                                           \
+		int got_ = personality_errno(v_);                                \
+		if (got_ != (personality_harmless(v_) ? 0 : EPERM))              \
+			FAIL_AT("personality(0x%llx): errno %d, expected %s",    \
+				(unsigned long long)v_, got_,                    \
+				personality_harmless(v_) ? "success" : "EPERM"); \
 	} while (0)
 
 static void check_personalities(void)
 {
-	const uint64_t named[] = { PER_LINUX, PER_LINUX32, UNAME26, UNAME26 | PER_LINUX32, 0xffffffffu,
-				   ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_LIMIT_3GB,
-				   PER_SVR4, ~(uint64_t)0, UPPER_GARBAGE,
-				   UPPER_GARBAGE | ADDR_NO_RANDOMIZE, UPPER_GARBAGE | PER_LINUX32 };
+	const uint64_t named[] = { PER_LINUX,
+				   PER_LINUX32,
+				   UNAME26,
+				   UNAME26 | PER_LINUX32,
+				   0xffffffffu,
+				   ADDR_NO_RANDOMIZE,
+				   READ_IMPLIES_EXEC,
+				   MMAP_PAGE_ZERO,
+				   ADDR_LIMIT_3GB,
+				   PER_SVR4,
+				   ~(uint64_t)0,
+				   UPPER_GARBAGE,
+				   UPPER_GARBAGE | ADDR_NO_RANDOMIZE,
+				   UPPER_GARBAGE | PER_LINUX32 };
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
 		ASSERT_PERSONALITY(named[i]);
 	for (int bit = 0; bit < 32; bit++) {
@@ -127,7 +139,7 @@ static void check_personalities(void)
 		x ^= x << 5;
 		ASSERT_PERSONALITY(x);
 		ASSERT_PERSONALITY(x & (x >> 7) & (x >> 11)); /* sparser */
-		ASSERT_PERSONALITY(x | (x << 9) | (x >> 5)); /* denser */
+		ASSERT_PERSONALITY(x | (x << 9) | (x >> 5));  /* denser */
 	}
 }
 
@@ -194,11 +206,13 @@ static void check_upper_halves(void)
 	ASSERT_EQ(socket_errno(AF_NETLINK, SOCK_RAW, UPPER_GARBAGE | NETLINK_NETFILTER), EPERM);
 	ASSERT_EQ(socket_errno(UPPER_GARBAGE | AF_PACKET, SOCK_RAW, 0), EPERM);
 	ASSERT_EQ(socket_errno(UPPER_GARBAGE | AF_INET, SOCK_DGRAM, 0), EPERM);
-	ASSERT_EQ(socket_errno(AF_INET, UPPER_GARBAGE | SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP), EPERM);
+	ASSERT_EQ(socket_errno(AF_INET, UPPER_GARBAGE | SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP),
+		  EPERM);
 	ASSERT_EQ(socket_errno(AF_INET6, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_ICMPV6), EPERM);
 	ASSERT_EQ(setsockopt_errno(AF_INET, UPPER_GARBAGE | IPPROTO_IP, 64), EPERM);
 	ASSERT_EQ(setsockopt_errno(AF_INET, IPPROTO_IP, UPPER_GARBAGE | 96), EPERM);
-	ASSERT_EQ(setsockopt_errno(AF_INET6, UPPER_GARBAGE | IPPROTO_IPV6, UPPER_GARBAGE | 65), EPERM);
+	ASSERT_EQ(setsockopt_errno(AF_INET6, UPPER_GARBAGE | IPPROTO_IPV6, UPPER_GARBAGE | 65),
+		  EPERM);
 	/* Neighbours that stay open. */
 	ASSERT_EQ(socket_errno(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), 0);
 	ASSERT_EQ(socket_errno(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), 0);

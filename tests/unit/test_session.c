@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A session's lifetime and the registry that holds sessions, against a
  * small RFB server of the test's own (tests/fake-rfb/rfb_server.c) on a
  * UNIX socket: attached sessions start, describe themselves, end, fail
@@ -66,7 +67,8 @@ static void *accept_loop(void *arg)
 
 static bool start_server(void)
 {
-	snprintf(socket_path, sizeof(socket_path), "/tmp/lizard-test-session-%d.sock", (int)getpid());
+	snprintf(socket_path, sizeof(socket_path), "/tmp/lizard-test-session-%d.sock",
+		 (int)getpid());
 	unlink(socket_path);
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util/utf8: what is well-formed, how bad bytes are repaired, and where
  * excerpts are cut. */
 #include "test.h"
@@ -42,8 +43,11 @@ static void validity_names_the_first_bad_byte(void)
 static void repair_replaces_each_bad_byte(void)
 {
 	size_t len = 0;
-	char *out = utf8_repair("a\xff\xc3\xa9\xe6\xbc" "b", 7, &len);
-	ASSERT_STR_EQ(out, "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd" "b");
+	char *out = utf8_repair("a\xff\xc3\xa9\xe6\xbc"
+				"b",
+				7, &len);
+	ASSERT_STR_EQ(out, "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd"
+			   "b");
 	ASSERT_EQ(len, strlen(out));
 	ASSERT(utf8_valid(out, len, NULL));
 	free(out);
@@ -68,7 +72,9 @@ static void excerpts_end_between_characters(void)
 static void text_is_well_formed_and_free_of_nul(void)
 {
 	ASSERT(utf8_is_text("", 0));
-	ASSERT(utf8_is_text("Gr\xc3\xbc\xc3\x9f" "e \xe6\xbc\xa2 \xf0\x9f\x99\x82", 16));
+	ASSERT(utf8_is_text("Gr\xc3\xbc\xc3\x9f"
+			    "e \xe6\xbc\xa2 \xf0\x9f\x99\x82",
+			    16));
 	ASSERT(!utf8_is_text("a\0b", 3));
 	ASSERT(!utf8_is_text("\xe6\xbc", 2));
 }
@@ -88,8 +94,12 @@ static void complete_prefix_holds_back_a_cut_character(void)
 
 static void sanitize_replaces_bad_bytes_and_nul(void)
 {
-	char *out = utf8_sanitize("a\xff" "b\0c", 5);
-	ASSERT_STR_EQ(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c");
+	char *out = utf8_sanitize("a\xff"
+				  "b\0c",
+				  5);
+	ASSERT_STR_EQ(out, "a\xef\xbf\xbd"
+			   "b\xef\xbf\xbd"
+			   "c");
 	free(out);
 	out = utf8_sanitize("ok \xe6\xbc\xa2", 6);
 	ASSERT_STR_EQ(out, "ok \xe6\xbc\xa2");
@@ -108,7 +118,9 @@ static void latin1_keeps_what_it_can_and_marks_the_rest(void)
 	ASSERT_EQ(replaced, 2);
 	ASSERT_EQ(first, 6);
 	/* A stray byte is one '?'; plain text passes unchanged. */
-	n = utf8_to_latin1("a\xff" "b", 3, out, &replaced, &first);
+	n = utf8_to_latin1("a\xff"
+			   "b",
+			   3, out, &replaced, &first);
 	ASSERT_EQ(n, 3);
 	ASSERT(memcmp(out, "a?b", 3) == 0);
 	ASSERT_EQ(replaced, 1);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The viewer's account of what its canvas lacks: rectangles clipped,
  * merged, bounded, and carried along when the canvas copies. */
 #include "bridge/viewer/region.h"
@@ -11,7 +12,8 @@ static bool covers(const struct bridge_region *region, const struct vnc_rect *r)
 			bool in = false;
 			for (int i = 0; i < region->count && !in; i++) {
 				const struct vnc_rect *q = &region->rects[i];
-				in = x >= q->x && x < q->x + q->width && y >= q->y && y < q->y + q->height;
+				in = x >= q->x && x < q->x + q->width && y >= q->y &&
+				     y < q->y + q->height;
 			}
 			if (!in)
 				return false;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker pool's bounds: no owner and no group takes it over, quick
  * jobs always find a worker, lanes keep their order. Jobs block until the
  * test lets them go, and note what ran beside them. */
@@ -104,7 +105,11 @@ static int started_of(const struct job *jobs, int n, int expected)
 }
 
 static const struct mcp_workers_limits limits = {
-	.threads = 6, .reserved = 2, .long_per_owner = 3, .long_per_group = 2, .quick_per_owner = 1,
+	.threads = 6,
+	.reserved = 2,
+	.long_per_owner = 3,
+	.long_per_group = 2,
+	.quick_per_owner = 1,
 };
 
 static void one_owner_runs_at_most_its_bound_of_long_jobs(void)
@@ -144,7 +149,8 @@ static void one_group_runs_at_most_its_bound_of_long_jobs(void)
 		/* Owners of their own: only the group's bound applies. */
 		char owner[8];
 		snprintf(owner, sizeof(owner), "o%d", i);
-		ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .group = "desk", .owner = owner },
+		ASSERT(mcp_workers_submit(w,
+					  &(struct mcp_job_kind){ .group = "desk", .owner = owner },
 					  run_job, &jobs[i]));
 	}
 	ASSERT_EQ(started_of(jobs, 6, 2), 2);
@@ -186,7 +192,8 @@ static void one_owner_cannot_take_every_worker_with_quick_jobs(void)
 	struct job flood[6], other = { .id = 60 };
 	for (int i = 0; i < 6; i++) {
 		flood[i] = (struct job){ .id = i, .block = true };
-		ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .owner = "flood", .quick = true },
+		ASSERT(mcp_workers_submit(w,
+					  &(struct mcp_job_kind){ .owner = "flood", .quick = true },
 					  run_job, &flood[i]));
 	}
 	ASSERT_EQ(started_of(flood, 6, 1), 1);
@@ -206,7 +213,8 @@ static void a_lane_keeps_its_order_while_a_bound_holds_its_first_job(void)
 	struct job fill[3], lane[3];
 	for (int i = 0; i < 3; i++) {
 		fill[i] = (struct job){ .id = 10 + i, .block = true };
-		ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .owner = "a" }, run_job, &fill[i]));
+		ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .owner = "a" }, run_job,
+					  &fill[i]));
 	}
 	ASSERT_EQ(started_of(fill, 3, 3), 3);
 	/* ...so its lane job waits; a quick job of another owner in that lane
@@ -219,8 +227,9 @@ static void a_lane_keeps_its_order_while_a_bound_holds_its_first_job(void)
 				  &lane[0]));
 	ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .lane = "L", .owner = "b" }, run_job,
 				  &lane[1]));
-	ASSERT(mcp_workers_submit(w, &(struct mcp_job_kind){ .lane = "L", .owner = "b", .quick = true },
-				  run_job, &lane[2]));
+	ASSERT(mcp_workers_submit(
+		w, &(struct mcp_job_kind){ .lane = "L", .owner = "b", .quick = true }, run_job,
+		&lane[2]));
 	ASSERT_EQ(started_of(lane, 3, 0), 0);
 	release_all();
 	ASSERT(wait_for(&lane[2].finished));
@@ -234,13 +243,13 @@ static void a_lane_keeps_its_order_while_a_bound_holds_its_first_job(void)
 
 static void limits_that_make_no_sense_are_refused(void)
 {
-	ASSERT(!mcp_workers_create(&(struct mcp_workers_limits){ .threads = 2, .reserved = 2,
+	ASSERT(!mcp_workers_create(&(struct mcp_workers_limits){ .threads = 2,
+								 .reserved = 2,
 								 .long_per_owner = 1,
 								 .long_per_group = 1,
 								 .quick_per_owner = 1 }));
-	ASSERT(!mcp_workers_create(&(struct mcp_workers_limits){ .threads = 2, .long_per_owner = 0,
-								 .long_per_group = 1,
-								 .quick_per_owner = 1 }));
+	ASSERT(!mcp_workers_create(&(struct mcp_workers_limits){
+		.threads = 2, .long_per_owner = 0, .long_per_group = 1, .quick_per_owner = 1 }));
 }
 
 int main(void)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Makes a sandbox's X display reachable from the host as an ordinary display
 # number. Local sessions have a network namespace of their own, so their X
 # server's abstract socket is not in the host's; its socket file is, in the

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// lizard-bridge itself as the tests and benches run it: the executable
+// under test (LIZARD_BRIDGE_BIN, else this checkout's build), the lean
+// environment it gets, and the daemon (serve) on a port or socket of its
+// own with a fresh API key. The daemon dies with the runner: killed at its
+// exit, and by a parent-death signal when the runner is killed outright.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { killAtExit, sleep, waitFor } from './process.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const bridgeBin =
+  process.env.LIZARD_BRIDGE_BIN || path.resolve(here, '../../build/lizard-bridge');
+
+// The environment the bridge runs with: nothing of ours but what it needs,
+// plus the sanitizer settings when the suite runs under them.
+export function bridgeEnv(extra = {}) {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, LIZARD_LOG: process.env.LIZARD_LOG || 'info' };
+  if (process.env.LIZARD_DEBUG_BANDS) env.LIZARD_DEBUG_BANDS = '1';
+  for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
+    if (process.env[name]) env[name] = process.env[name];
+  }
+  return { ...env, ...extra };
+}
+
+// lizard-bridge serve on a free loopback port (or a UNIX socket), with a
+// known API key. Resolves once it listens.
+// wrap may turn the daemon's command line into another that ends up
+// running it in the same process (such as unshare ... exec "$@").
+export async function startDaemon({ listen, key = `test-key-${randomBytes(12).toString('hex')}`, args = [], env = {}, wrap = (argv) => argv } = {}) {
+  if (!listen) {
+    const probe = net.createServer();
+    await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    listen = `127.0.0.1:${probe.address().port}`;
+    await new Promise((resolve) => probe.close(resolve));
+  }
+  // A parent-death signal: a test runner killed outright (where no exit
+  // hook runs) takes its daemons along instead of leaving them serving.
+  const [command, ...commandArgs] = wrap(['setpriv', '--pdeathsig', 'TERM', '--', bridgeBin, 'serve', '--listen', listen, ...args]);
+  const child = spawn(command, commandArgs, {
+    env: bridgeEnv({ LIZARD_API_KEY: key, ...env }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const forget = killAtExit(child);
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log += d;
+    if (process.env.LIZARD_TEST_VERBOSE) process.stderr.write(d);
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const up = await waitFor(() => log.includes('serving MCP on') || child.exitCode !== null, { timeout: 15000 });
+  if (!up || child.exitCode !== null) throw new Error(`daemon did not start: ${log}`);
+  const url = listen.startsWith('/') ? `unix:${listen}` : `http://${listen}`;
+  return {
+    child, key, listen, url, exited,
+    get log() {
+      return log;
+    },
+    fdCount: () => fs.readdirSync(`/proc/${child.pid}/fd`).length,
+    rssKiB: () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]),
+    async stop() {
+      child.kill('SIGTERM');
+      const done = await Promise.race([exited, sleep(10000).then(() => null)]);
+      if (!done) child.kill('SIGKILL');
+      forget();
+      return exited;
+    },
+  };
+}

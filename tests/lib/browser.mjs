@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// Debian's Chromium, headless under playwright-core, and what the browser
+// viewer tests start from: a daemon with one local desktop, its viewer
+// links and a browser.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { startDaemon } from './bridge.mjs';
+import { httpClient, textOf } from './mcp.mjs';
+import { sandboxOf } from './sandbox.mjs';
+
+// Headless Debian Chromium under playwright-core, as the probe set it up.
+export async function launchChromium() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// A daemon with one local desktop, its viewer links, a headless Chromium
+// and a scratch directory: what the browser viewer tests start from.
+// work is a scratch directory inside the sandbox (in its HOME); host(p)
+// is where a path under it is on the host, for the test to read.
+export async function viewerFixture(prefix, size = '800x600') {
+  const f = { work: `/home/user/${prefix}${randomBytes(4).toString('hex')}` };
+  f.daemon = await startDaemon();
+  f.client = await httpClient(f.daemon);
+  f.session = JSON.parse(textOf(await f.client.call('create_session', { template: 'desktop', size }))).session;
+  await f.client.call('exec', { session: f.session, command: `mkdir -p ${f.work}` });
+  const box = await sandboxOf(f.client, f.session);
+  f.host = (p) => path.join(box.dir, 'home', path.relative('/home/user', p));
+  f.links = JSON.parse(textOf(await f.client.call('start_stream', { session: f.session })));
+  f.browser = await launchChromium();
+  f.stop = async () => {
+    await f.browser?.close();
+    await f.client?.call('kill_session', { session: f.session }).catch(() => {});
+    await f.client?.close();
+    await f.daemon?.stop();
+  };
+  return f;
+}

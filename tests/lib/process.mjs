@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// Processes a test starts, and waiting for what they do. Every child
+// started here (startProcess), or handed over with killAtExit, is killed
+// with its process group when the test runner exits, however the test
+// ended, so no X server or daemon outlives the run that made it.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Polls an observable condition until it holds or the deadline passes; the
+// last value is returned either way so the assertion can show it.
+export async function waitFor(probe, { timeout = 10000, interval = 50 } = {}) {
+  const deadline = Date.now() + timeout;
+  let value;
+  for (;;) {
+    value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) return value;
+    await sleep(interval);
+  }
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) {
+    for (const target of [-child.pid, child.pid]) { // its group, or itself
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {}
+    }
+  }
+});
+
+// The child is killed (its group, or itself) when this process exits;
+// the function returned forgets it again.
+export function killAtExit(child) {
+  children.add(child);
+  return () => children.delete(child);
+}
+
+// Starts a process in its own group so stop() takes its children too.
+export function startProcess(command, args, options = {}) {
+  const child = spawn(command, args, { detached: true, stdio: 'ignore', ...options });
+  const forget = killAtExit(child);
+  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  child.exited.then(forget);
+  child.stop = async () => {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+    const done = await Promise.race([child.exited, sleep(3000).then(() => null)]);
+    if (!done) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+      await child.exited;
+    }
+  };
+  return child;
+}
+
+// Host processes whose command line matches (pgrep -f).
+export function pidsMatching(pattern) {
+  try {
+    return execFileSync('pgrep', ['-f', pattern]).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}

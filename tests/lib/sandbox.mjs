@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// A local session's sandbox as the host sees it, for tests that check
+// what it holds from outside: its PID namespace and the host processes in
+// it, its private directory on the host, and a file inside it read
+// through the session's own read_file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { waitFor } from './process.mjs';
+
+function readLinkOrNull(file) {
+  try {
+    return fs.readlinkSync(file);
+  } catch {
+    return null;
+  }
+}
+
+// The PID namespace (as /proc/PID/ns/pid reads) of a local session's
+// sandbox, found by its private directory (or its run directory): its
+// processes' mount table names it as the source of /home/user.
+export function sandboxPidNamespace(dir) {
+  const own = readLinkOrNull('/proc/self/ns/pid');
+  const privateDir = path.basename(dir) === 'run' ? path.dirname(dir) : dir;
+  // A session with a disk: HOME is the root /home of the device mounted at
+  // privateDir. Without: the bind's root is its path, relative to its
+  // filesystem's root as the kernel shows it.
+  const disk = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((line) => line.split(' ')).find((f) => f[4] === privateDir && f[3] === '/');
+  const matches = disk
+    ? (info) => info.split('\n').some((line) => {
+      const f = line.split(' ');
+      return f[2] === disk[2] && f[3] === '/home' && f[4] === '/home/user';
+    })
+    : (info) => info.includes(`/${path.basename(path.dirname(privateDir))}/${path.basename(privateDir)}/home /home/user `);
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const namespace = readLinkOrNull(`/proc/${pid}/ns/pid`);
+      if (namespace && namespace !== own && matches(fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8'))) {
+        return namespace;
+      }
+    } catch {}
+  }
+  return null;
+}
+
+// Every host process in that PID namespace.
+export function processesInPidNamespace(namespace) {
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p) && readLinkOrNull(`/proc/${p}/ns/pid`) === namespace)
+    .map(Number);
+}
+
+// A local session's sandbox as the host sees it: its processes (its PID
+// namespace, which its root reads inside) and its private directory on the
+// host (the source of its /home/user in its mount table).
+export async function sandboxOf(client, session) {
+  const r = await client.call('exec', { session, user: 'root', command: 'readlink /proc/1/ns/pid; grep " /home/user " /proc/1/mountinfo' });
+  const [namespace, mount] = r.structuredContent.stdout.split('\n');
+  const [, , device, root] = mount.split(' ');
+  // A session with a disk has HOME on its own filesystem: the host mounts
+  // that (same device) somewhere, and HOME is the bind's root below it.
+  const host = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((line) => line.split(' ')).find((f) => f[2] === device && f[3] === '/' && f.includes('ext4'));
+  let home = host ? path.join(host[4], root) : root;
+  // Otherwise the bind's root is its path on its filesystem: the host path
+  // when the private directory is on the root filesystem, else below /tmp.
+  if (!host && !fs.existsSync(home)) home = path.join('/tmp', home);
+  return { namespace, dir: path.dirname(home), processes: () => processesInPidNamespace(namespace) };
+}
+
+// What a file in a session's sandbox holds once it has at least `length`
+// characters (read with read_file), or null at the deadline.
+export function sandboxText(client, session, file, length, options) {
+  return waitFor(async () => {
+    const r = await client.call('read_file', { session, path: file });
+    const text = r.isError ? '' : r.structuredContent.text ?? '';
+    return text.length >= length ? text : null;
+  }, options);
+}
