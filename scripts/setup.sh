@@ -13,8 +13,11 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # files; the daemon serves noVNC's files from Debian's novnc package.
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
   slirp4netns e2fsprogs novnc)
+# The Python client's tests type-check it with Debian's mypy and install it
+# offline into a venv with Debian's setuptools and wheel.
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify)
+  scrot iproute2 procps coreutils jq clang libclang-rt-14-dev websockify
+  python3 python3-mypy python3-venv python3-setuptools python3-wheel)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then
