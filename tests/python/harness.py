@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import struct
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 import zlib
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -80,8 +82,13 @@ class Daemon:
             raise RuntimeError(f"the daemon did not start: {self.log().decode(errors='replace')}")
 
     def log(self) -> bytes:
-        with open(self.log_path, "rb") as f:
-            return f.read()
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return self._last_log
+
+    _last_log = b""
 
     def bridge(self, **kwargs: Any) -> Bridge:
         return Bridge(self.url, self.key, **kwargs)
@@ -96,6 +103,8 @@ class Daemon:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+        self._last_log = self.log()
+        shutil.rmtree(self.dir, ignore_errors=True)
         return self.process.returncode
 
 
@@ -110,7 +119,15 @@ class Shared:
         self._lock = threading.Lock()
         self.daemon: Optional[Daemon] = None
         self._bridges: Dict[str, Bridge] = {}
-        self.local_dir = tempfile.mkdtemp(prefix=f"lizard-py-local-{os.getpid()}-")
+        self._local_dir: Optional[str] = None
+
+    @property
+    def local_dir(self) -> str:
+        """A directory for local bridges' data, made on first use."""
+        with self._lock:
+            if self._local_dir is None:
+                self._local_dir = tempfile.mkdtemp(prefix=f"lizard-py-local-{os.getpid()}-")
+            return self._local_dir
 
     def get_daemon(self) -> Daemon:
         with self._lock:
@@ -121,10 +138,11 @@ class Shared:
     def bridge(self, mode: str) -> Bridge:
         if mode == "daemon":
             daemon = self.get_daemon()
+        directory = self.local_dir if mode == "local" else ""
         with self._lock:
             if mode not in self._bridges:
                 self._bridges[mode] = (
-                    daemon.bridge() if mode == "daemon" else Bridge.local(BRIDGE_BIN, args=local_args(self.local_dir))
+                    daemon.bridge() if mode == "daemon" else Bridge.local(BRIDGE_BIN, args=local_args(directory))
                 )
             return self._bridges[mode]
 
@@ -138,6 +156,8 @@ class Shared:
             status = self.daemon.stop()
             if status not in (0, -signal.SIGTERM):
                 problems.append(f"the daemon exited with status {status}: {self.daemon.log()[-2000:].decode(errors='replace')}")
+        if self._local_dir is not None:
+            shutil.rmtree(self._local_dir, ignore_errors=True)
         return problems
 
 
@@ -261,9 +281,10 @@ def png_colours(data: bytes, step: int = 7) -> int:
     return len(seen)
 
 
-class OnEachBridge:
+class OnEachBridge(unittest.TestCase):
     """A test class's tests run once against the daemon and once against
-    the local bridge: subclass it with mode set (see both_modes)."""
+    the local bridge: both_modes makes the two subclasses and takes the
+    base itself out of its module, so it does not run a third time."""
 
     mode = "daemon"
     template: Optional[str] = None  # a sandbox the class's tests share, if set
@@ -287,8 +308,7 @@ class OnEachBridge:
 
 def both_modes(base: type, module_globals: Dict[str, Any]) -> None:
     """Makes NameOverDaemon and NameOverLocal test cases from base."""
-    import unittest
-
     for mode in MODES:
         name = f"{base.__name__}Over{mode.capitalize()}"
-        module_globals[name] = type(name, (base, unittest.TestCase), {"mode": mode, "__module__": module_globals["__name__"]})
+        module_globals[name] = type(name, (base,), {"mode": mode, "__module__": module_globals["__name__"]})
+    del module_globals[base.__name__]

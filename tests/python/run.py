@@ -74,11 +74,11 @@ class Recorder(unittest.TextTestResult):
 
     def addFailure(self, test: unittest.TestCase, err: Any) -> None:
         super().addFailure(test, err)
-        self._record(test, "fail", self._exc_info_to_string(err, test))
+        self._record(test, "fail", "".join(traceback.format_exception(*err)))
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:
         super().addError(test, err)
-        self._record(test, "fail", self._exc_info_to_string(err, test))
+        self._record(test, "fail", "".join(traceback.format_exception(*err)))
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         super().addSkip(test, reason)

@@ -34,6 +34,7 @@ def check_killed(test: unittest.TestCase, summary: Dict[str, Any], mode: str) ->
     bridge ended with the script, and its sandboxes with it)."""
     sandbox = summary.get("sandbox")
     test.assertIsInstance(sandbox, dict, f"the script holds no sandbox: {summary}")
+    assert isinstance(sandbox, dict)
     if mode == "daemon":
         with test.assertRaises(NotFoundError):
             shared.bridge("daemon").connect(sandbox["sandbox"])
