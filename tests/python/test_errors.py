@@ -280,6 +280,14 @@ class Errors(unittest.TestCase):
         finally:
             daemon.stop()
 
+    def test_a_local_bridge_that_cannot_start_says_why(self) -> None:
+        started = time.monotonic()
+        with self.assertRaises(TransportError) as caught:
+            Bridge.local(BRIDGE_BIN, args=["--no-such-option"])
+        self.assertIn("exited with status 2", str(caught.exception))
+        self.assertIn("unknown or incomplete option '--no-such-option'", str(caught.exception))
+        self.assert_within(5, started)
+
     def test_a_missing_binary_for_local_says_where_it_looked(self) -> None:
         with self.assertRaisesRegex(TransportError, "LIZARD_BRIDGE_BIN"):
             Bridge.local("/nonexistent/lizard-bridge")

@@ -39,7 +39,7 @@ from lizard_bridge.errors import BridgeError, BridgeTimeoutError, TransportError
 _log = logging.getLogger("lizard_bridge.local")
 
 _MAX_QUEUED_BYTES = 64 * 1024 * 1024
-_LOG_LINES_KEPT = 40
+_LOG_LINES_KEPT = 200
 _LOG_LINE_CHARS = 1000
 _EXIT_SECONDS = 5.0
 
@@ -71,6 +71,7 @@ class StdioTransport:
         self._by_token: Dict[object, _Pending] = {}
         self._log_tail: Deque[str] = collections.deque(maxlen=_LOG_LINES_KEPT)
         self._ended: Optional[str] = None
+        self._ended_event = threading.Event()
         try:
             self._process = subprocess.Popen(
                 list(argv),
@@ -173,11 +174,16 @@ class StdioTransport:
         except subprocess.TimeoutExpired:
             what = why
         self._log_reader.join(timeout=1.0)
-        tail = "; ".join(list(self._log_tail)[-5:])
-        reason = f"{self.description} {what}" + (f"; its last log lines: {tail}" if tail else "")
+        lines = list(self._log_tail)
+        # Its own complaints ("lizard-bridge: ...", "lizard-bridge error: ...")
+        # say more than the end of a usage text that may follow them.
+        said = [line for line in lines if "lizard-bridge:" in line or "lizard-bridge error:" in line]
+        tail = "; ".join(said[-3:] if said else lines[-5:])
+        reason = f"{self.description} {what}" + (f"; it said: {tail}" if tail else "")
         with self._lock:
             self._ended = reason
             waiting = list(self._pending.values())
+        self._ended_event.set()
         for pending in waiting:
             pending.items.put(("ended", reason))
 
@@ -207,6 +213,10 @@ class StdioTransport:
                 except BlockingIOError:
                     continue
                 except OSError as e:
+                    # A child that exited closes the pipe; its reader is about
+                    # to know why, which says more than EPIPE.
+                    if self._ended_event.wait(min(2.0, deadline.remaining())):
+                        raise TransportError(f"{what}: {self._ended}") from None
                     raise TransportError(f"{what}: writing to {self.description} failed: {e.strerror or e}") from None
         finally:
             self._write_lock.release()
