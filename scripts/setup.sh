@@ -12,13 +12,19 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # its system call filter and slirp4netns its network (without the host's
 # loopback); mke2fs (e2fsprogs) makes the disks that hold a session's
 # files; the daemon serves noVNC's files from Debian's novnc package;
-# run_code talks to ipykernel, with numpy, pandas and matplotlib beside it,
-# and runs JavaScript with Node.
+# programs in a sandbox find python as well as python3; run_code talks to
+# ipykernel, with numpy, pandas and matplotlib beside it, and runs
+# JavaScript with Node.
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
-  slirp4netns e2fsprogs novnc python3-ipykernel python3-numpy python3-pandas
-  python3-matplotlib nodejs)
+  slirp4netns e2fsprogs novnc python-is-python3 python3-ipykernel python3-numpy
+  python3-pandas python3-matplotlib nodejs)
+# The Python client's tests type-check it with Debian's mypy and install it
+# offline into a venv with Debian's setuptools and wheel; the code
+# interpreter's bench compares with jupyter_client.
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
-  scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify)
+  scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify
+  python3 python3-mypy python3-venv python3-setuptools python3-wheel
+  python3-jupyter-client)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then
