@@ -14,7 +14,7 @@
 /* A message has a handful of frames; a peer that sends thousands is not a
  * kernel. One frame of a rich result (an image) stays under this. */
 #define MAX_FRAMES 64
-#define MAX_FRAME_BYTES (64 * 1024 * 1024)
+#define MAX_FRAME_BYTES (16 * 1024 * 1024)
 /* iopub may run ahead of us while output pours out; the kernel's own send
  * queue is the other bound (what it drops there never reaches us, which
  * the execute layer notices by a missing idle status). */
@@ -24,7 +24,11 @@ struct kernel_client {
 	void *context;
 	void *sockets[4]; /* by enum kernel_channel */
 	void *heartbeat;
-	void *monitor; /* PAIR end of the shell socket's monitor */
+	void *monitor;	     /* PAIR end of the shell socket's monitor */
+	void *iopub_monitor; /* and of iopub's */
+	bool iopub_dropped;  /* since the last kernel_client_resync */
+	char iopub_endpoint[128];
+	unsigned monitors; /* made so far: each inproc address is new */
 	struct kernel_key key;
 	char session[KERNEL_KEY_LENGTH + 1];
 	struct kernel_client_counts counts;
@@ -64,16 +68,21 @@ static void *open_socket(struct kernel_client *k, int type, const char *endpoint
 
 /* The shell socket's DISCONNECTED events arrive on a PAIR socket: the
  * kernel closing its end is how its death shows. */
-static bool open_monitor(struct kernel_client *k, struct error *err)
+static void *open_monitor(struct kernel_client *k, enum kernel_channel channel, struct error *err)
 {
 	char address[64];
-	snprintf(address, sizeof(address), "inproc://kernel-monitor-%p", (void *)k);
-	if (zmq_socket_monitor(k->sockets[KERNEL_SHELL], address, ZMQ_EVENT_DISCONNECTED) != 0)
-		return error_set(err, errno, "monitoring the kernel's shell socket");
-	k->monitor = zmq_socket(k->context, ZMQ_PAIR);
-	if (!k->monitor || zmq_connect(k->monitor, address) != 0)
-		return error_set(err, errno, "connecting the kernel socket monitor");
-	return true;
+	snprintf(address, sizeof(address), "inproc://kernel-monitor-%p-%u", (void *)k, k->monitors++);
+	if (zmq_socket_monitor(k->sockets[channel], address, ZMQ_EVENT_DISCONNECTED) != 0)
+		return error_null(err, errno, "monitoring the kernel's %s socket",
+				  channel_names[channel]);
+	void *pair = zmq_socket(k->context, ZMQ_PAIR);
+	if (!pair || zmq_connect(pair, address) != 0) {
+		int e = errno;
+		if (pair)
+			zmq_close(pair);
+		return error_null(err, e, "connecting the kernel socket monitor");
+	}
+	return pair;
 }
 
 struct kernel_client *kernel_client_create(const struct kernel_endpoints *endpoints,
@@ -98,9 +107,14 @@ struct kernel_client *kernel_client_create(const struct kernel_endpoints *endpoi
 	for (int i = 0; i < 4; i++)
 		if (!(k->sockets[i] = open_socket(k, types[i], paths[i], channel_names[i], err)))
 			goto fail;
+	snprintf(k->iopub_endpoint, sizeof(k->iopub_endpoint), "%s", endpoints->iopub);
 	if (!(k->heartbeat = open_socket(k, ZMQ_REQ, endpoints->heartbeat, "heartbeat", err)))
 		goto fail;
-	if (!open_monitor(k, err))
+	/* A kernel that exits closes shell; a message over MAX_FRAME_BYTES
+	 * makes ZeroMQ drop iopub's connection (and the message), which then
+	 * comes back by itself. */
+	if (!(k->monitor = open_monitor(k, KERNEL_SHELL, err)) ||
+	    !(k->iopub_monitor = open_monitor(k, KERNEL_IOPUB, err)))
 		goto fail;
 	return k;
 fail:
@@ -115,6 +129,11 @@ void kernel_client_destroy(struct kernel_client *k)
 	if (k->monitor) {
 		zmq_socket_monitor(k->sockets[KERNEL_SHELL], NULL, 0);
 		zmq_close(k->monitor);
+	}
+	if (k->iopub_monitor) {
+		if (k->sockets[KERNEL_IOPUB])
+			zmq_socket_monitor(k->sockets[KERNEL_IOPUB], NULL, 0);
+		zmq_close(k->iopub_monitor);
 	}
 	for (int i = 0; i < 4; i++)
 		if (k->sockets[i])
@@ -190,14 +209,14 @@ static enum kernel_frames_verdict read_message(struct kernel_client *k, void *s,
 	return v;
 }
 
-/* True when the monitor said the shell connection dropped. */
-static bool read_monitor(struct kernel_client *k)
+/* True when a monitor said its socket's connection dropped. */
+static bool read_monitor(void *monitor)
 {
 	bool gone = false;
 	for (;;) {
 		zmq_msg_t frame;
 		zmq_msg_init(&frame);
-		if (zmq_msg_recv(&frame, k->monitor, ZMQ_DONTWAIT) < 0) {
+		if (zmq_msg_recv(&frame, monitor, ZMQ_DONTWAIT) < 0) {
 			zmq_msg_close(&frame);
 			return gone;
 		}
@@ -218,17 +237,18 @@ enum kernel_receive_result kernel_client_receive(struct kernel_client *k, int64_
 	if (k->gone)
 		return KERNEL_RECEIVE_GONE;
 	for (;;) {
-		zmq_pollitem_t items[5] = {
+		zmq_pollitem_t items[6] = {
 			{ .socket = k->sockets[KERNEL_SHELL], .events = ZMQ_POLLIN },
 			{ .socket = k->sockets[KERNEL_IOPUB], .events = ZMQ_POLLIN },
 			{ .socket = k->sockets[KERNEL_CONTROL], .events = ZMQ_POLLIN },
 			{ .socket = k->monitor, .events = ZMQ_POLLIN },
+			{ .socket = k->iopub_monitor, .events = ZMQ_POLLIN },
 			{ .socket = NULL, .fd = cancel_fd, .events = ZMQ_POLLIN },
 		};
 		int64_t left = deadline_ms - clock_monotonic_ms();
 		if (left < 0)
 			left = 0;
-		int n = zmq_poll(items, cancel_fd >= 0 ? 5 : 4, (long)left);
+		int n = zmq_poll(items, cancel_fd >= 0 ? 6 : 5, (long)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -244,9 +264,13 @@ enum kernel_receive_result kernel_client_receive(struct kernel_client *k, int64_
 				return KERNEL_RECEIVED;
 			}
 		}
-		if (cancel_fd >= 0 && (items[4].revents & ZMQ_POLLIN))
+		if ((items[4].revents & ZMQ_POLLIN) && read_monitor(k->iopub_monitor)) {
+			k->counts.iopub_drops++;
+			k->iopub_dropped = true;
+		}
+		if (cancel_fd >= 0 && (items[5].revents & ZMQ_POLLIN))
 			return KERNEL_RECEIVE_CANCELLED;
-		if ((items[3].revents & ZMQ_POLLIN) && read_monitor(k)) {
+		if ((items[3].revents & ZMQ_POLLIN) && read_monitor(k->monitor)) {
 			k->gone = true;
 			return KERNEL_RECEIVE_GONE;
 		}
@@ -300,6 +324,29 @@ bool kernel_client_wait_ready(struct kernel_client *k, int64_t deadline_ms, stru
 		}
 		kernel_message_free(&m);
 	}
+	return true;
+}
+
+/* ZeroMQ does not reconnect a connection it dropped for a protocol error
+ * (the oversized message), so iopub gets a socket of its own again. */
+static bool reopen_iopub(struct kernel_client *k, struct error *err)
+{
+	zmq_socket_monitor(k->sockets[KERNEL_IOPUB], NULL, 0);
+	zmq_close(k->iopub_monitor);
+	zmq_close(k->sockets[KERNEL_IOPUB]);
+	k->iopub_monitor = NULL;
+	if (!(k->sockets[KERNEL_IOPUB] = open_socket(k, ZMQ_SUB, k->iopub_endpoint, "iopub", err)))
+		return false;
+	return (k->iopub_monitor = open_monitor(k, KERNEL_IOPUB, err)) != NULL;
+}
+
+bool kernel_client_resync(struct kernel_client *k, int64_t deadline_ms, struct error *err)
+{
+	if (!k->iopub_dropped)
+		return true;
+	if (!reopen_iopub(k, err) || !kernel_client_wait_ready(k, deadline_ms, err))
+		return error_prefix(err, "after iopub dropped a message");
+	k->iopub_dropped = false;
 	return true;
 }
 

@@ -29,6 +29,9 @@ struct kernel_endpoints {
 struct kernel_client_counts {
 	unsigned long long forged;    /* a signature that did not match */
 	unsigned long long malformed; /* not a Jupyter message */
+	/* iopub's connection dropped, with the message that was too big (over
+	 * 16 MiB) and what was queued behind it. */
+	unsigned long long iopub_drops;
 };
 
 enum kernel_channel { KERNEL_SHELL, KERNEL_IOPUB, KERNEL_CONTROL, KERNEL_STDIN };
@@ -62,6 +65,11 @@ enum kernel_receive_result {
 enum kernel_receive_result kernel_client_receive(struct kernel_client *k, int64_t deadline_ms,
 						 int cancel_fd, enum kernel_channel *channel,
 						 struct kernel_message *m, struct error *err);
+
+/* After iopub dropped its connection, waits until it is live again (as
+ * kernel_client_wait_ready does), so that the next request's output is
+ * not lost too; at once when nothing dropped. */
+bool kernel_client_resync(struct kernel_client *k, int64_t deadline_ms, struct error *err);
 
 /* One heartbeat round trip within timeout_ms. */
 bool kernel_client_ping(struct kernel_client *k, int64_t timeout_ms);

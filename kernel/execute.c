@@ -11,6 +11,8 @@
 /* How long the idle status may trail the reply before iopub is called
  * lossy. Both are sent within a millisecond of each other. */
 #define IDLE_AFTER_REPLY_MS 2000
+/* For iopub to come back after it dropped an oversized message. */
+#define RESYNC_TIMEOUT_MS 10000
 /* How often should_stop is asked. */
 #define STOP_POLL_MS 200
 
@@ -247,6 +249,9 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 {
 	memset(e, 0, sizeof(*e));
 	int64_t start = clock_monotonic_ms();
+	if (!kernel_client_resync(k, start + RESYNC_TIMEOUT_MS, err))
+		return false;
+	unsigned long long drops = kernel_client_counts(k).iopub_drops;
 	char id[40];
 	cJSON *request = execute_request(o->code, o->silent);
 	if (!request)
@@ -258,6 +263,9 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 	int64_t limit = start + o->timeout_ms;
 	int64_t idle_by = 0;
 	while (!(replied && idle)) {
+		/* iopub's connection is gone: its idle will not come. */
+		if (replied && kernel_client_counts(k).iopub_drops != drops)
+			break;
 		int64_t deadline = interrupted ? limit + o->grace_ms : limit;
 		if (replied)
 			deadline = idle_by;
@@ -324,6 +332,8 @@ bool kernel_execute(struct kernel_client *k, const struct kernel_execute_options
 	}
 	if (replied && interrupted)
 		e->outcome = KERNEL_OUTCOME_INTERRUPTED;
+	if (kernel_client_counts(k).iopub_drops != drops)
+		e->output_lost = true;
 	e->elapsed_ms = clock_monotonic_ms() - start;
 	return true;
 }

@@ -674,6 +674,11 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 	case KERNEL_OUTCOME_CANCELLED:
 		return error_set(err, 0, "session %s ended while the code ran", s->id);
 	}
+	if (e->output_lost && !result->note[0])
+		snprintf(result->note, sizeof(result->note),
+			 "some output never arrived: the kernel sent more than 16 MiB at once "
+			 "(its output within a fifth of a second goes as one message), which "
+			 "the bridge does not take; print less at a time");
 	if (result->restarted && !x->removed) {
 		struct error failed;
 		if (!restart_kernel(s, sandbox, x, &failed))

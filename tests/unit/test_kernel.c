@@ -289,6 +289,24 @@ static void test_a_result_over_its_bound_is_left_out_and_counted(void)
 	kernel_execution_finish(&e);
 }
 
+/* ipykernel sends what was printed within its flush interval as one
+ * message; one over the client's frame limit is dropped with iopub's
+ * connection, reported, and the next execution's output still arrives. */
+static void test_an_oversized_message_is_reported_and_the_next_output_arrives(void)
+{
+	struct kernel_execution e;
+	ASSERT(run(&shared, "import sys\nsys.stdout.write('x' * (20 << 20))\n'done'", 30000, &e));
+	ASSERT(e.output_lost);
+	ASSERT_EQ(e.out.bytes, 0);
+	ASSERT(kernel_client_counts(shared.client).iopub_drops >= 1);
+	kernel_execution_finish(&e);
+	ASSERT(run(&shared, "print('after')", 30000, &e));
+	ASSERT(!e.output_lost);
+	ASSERT_EQ(e.out.count, 1);
+	ASSERT_STR_EQ(e.out.chunks[0], "after\n");
+	kernel_execution_finish(&e);
+}
+
 static void test_cancel_ends_a_running_execution(void)
 {
 	int cancel = eventfd(1, EFD_CLOEXEC);
@@ -375,6 +393,7 @@ int main(void)
 	RUN_TEST(test_the_time_limit_interrupts_and_state_survives);
 	RUN_TEST(test_logs_keep_the_end_within_their_bound);
 	RUN_TEST(test_a_result_over_its_bound_is_left_out_and_counted);
+	RUN_TEST(test_an_oversized_message_is_reported_and_the_next_output_arrives);
 	RUN_TEST(test_cancel_ends_a_running_execution);
 	stop_kernel(&shared);
 	RUN_TEST(test_a_kernel_that_ignores_the_interrupt_is_stuck);
