@@ -23,7 +23,9 @@ struct bridge_session;
 struct cJSON;
 
 #define BRIDGE_CODE_CONTEXTS_MAX 8 /* per session */
-#define BRIDGE_CODE_WAITING_MAX 8  /* calls waiting per context */
+/* Calls waiting per context: one runs, two wait their turn, a fourth is
+ * refused at once rather than holding one of the session's workers. */
+#define BRIDGE_CODE_WAITING_MAX 2
 #define BRIDGE_CODE_ID_MAX 40
 
 /* The session's contexts; created with the session, destroyed with it. */
