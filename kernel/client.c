@@ -24,7 +24,7 @@ struct kernel_client {
 	void *context;
 	void *sockets[4]; /* by enum kernel_channel */
 	void *heartbeat;
-	void *monitor;	     /* PAIR end of the shell socket's monitor */
+	void *monitor;       /* PAIR end of the shell socket's monitor */
 	void *iopub_monitor; /* and of iopub's */
 	bool iopub_dropped;  /* since the last kernel_client_resync */
 	char iopub_endpoint[128];
@@ -71,7 +71,8 @@ static void *open_socket(struct kernel_client *k, int type, const char *endpoint
 static void *open_monitor(struct kernel_client *k, enum kernel_channel channel, struct error *err)
 {
 	char address[64];
-	snprintf(address, sizeof(address), "inproc://kernel-monitor-%p-%u", (void *)k, k->monitors++);
+	snprintf(address, sizeof(address), "inproc://kernel-monitor-%p-%u", (void *)k,
+		 k->monitors++);
 	if (zmq_socket_monitor(k->sockets[channel], address, ZMQ_EVENT_DISCONNECTED) != 0)
 		return error_null(err, errno, "monitoring the kernel's %s socket",
 				  channel_names[channel]);

@@ -69,8 +69,8 @@ struct kernel_execution {
 	size_t result_total;
 	bool has_error;
 	char *error_name, *error_value, *traceback; /* plain text, no colour codes */
-	bool output_lost; /* iopub dropped a message (over 16 MiB), or no idle came */
-	unsigned long long stray;                   /* messages for an earlier request, skipped */
+	bool output_lost;         /* iopub dropped a message (over 16 MiB), or no idle came */
+	unsigned long long stray; /* messages for an earlier request, skipped */
 	int64_t elapsed_ms;
 };
 
