@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -186,8 +187,7 @@ def local_variant(source: str) -> str:
         if line.startswith("from lizard_bridge import ") and "Bridge" not in line.split("import", 1)[1].replace("CodeSandbox", ""):
             line = line.replace("import ", "import Bridge, ", 1)
         line = line.replace("Bridge()", "Bridge.local()")
-        for cls in ("CodeSandbox", "Sandbox"):
-            line = line.replace(f"{cls}.create(", f"{cls}.create(bridge=Bridge.local(), ")
+        line = re.sub(r"\b(CodeSandbox|Sandbox)\.create\(", r"\1.create(bridge=Bridge.local(), ", line)
         out.append(line)
     return "".join(out)
 

@@ -27,10 +27,15 @@ from lizard_bridge.errors import (
     TransportError,
 )
 from lizard_bridge.results import (
+    CodeContext,
     ComputerResult,
     CursorPosition,
+    Execution,
+    ExecutionError,
     ExecResult,
     FileEntry,
+    Logs,
+    Result,
     SandboxInfo,
     ScreenSize,
     StreamInfo,
@@ -39,7 +44,7 @@ from lizard_bridge.results import (
     WaitResult,
     WriteInfo,
 )
-from lizard_bridge.sandbox import Filesystem, Process, Sandbox
+from lizard_bridge.sandbox import CodeSandbox, Filesystem, Process, Sandbox
 
 __version__ = "0.1.0"
 
@@ -47,15 +52,21 @@ __all__ = [
     "AuthError",
     "Bridge",
     "BridgeError",
+    "CodeContext",
+    "CodeSandbox",
     "BridgeTimeoutError",
     "ComputerResult",
     "CursorPosition",
     "Desktop",
     "ExecResult",
+    "Execution",
+    "ExecutionError",
     "FileEntry",
+    "Logs",
     "Filesystem",
     "NotFoundError",
     "Process",
+    "Result",
     "RpcError",
     "Sandbox",
     "SandboxInfo",

@@ -118,7 +118,7 @@ class SandboxInfo:
     sandbox_id: str
     template: str
     state: str
-    screen: str
+    screen: Optional[str]  # None for templates without one (base, interpreter)
     created: Optional[datetime]
     deadline: Optional[datetime]
     timeout_ms: int
@@ -140,7 +140,7 @@ class SandboxInfo:
             sandbox_id=r.text("session"),
             template=r.text("template"),
             state=r.text("state"),
-            screen=r.text("size"),
+            screen=r.opt_text("size"),
             created=r.time("created"),
             deadline=r.time("deadline"),
             timeout_ms=r.integer("timeout_ms"),
@@ -270,6 +270,138 @@ class VolumeInfo:
             session=r.opt_text("session"),
             other_daemon=r.flag("other_daemon"),
         )
+
+
+# The result forms run_code names, besides extra (any other MIME type).
+_RESULT_FORMS = ("text", "html", "markdown", "svg", "png", "jpeg", "latex", "javascript")
+
+
+@dataclass(frozen=True)
+class Result:
+    """One rich output of run_code: the last expression's value
+    (is_main_result) or something displayed (a chart), in each form the
+    kernel gave. png and jpeg are base64; json is the parsed value; extra
+    holds any other MIME type's form by type. data is its main text form."""
+
+    is_main_result: bool
+    text: Optional[str] = None
+    html: Optional[str] = None
+    markdown: Optional[str] = None
+    svg: Optional[str] = None
+    png: Optional[str] = None
+    jpeg: Optional[str] = None
+    latex: Optional[str] = None
+    javascript: Optional[str] = None
+    json: Any = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def data(self) -> Optional[str]:
+        for form in (self.text, self.markdown, self.html, self.latex, self.svg):
+            if form is not None:
+                return form
+        return None
+
+    def formats(self) -> List[str]:
+        """The forms this result has, by name."""
+        names = [name for name in _RESULT_FORMS if getattr(self, name) is not None]
+        return names + (["json"] if self.json is not None else []) + sorted(self.extra)
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Result":
+        r = _Reader("run_code", data)
+        forms = {name: r.opt_text(name) for name in _RESULT_FORMS}
+        return cls(is_main_result=r.flag("is_main_result"), json=r.data.get("json"), extra=r.obj("extra"), **forms)
+
+
+@dataclass(frozen=True)
+class Logs:
+    """stdout and stderr as the chunks they came in."""
+
+    stdout: List[str]
+    stderr: List[str]
+
+
+@dataclass(frozen=True)
+class ExecutionError:
+    """An exception in the code: name (ZeroDivisionError), value (its
+    message, also as message) and the traceback as plain text."""
+
+    name: str
+    value: str
+    traceback: str
+
+    @property
+    def message(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What run_code gave: results, logs, error (None when it ran clean),
+    execution_count (Python), exit_code (bash, javascript), whether the
+    time limit hit, whether the context was restarted (its state is gone),
+    and a note saying what happened to the context, if anything did."""
+
+    results: List[Result]
+    logs: Logs
+    error: Optional[ExecutionError]
+    execution_count: Optional[int]
+    context: Optional[str]
+    language: str
+    exit_code: Optional[int] = None
+    timed_out: bool = False
+    restarted: bool = False
+    note: Optional[str] = None
+    truncated: Dict[str, Any] = field(default_factory=dict)
+    duration_ms: int = 0
+
+    @property
+    def text(self) -> Optional[str]:
+        """The main result's text form, if there is one."""
+        for result in self.results:
+            if result.is_main_result:
+                return result.data
+        return None
+
+    @classmethod
+    def from_data(cls, data: Optional[Mapping[str, Any]]) -> "Execution":
+        r = _Reader("run_code", data)
+        logs = _Reader("run_code", r.obj("logs"))
+        error_data = r.data.get("error")
+        error = None
+        if error_data is not None:
+            e = _Reader("run_code", error_data)
+            error = ExecutionError(e.text("name"), e.text("value"), e.text("traceback"))
+        return cls(
+            results=[Result.from_data(item) for item in r.array("results")],
+            logs=Logs([str(c) for c in logs.array("stdout")], [str(c) for c in logs.array("stderr")]),
+            error=error,
+            execution_count=r.opt_integer("execution_count"),
+            context=r.opt_text("context"),
+            language=r.text("language"),
+            exit_code=r.opt_integer("exit_code"),
+            timed_out=r.flag("timed_out"),
+            restarted=r.flag("restarted"),
+            note=r.opt_text("note"),
+            truncated=r.obj("truncated"),
+            duration_ms=r.opt_integer("duration_ms") or 0,
+        )
+
+
+@dataclass(frozen=True)
+class CodeContext:
+    """A place run_code runs in: its id, language and working directory."""
+
+    id: str
+    language: str
+    cwd: str
+    is_default: bool = False
+
+    @classmethod
+    def from_data(cls, data: Any, tool: str) -> "CodeContext":
+        r = _Reader(tool, data)
+        return cls(r.text("id"), r.text("language"), r.text("cwd"), r.flag("is_default"))
 
 
 def reader(tool: str, data: Optional[Mapping[str, Any]]) -> _Reader:

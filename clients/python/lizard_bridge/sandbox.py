@@ -22,7 +22,7 @@ from lizard_bridge._mcp import ToolResult
 from lizard_bridge._transport import JsonObject
 from lizard_bridge.desktop import Desktop
 from lizard_bridge.errors import BridgeError, NotFoundError, TransportError
-from lizard_bridge.results import ExecResult, FileEntry, SandboxInfo, WriteInfo, reader
+from lizard_bridge.results import CodeContext, Execution, ExecResult, FileEntry, SandboxInfo, WriteInfo, reader
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -39,6 +39,27 @@ _CREATE_SECONDS = 60.0
 # exec's own default limit (bridge/tools/exec.c), and a margin for its end.
 _EXEC_DEFAULT_MS = 60000
 _EXEC_MARGIN_SECONDS = 5.0
+# run_code's: past its limit the bridge interrupts, waits 2 s, and may
+# start the kernel anew.
+_RUN_CODE_MARGIN_SECONDS = 40.0
+
+
+def _output_callback(on_stdout: Optional[OnChunk], on_stderr: Optional[OnChunk]) -> Optional[Callable[[JsonObject], None]]:
+    """Routes a call's progress messages ("stdout: ...", "stderr: ...")
+    to the callbacks; None when there are none."""
+    if on_stdout is None and on_stderr is None:
+        return None
+
+    def on_progress(params: JsonObject) -> None:
+        message = params.get("message")
+        if not isinstance(message, str):
+            return
+        if message.startswith("stdout: ") and on_stdout is not None:
+            on_stdout(message[len("stdout: ") :])
+        elif message.startswith("stderr: ") and on_stderr is not None:
+            on_stderr(message[len("stderr: ") :])
+
+    return on_progress
 
 
 class Process:
@@ -76,18 +97,7 @@ class Process:
             arguments["command"] = cmd
         else:
             arguments["argv"] = [str(part) for part in cmd]
-        on_progress = None
-        if on_stdout is not None or on_stderr is not None:
-
-            def on_progress(params: JsonObject) -> None:
-                message = params.get("message")
-                if not isinstance(message, str):
-                    return
-                if message.startswith("stdout: ") and on_stdout is not None:
-                    on_stdout(message[len("stdout: ") :])
-                elif message.startswith("stderr: ") and on_stderr is not None:
-                    on_stderr(message[len("stderr: ") :])
-
+        on_progress = _output_callback(on_stdout, on_stderr)
         seconds = (timeout_ms if timeout_ms is not None else _EXEC_DEFAULT_MS) / 1000.0 + _EXEC_MARGIN_SECONDS
         result = self._sandbox._call("exec", arguments, seconds=seconds, on_progress=on_progress)
         return ExecResult.from_data(result.structured)
@@ -312,6 +322,56 @@ class Sandbox:
             if self._owns_bridge:
                 self._bridge.close()
 
+    # -- code --
+
+    def run_code(
+        self,
+        code: str,
+        language: Optional[str] = None,
+        context: Optional[Union[str, CodeContext]] = None,
+        envs: Optional[Mapping[str, str]] = None,
+        timeout_ms: Optional[int] = None,
+        on_stdout: Optional[OnChunk] = None,
+        on_stderr: Optional[OnChunk] = None,
+    ) -> Execution:
+        """Runs code. Python (the default) runs in the sandbox's default
+        context, or context, whose variables survive between calls;
+        language "bash" or "javascript" runs a fresh process each call.
+        timeout_ms (default 60000) limits this call: Python is interrupted
+        there, and restarted (its state gone) if it does not stop. An
+        exception in the code is the result's error, not an exception
+        here."""
+        arguments: Dict[str, Any] = {
+            "code": code,
+            "language": language,
+            "context": context.id if isinstance(context, CodeContext) else context,
+            "envs": dict(envs) if envs is not None else None,
+            "timeout_ms": timeout_ms,
+        }
+        seconds = (timeout_ms if timeout_ms is not None else _EXEC_DEFAULT_MS) / 1000.0 + _RUN_CODE_MARGIN_SECONDS
+        result = self._call("run_code", arguments, seconds=seconds, on_progress=_output_callback(on_stdout, on_stderr))
+        return Execution.from_data(result.structured)
+
+    def create_code_context(self, language: Optional[str] = None, cwd: Optional[str] = None) -> CodeContext:
+        """A context of its own (python by default, bash, javascript), in
+        cwd (default HOME); a Python one has a kernel running already."""
+        result = self._call("create_code_context", {"language": language, "cwd": cwd}, seconds=_CREATE_SECONDS)
+        return CodeContext.from_data(result.structured, "create_code_context")
+
+    def list_code_contexts(self) -> builtins.list[CodeContext]:
+        r = reader("list_code_contexts", self._call("list_code_contexts", {}).structured)
+        return [CodeContext.from_data(item, "list_code_contexts") for item in r.array("contexts")]
+
+    def restart_code_context(self, context: Union[str, CodeContext]) -> CodeContext:
+        """Fresh state, same id."""
+        ident = context.id if isinstance(context, CodeContext) else context
+        result = self._call("restart_code_context", {"context": ident}, seconds=_CREATE_SECONDS)
+        return CodeContext.from_data(result.structured, "restart_code_context")
+
+    def remove_code_context(self, context: Union[str, CodeContext]) -> None:
+        ident = context.id if isinstance(context, CodeContext) else context
+        self._call("remove_code_context", {"context": ident})
+
     def __enter__(self: S) -> S:
         return self
 
@@ -333,3 +393,16 @@ class Sandbox:
             # The block's own exception matters more; keep the kill's with it.
             if hasattr(exc, "add_note"):
                 exc.add_note(f"and killing sandbox {self.sandbox_id} failed: {failed}")
+
+
+class CodeSandbox(Sandbox):
+    """A sandbox made for run_code: template "interpreter" unless another
+    is given, its Python kernel already running when create returns."""
+
+    @classmethod
+    def create(
+        cls: Type[S],
+        template: Optional[str] = "interpreter",
+        **options: Any,
+    ) -> S:
+        return super().create(template, **options)
