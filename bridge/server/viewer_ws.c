@@ -19,6 +19,7 @@
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
+#include "bridge/viewer/wire.h"
 #include "bridge/session/input.h"
 #include "util/log.h"
 #include "util/utf8.h"
@@ -29,10 +30,6 @@
 #include <string.h>
 
 #define VIEWER_FRAGMENT 65536
-/* Messages a viewer may send: small, but a control viewer's clipboard
- * text (up to BRIDGE_VIEWER_MAX_CLIPBOARD bytes, escaped as JSON) may take
- * the server's message limit. */
-#define MAX_VIEWER_MESSAGE 4096
 
 extern const char viewer_page[];
 extern const size_t viewer_page_len;
@@ -89,7 +86,8 @@ static void join(struct viewer_conn *c, const char *text, size_t len)
 		bridge_registry_release(server->options->registry, s);
 		log_info("refused a viewer: wrong or expired link");
 		notice(c,
-		       "{\"type\":\"error\",\"message\":\"this link is wrong or no longer "
+		       "{\"type\":\"" VIEWER_WIRE_TYPE_ERROR
+		       "\",\"message\":\"this link is wrong or no longer "
 		       "valid\"}",
 		       true);
 		return;
@@ -97,7 +95,8 @@ static void join(struct viewer_conn *c, const char *text, size_t len)
 	c->session = s;
 	c->viewer = bridge_viewers_attach(viewers, role);
 	if (!c->viewer) {
-		notice(c, "{\"type\":\"error\",\"message\":\"out of memory\"}", true);
+		notice(c, "{\"type\":\"" VIEWER_WIRE_TYPE_ERROR "\",\"message\":\"out of memory\"}",
+		       true);
 		return;
 	}
 	lws_set_timer_usecs(c->base.wsi, LWS_SET_TIMER_USEC_CANCEL); /* joined in time */
@@ -138,10 +137,10 @@ static bool viewer_state(struct viewer_conn *c, const char *text, size_t len)
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "type"));
 	const char *quality = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "quality"));
 	bool handled = true;
-	if (type && strcmp(type, "ack") == 0)
+	if (type && strcmp(type, VIEWER_WIRE_TYPE_ACK) == 0)
 		bridge_viewer_painted(c->viewer);
-	else if (type && strcmp(type, "quality") == 0 && quality)
-		bridge_viewer_set_fast(c->viewer, strcmp(quality, "fast") == 0);
+	else if (type && strcmp(type, VIEWER_WIRE_TYPE_QUALITY) == 0 && quality)
+		bridge_viewer_set_fast(c->viewer, strcmp(quality, VIEWER_WIRE_QUALITY_FAST) == 0);
 	else
 		handled = false;
 	cJSON_Delete(m);
@@ -152,7 +151,7 @@ static int receive(struct viewer_conn *c, const void *in, size_t len)
 {
 	size_t limit = c->viewer && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
 			       ? c->base.server->options->max_message
-			       : MAX_VIEWER_MESSAGE;
+			       : VIEWER_WIRE_MAX_MESSAGE;
 	enum ws_collect state = bridge_server_collect(&c->base, in, len, limit);
 	if (state != WS_MESSAGE_COMPLETE)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
@@ -205,8 +204,10 @@ static int writeable(struct viewer_conn *c)
 				c->sending = NULL;
 			}
 			notice(c,
-			       ended ? "{\"type\":\"status\",\"state\":\"ended\"}"
-				     : "{\"type\":\"error\",\"message\":\"this link was revoked\"}",
+			       ended ? "{\"type\":\"" VIEWER_WIRE_TYPE_STATUS
+				       "\",\"state\":\"" VIEWER_WIRE_STATE_ENDED "\"}"
+				     : "{\"type\":\"" VIEWER_WIRE_TYPE_ERROR
+				       "\",\"message\":\"this link was revoked\"}",
 			       true);
 			return 0;
 		}
@@ -239,7 +240,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
-		    strcmp(uri, "/viewer") != 0) {
+		    strcmp(uri, VIEWER_WIRE_PATH) != 0) {
 			lws_return_http_status(wsi, 404, NULL);
 			return -1;
 		}
@@ -291,7 +292,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 const struct lws_protocols bridge_server_viewer_protocol = {
-	.name = "lizard-viewer",
+	.name = VIEWER_WIRE_SUBPROTOCOL,
 	.callback = callback,
 	.per_session_data_size = sizeof(struct viewer_conn),
 	.rx_buffer_size = 4096,

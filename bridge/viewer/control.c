@@ -4,6 +4,7 @@
 
 #include "bridge/viewer/hub.h"
 #include "bridge/viewer/hub_state.h"
+#include "bridge/viewer/wire.h"
 #include "util/log.h"
 #include "vnc/conn.h"
 
@@ -16,7 +17,7 @@
 static uint32_t key_code(const cJSON *code, uint32_t keysym)
 {
 	const char *name = cJSON_GetStringValue(code);
-	if (!name || !*name || strlen(name) > 32)
+	if (!name || !*name || strlen(name) > VIEWER_WIRE_MAX_KEY_CODE)
 		return keysym;
 	uint32_t hash = 2166136261u;
 	for (const char *p = name; *p; p++)
@@ -65,25 +66,26 @@ bool bridge_viewer_handle_input(struct bridge_viewer *viewer, const char *text, 
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "code");
 	struct vnc_input_event event = { 0 };
 	bool valid = false;
-	if (type && strcmp(type, "pointer") == 0 && cJSON_IsNumber(x) && cJSON_IsNumber(y) &&
-	    cJSON_IsNumber(buttons) && x->valueint >= 0 && y->valueint >= 0 &&
-	    x->valueint < 16384 && y->valueint < 16384 && buttons->valueint >= 0 &&
-	    buttons->valueint < 128) {
+	if (type && strcmp(type, VIEWER_WIRE_TYPE_POINTER) == 0 && cJSON_IsNumber(x) &&
+	    cJSON_IsNumber(y) && cJSON_IsNumber(buttons) && x->valueint >= 0 && y->valueint >= 0 &&
+	    x->valueint < VIEWER_WIRE_COORDINATE_LIMIT &&
+	    y->valueint < VIEWER_WIRE_COORDINATE_LIMIT && buttons->valueint >= 0 &&
+	    buttons->valueint < VIEWER_WIRE_BUTTONS_LIMIT) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_POINTER,
 						  .x = x->valueint,
 						  .y = y->valueint,
 						  .buttons = buttons->valueint };
 		valid = bridge_viewer_track_input(viewer, &event, 0);
-	} else if (type && strcmp(type, "key") == 0 && cJSON_IsNumber(keysym) &&
+	} else if (type && strcmp(type, VIEWER_WIRE_TYPE_KEY) == 0 && cJSON_IsNumber(keysym) &&
 		   cJSON_IsBool(down) && keysym->valuedouble > 0 &&
-		   keysym->valuedouble < 0x2000000) {
+		   keysym->valuedouble < VIEWER_WIRE_KEYSYM_LIMIT) {
 		event = (struct vnc_input_event){ .type = VNC_INPUT_KEY,
 						  .keysym = (uint32_t)keysym->valuedouble,
 						  .down = cJSON_IsTrue(down) };
 		valid = bridge_viewer_track_input(viewer, &event, key_code(code, event.keysym));
-	} else if (type && strcmp(type, "release") == 0) {
+	} else if (type && strcmp(type, VIEWER_WIRE_TYPE_RELEASE) == 0) {
 		bridge_viewer_release_held(viewer, sink);
-	} else if (type && strcmp(type, "clipboard") == 0) {
+	} else if (type && strcmp(type, VIEWER_WIRE_TYPE_CLIPBOARD) == 0) {
 		paste(cJSON_GetObjectItemCaseSensitive(m, "text"), sink);
 	}
 	cJSON_Delete(m);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The updates a viewer's page applies (see encode.h): the damage's pixels
- * copied out of the framebuffer, each rectangle as the cheapest operation
- * that paints it exactly (or, for a page that prefers speed, as JPEG where
- * that pays), the pointer apart, encoded on several threads at once. */
+/* The updates a viewer's page applies (see encode.h; their bytes are as
+ * bridge/viewer/wire.h lays them out): the damage's pixels copied out of
+ * the framebuffer, each rectangle as the cheapest operation that paints it
+ * exactly (or, for a page that prefers speed, as JPEG where that pays),
+ * the pointer apart, encoded on several threads at once. */
 #include "bridge/viewer/encode.h"
 
 #include "bridge/viewer/hub_state.h"
+#include "bridge/viewer/wire.h"
 #include "vnc/framebuffer.h"
 
 #include <pthread.h>
@@ -25,31 +27,6 @@ struct bridge_viewer_message *bridge_viewer_message_new(size_t headroom, bool te
 	return m;
 }
 
-/* An update is a binary message of operations, applied in order:
- *   1, src x, src y, width, height, dest x, dest y   (16 bits each): copy
- *   2 or 3, x, y, width, height, length (32 bits), a PNG or JPEG: paint
- *   4, x, y, width, height, red, green, blue (8 bits each): fill
- *   5, x, y, width, height, then width * height RGBA pixels (alpha 0 or
- *      255): the pointer's shape, its top left at (x, y) (signed: the
- *      pointer may stick out of the screen); width 0 for none
- *   6, x, y (signed): the pointer's top left moved there
- *   7, x, y, width, height, depth (8 bits: 1, 2, 4 or 8), colours - 1 (8
- *      bits), the palette (R, G, B each), length (32 bits), then zlib data
- *      of the indices, rows packed as a PNG packs them: an image of at
- *      most 256 colours (text, most of a desktop)
- * all big endian. The pointer is never in the pixels sent: the page draws
- * it over its canvas after each update, as the screen shows it, so it
- * moving costs five bytes and a copy never carries it along. */
-enum {
-	OP_COPY = 1,
-	OP_PNG = 2,
-	OP_JPEG = 3,
-	OP_FILL = 4,
-	OP_POINTER = 5,
-	OP_POINTER_MOVED = 6,
-	OP_INDEXED = 7
-};
-
 /* The damage's pixels (and the pointer's shape), copied while the
  * framebuffer is held so they match the changes replayed. A rectangle of
  * one colour keeps only the colour: a full screen of it would otherwise
@@ -57,7 +34,8 @@ enum {
 bool bridge_viewer_snapshot(struct job *job, const struct vnc_framebuffer_view *view)
 {
 	if (job->pointer_shape && job->pointer.width > 0) {
-		job->pointer_rgba = malloc((size_t)job->pointer.width * job->pointer.height * 4);
+		job->pointer_rgba = malloc((size_t)job->pointer.width * job->pointer.height *
+					   VIEWER_WIRE_POINTER_PIXEL_SIZE);
 		if (!job->pointer_rgba)
 			return false;
 		vnc_framebuffer_view_cursor_image(view, job->pointer_rgba);
@@ -71,7 +49,7 @@ bool bridge_viewer_snapshot(struct job *job, const struct vnc_framebuffer_view *
 		job->solid[i] = vnc_one_colour(origin, (size_t)view->width * 4, r->width,
 					       r->height);
 		if (job->solid[i]) {
-			memcpy(job->colour[i], origin, 3);
+			memcpy(job->colour[i], origin, sizeof(job->colour[i]));
 			continue;
 		}
 		image->pixels = malloc((size_t)r->width * r->height * 4);
@@ -122,7 +100,7 @@ static void put16(unsigned char **p, int value)
 /* An operation's kind and rectangle. */
 static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
 {
-	unsigned char head[9], *p = head;
+	unsigned char head[VIEWER_WIRE_RECT_HEAD_SIZE], *p = head;
 	*p++ = (unsigned char)kind;
 	put16(&p, r->x);
 	put16(&p, r->y);
@@ -133,17 +111,17 @@ static bool put_op(struct vnc_bytes *ops, int kind, const struct vnc_rect *r)
 
 static bool put_copy(struct vnc_bytes *ops, const struct copy *c)
 {
-	unsigned char dest[4], *p = dest;
+	unsigned char dest[VIEWER_WIRE_COPY_DEST_SIZE], *p = dest;
 	put16(&p, c->dest.x);
 	put16(&p, c->dest.y);
-	return put_op(ops, OP_COPY,
+	return put_op(ops, VIEWER_WIRE_OP_COPY,
 		      &(struct vnc_rect){ c->src_x, c->src_y, c->dest.width, c->dest.height }) &&
 	       vnc_bytes_append(ops, dest, sizeof(dest));
 }
 
 static bool put_length(struct vnc_bytes *ops, size_t len)
 {
-	unsigned char length[4], *p = length;
+	unsigned char length[VIEWER_WIRE_LENGTH_SIZE], *p = length;
 	put16(&p, (int)(len >> 16));
 	put16(&p, (int)(len & 0xffff));
 	return vnc_bytes_append(ops, length, sizeof(length));
@@ -153,10 +131,13 @@ static bool put_length(struct vnc_bytes *ops, size_t len)
 static bool put_indexed(struct vnc_bytes *ops, const struct vnc_indexed *indexed,
 			const struct vnc_rect *r)
 {
-	unsigned char format[2] = { (unsigned char)indexed->depth,
-				    (unsigned char)(indexed->colours - 1) };
-	return put_op(ops, OP_INDEXED, r) && vnc_bytes_append(ops, format, sizeof(format)) &&
-	       vnc_bytes_append(ops, indexed->palette, (size_t)indexed->colours * 3) &&
+	unsigned char format[VIEWER_WIRE_INDEXED_FORMAT_SIZE] = {
+		(unsigned char)indexed->depth, (unsigned char)(indexed->colours - 1)
+	};
+	return put_op(ops, VIEWER_WIRE_OP_INDEXED, r) &&
+	       vnc_bytes_append(ops, format, sizeof(format)) &&
+	       vnc_bytes_append(ops, indexed->palette,
+				(size_t)indexed->colours * VIEWER_WIRE_PALETTE_ENTRY_SIZE) &&
 	       put_length(ops, indexed->packed.len) &&
 	       vnc_bytes_append(ops, indexed->packed.data, indexed->packed.len);
 }
@@ -177,8 +158,8 @@ static bool put_image(struct vnc_bytes *ops, const struct vnc_image *image,
 	if (!(lossy ? vnc_jpeg_encode(image, JPEG_QUALITY, &encoded)
 		    : vnc_png_encode(image, &encoded)))
 		return false;
-	bool ok = put_op(ops, lossy ? OP_JPEG : OP_PNG, r) && put_length(ops, encoded.len) &&
-		  vnc_bytes_append(ops, encoded.data, encoded.len);
+	bool ok = put_op(ops, lossy ? VIEWER_WIRE_OP_JPEG : VIEWER_WIRE_OP_PNG, r) &&
+		  put_length(ops, encoded.len) && vnc_bytes_append(ops, encoded.data, encoded.len);
 	vnc_bytes_finish(&encoded);
 	return ok;
 }
@@ -191,20 +172,25 @@ static bool put_damage(struct vnc_bytes *ops, struct job *job, int i)
 	const struct vnc_image *image = &job->images[i];
 	job->lossy[i] = false;
 	if (job->solid[i])
-		return put_op(ops, OP_FILL, r) && vnc_bytes_append(ops, job->colour[i], 3);
+		return put_op(ops, VIEWER_WIRE_OP_FILL, r) &&
+		       vnc_bytes_append(ops, job->colour[i], VIEWER_WIRE_FILL_COLOUR_SIZE);
 	job->lossy[i] = job->fast && photographic(image);
 	return put_image(ops, image, r, job->lossy[i]);
 }
 
-/* The pointer's shape and place, or only its place. */
+/* The pointer's shape and place, or only its place. The pointer is never
+ * in the pixels sent: the page draws it over its canvas after each update,
+ * as the screen shows it, so it moving costs five bytes and a copy never
+ * carries it along. */
 static bool put_pointer(struct vnc_bytes *ops, const struct job *job)
 {
 	if (job->pointer_shape)
-		return put_op(ops, OP_POINTER, &job->pointer) &&
+		return put_op(ops, VIEWER_WIRE_OP_POINTER, &job->pointer) &&
 		       vnc_bytes_append(ops, job->pointer_rgba,
-					(size_t)job->pointer.width * job->pointer.height * 4);
-	unsigned char op[5], *p = op;
-	*p++ = OP_POINTER_MOVED;
+					(size_t)job->pointer.width * job->pointer.height *
+						VIEWER_WIRE_POINTER_PIXEL_SIZE);
+	unsigned char op[VIEWER_WIRE_POINTER_MOVED_SIZE], *p = op;
+	*p++ = VIEWER_WIRE_OP_POINTER_MOVED;
 	put16(&p, job->pointer.x);
 	put16(&p, job->pointer.y);
 	return vnc_bytes_append(ops, op, sizeof(op));

@@ -4,6 +4,7 @@
 #include "bridge/viewer/encode.h"
 #include "bridge/viewer/hub_state.h"
 #include "bridge/viewer/region.h"
+#include "bridge/viewer/wire.h"
 
 #include "util/clock.h"
 #include "util/log.h"
@@ -45,8 +46,11 @@ static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct brid
 {
 	char text[160];
 	int n = snprintf(text, sizeof(text),
-			 "{\"type\":\"hello\",\"width\":%d,\"height\":%d,\"role\":\"%s\"}", width,
-			 height, viewer->role == BRIDGE_VIEWER_CONTROL ? "control" : "view");
+			 "{\"type\":\"" VIEWER_WIRE_TYPE_HELLO
+			 "\",\"width\":%d,\"height\":%d,\"role\":\"%s\"}",
+			 width, height,
+			 viewer->role == BRIDGE_VIEWER_CONTROL ? VIEWER_WIRE_ROLE_CONTROL
+							       : VIEWER_WIRE_ROLE_VIEW);
 	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, (size_t)n);
 	if (m)
 		memcpy(m->data + v->headroom, text, (size_t)n);
@@ -440,8 +444,10 @@ void bridge_viewer_detach(struct bridge_viewer *w)
  * shows; NULL when out of memory. */
 static struct bridge_viewer_message *status_locked(struct bridge_viewers *v)
 {
-	const char *text = v->paused ? "{\"type\":\"status\",\"state\":\"paused\"}"
-				     : "{\"type\":\"status\",\"state\":\"connected\"}";
+	const char *text = v->paused ? "{\"type\":\"" VIEWER_WIRE_TYPE_STATUS
+				       "\",\"state\":\"" VIEWER_WIRE_STATE_PAUSED "\"}"
+				     : "{\"type\":\"" VIEWER_WIRE_TYPE_STATUS
+				       "\",\"state\":\"" VIEWER_WIRE_STATE_CONNECTED "\"}";
 	size_t len = strlen(text);
 	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, len);
 	if (m)
@@ -453,7 +459,7 @@ void bridge_viewers_clipboard(struct bridge_viewers *v, const char *utf8, size_t
 {
 	/* Built before the lock: a megabyte of escaping keeps nobody waiting. */
 	cJSON *json = cJSON_CreateObject();
-	bool built = json && cJSON_AddStringToObject(json, "type", "clipboard") &&
+	bool built = json && cJSON_AddStringToObject(json, "type", VIEWER_WIRE_TYPE_CLIPBOARD) &&
 		     (len > BRIDGE_VIEWER_MAX_CLIPBOARD
 			      ? cJSON_AddNumberToObject(json, "too_large", (double)len) != NULL
 			      : cJSON_AddStringToObject(json, "text", utf8) != NULL);

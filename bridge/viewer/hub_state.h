@@ -8,6 +8,7 @@
 
 #include "bridge/viewer/types.h"
 #include "bridge/viewer/region.h"
+#include "bridge/viewer/wire.h"
 #include "vnc/capture.h"
 #include "vnc/png.h"
 
@@ -104,7 +105,7 @@ struct job {
 	struct vnc_image images[BRIDGE_REGION_MAX]; /* the damage's pixels, when same_as < 0 */
 	/* Or, for a rectangle of one colour, only that colour (no pixels). */
 	bool solid[BRIDGE_REGION_MAX];
-	uint8_t colour[BRIDGE_REGION_MAX][3];
+	uint8_t colour[BRIDGE_REGION_MAX][VIEWER_WIRE_FILL_COLOUR_SIZE];
 	bool lossy[BRIDGE_REGION_MAX];
 	/* Each damage rectangle's operation, encoded on any thread. */
 	struct vnc_bytes parts[BRIDGE_REGION_MAX];
