@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +50,23 @@ bool kernel_key_generate(struct kernel_key *key, struct error *err)
 	return true;
 }
 
+/* OpenSSL's HMAC, looked up once: the lookup costs more than signing a
+ * small message. */
+static EVP_MAC *hmac;
+static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
+
+static void fetch_hmac(void)
+{
+	hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+}
+
 /* HMAC-SHA256 over the four JSON frames, in hex. */
 static bool sign(const struct kernel_key *key, const void *const *frames, const size_t *lengths,
 		 char out[65])
 {
 	bool ok = false;
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	pthread_once(&hmac_once, fetch_hmac);
+	EVP_MAC_CTX *ctx = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0),
 		OSSL_PARAM_construct_end(),
@@ -73,7 +84,6 @@ static bool sign(const struct kernel_key *key, const void *const *frames, const 
 	ok = true;
 out:
 	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
 	return ok;
 }
 

@@ -16,5 +16,7 @@ echo "== browser viewers"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/viewer.mjs 10
 echo "== the sandbox: exec, session start with and without it, files"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/sandbox.mjs 10
+echo "== the code interpreter: run_code against jupyter_client"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/code.mjs 200
 echo "== sizes: pause/resume latency and idle desktop memory (cgroups)"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/resources.mjs 20

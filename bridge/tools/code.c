@@ -16,6 +16,8 @@
 #include <string.h>
 
 #define RUN_CODE_DEFAULT_TIMEOUT_MS 60000
+/* Of each log, what the text shows; the structured result has all. */
+#define SHOWN_LOG_BYTES (16 * 1024)
 
 /* MIME types by the names results carry. */
 static const struct {
@@ -108,11 +110,18 @@ static cJSON *result_json(struct mcp_call *call, const struct kernel_result *r, 
 	return item;
 }
 
+/* A kernel's text is UTF-8 as a rule; the rare chunk that is not is
+ * repaired, the rest goes out without a second copy. */
 static cJSON *log_json(const struct kernel_log *log)
 {
 	cJSON *list = cJSON_CreateArray();
 	for (size_t i = 0; list && i < log->count; i++) {
-		char *text = utf8_sanitize(log->chunks[i], strlen(log->chunks[i]));
+		const char *chunk = log->chunks[i];
+		if (utf8_valid(chunk, strlen(chunk), NULL)) {
+			cJSON_AddItemToArray(list, cJSON_CreateString(chunk));
+			continue;
+		}
+		char *text = utf8_sanitize(chunk, strlen(chunk));
 		cJSON_AddItemToArray(list, cJSON_CreateString(text ? text : ""));
 		free(text);
 	}
@@ -173,11 +182,78 @@ static cJSON *run_json(struct mcp_call *call, const struct bridge_code_result *r
 	return out;
 }
 
+/* A log as the text shows it: its last SHOWN_LOG_BYTES, with a first
+ * entry that says how much came before (all of it is in the data). */
+static void shorten_log(cJSON *list, size_t dropped)
+{
+	size_t total = 0;
+	cJSON *chunk;
+	cJSON_ArrayForEach(chunk, list)
+		total += strlen(chunk->valuestring);
+	if (total <= SHOWN_LOG_BYTES && dropped == 0)
+		return;
+	/* Whole chunks go while what stays is still over the bound... */
+	while (total > SHOWN_LOG_BYTES) {
+		size_t length = strlen(cJSON_GetArrayItem(list, 0)->valuestring);
+		if (total - length < SHOWN_LOG_BYTES)
+			break;
+		total -= length;
+		dropped += length;
+		cJSON_DeleteItemFromArray(list, 0);
+	}
+	/* ...then the first keeps its end, cut on a character boundary. */
+	const char *first = cJSON_GetArrayItem(list, 0)->valuestring;
+	size_t skip = total > SHOWN_LOG_BYTES ? total - SHOWN_LOG_BYTES : 0;
+	while (first[skip] && ((unsigned char)first[skip] & 0xc0) == 0x80)
+		skip++;
+	if (skip > 0) {
+		cJSON_ReplaceItemInArray(list, 0, cJSON_CreateString(first + skip));
+		dropped += skip;
+	}
+	char said[120];
+	snprintf(said, sizeof(said), "[%zu bytes before this are in the structured result]\n",
+		 dropped);
+	cJSON_InsertItemInArray(list, 0, cJSON_CreateString(said));
+}
+
+static cJSON *shown_logs(const cJSON *logs)
+{
+	cJSON *shown = cJSON_CreateObject();
+	static const char *const streams[] = { "stdout", "stderr" };
+	for (int i = 0; i < 2 && shown; i++) {
+		const cJSON *all = cJSON_GetObjectItemCaseSensitive(logs, streams[i]);
+		cJSON *tail = cJSON_CreateArray();
+		const cJSON *chunk;
+		size_t total = 0;
+		cJSON_ArrayForEach(chunk, all)
+			total += strlen(chunk->valuestring);
+		/* Only chunks that may show are copied; shorten_log cuts the first. */
+		size_t skipped = 0;
+		cJSON_ArrayForEach(chunk, all)
+		{
+			size_t length = strlen(chunk->valuestring);
+			if (total - skipped - length >= SHOWN_LOG_BYTES && chunk->next) {
+				skipped += length;
+				continue;
+			}
+			cJSON_AddItemToArray(tail, cJSON_CreateString(chunk->valuestring));
+		}
+		shorten_log(tail, skipped);
+		cJSON_AddItemToObject(shown, streams[i], tail);
+	}
+	return shown;
+}
+
 /* The text a model reads: the same JSON with each image's base64 replaced
- * by where the picture is. */
+ * by where the picture is, and long logs cut to their end (copied member
+ * by member, so a megabyte of log is never copied whole). */
 static cJSON *shown_json(const cJSON *out)
 {
-	cJSON *shown = cJSON_Duplicate(out, true);
+	cJSON *shown = cJSON_CreateObject();
+	for (const cJSON *m = out->child; shown && m; m = m->next)
+		cJSON_AddItemToObject(shown, m->string,
+				      strcmp(m->string, "logs") == 0 ? shown_logs(m)
+								      : cJSON_Duplicate(m, true));
 	cJSON *item;
 	int n = 0;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(shown, "results"))

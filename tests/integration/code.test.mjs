@@ -147,6 +147,18 @@ test('print output streams as progress before the result', async () => {
   assert.deepEqual(result.structuredContent.logs.stdout, ['first\n', 'second\n']);
 });
 
+test('the text a model reads shows a long log\'s end; the structured result has all of it', async () => {
+  const raw = await client.call('run_code', { session, code: "for i in range(20000):\n    print(f'line {i:05d}')" });
+  const all = raw.structuredContent.logs.stdout.join('');
+  assert.equal(all.length, 20000 * 11);
+  const shown = JSON.parse(textOf(raw)).logs.stdout;
+  assert.match(shown[0], /^\[\d+ bytes before this are in the structured result\]\n$/);
+  const tail = shown.slice(1).join('');
+  assert.ok(tail.length <= 16 * 1024 && tail.length > 15 * 1024, `${tail.length}`);
+  assert.ok(all.endsWith(tail));
+  assert.equal(Number(/\d+/.exec(shown[0])[0]) + tail.length, all.length);
+});
+
 test('the time limit interrupts an endless loop, and its state survives', async () => {
   await run("kept = 'still here'");
   const loop = await run('while True:\n    pass', { timeout_ms: 2000 });
