@@ -64,6 +64,9 @@ struct code_context {
 	struct sandbox_process process;
 	int fds[5];
 	struct kernel_client *client;
+	/* What its kernels sent that was thrown away, over their lifetimes;
+	 * under lock, for list_code_contexts. */
+	struct kernel_client_counts dropped, dropped_before;
 };
 
 struct bridge_code_contexts {
@@ -91,6 +94,15 @@ struct bridge_code_contexts *bridge_code_contexts_create(void)
 
 static void stop_kernel(struct code_context *x, struct sandbox *sandbox)
 {
+	if (x->client) {
+		struct kernel_client_counts c = kernel_client_counts(x->client);
+		pthread_mutex_lock(&x->lock);
+		x->dropped_before.forged += c.forged;
+		x->dropped_before.malformed += c.malformed;
+		x->dropped_before.iopub_drops += c.iopub_drops;
+		x->dropped = x->dropped_before;
+		pthread_mutex_unlock(&x->lock);
+	}
 	kernel_client_destroy(x->client);
 	x->client = NULL;
 	sandbox_process_stop(&x->process);
@@ -775,6 +787,14 @@ static bool run_process(struct bridge_session *s, struct sandbox *sandbox, enum 
 
 static void finish_call(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x)
 {
+	if (x->client) {
+		struct kernel_client_counts c = kernel_client_counts(x->client);
+		pthread_mutex_lock(&x->lock);
+		x->dropped.forged = x->dropped_before.forged + c.forged;
+		x->dropped.malformed = x->dropped_before.malformed + c.malformed;
+		x->dropped.iopub_drops = x->dropped_before.iopub_drops + c.iopub_drops;
+		pthread_mutex_unlock(&x->lock);
+	}
 	/* Removed while it ran: its kernel goes now that nothing uses it. */
 	if (x->removed)
 		stop_kernel(x, sandbox);
@@ -850,6 +870,10 @@ cJSON *bridge_code_contexts_describe(struct bridge_session *s)
 		pthread_mutex_lock(&x->lock);
 		cJSON_AddNumberToObject(item, "waiting", x->waiting);
 		cJSON_AddBoolToObject(item, "busy", x->serving != x->next_ticket);
+		cJSON *dropped = cJSON_AddObjectToObject(item, "dropped");
+		cJSON_AddNumberToObject(dropped, "forged", (double)x->dropped.forged);
+		cJSON_AddNumberToObject(dropped, "malformed", (double)x->dropped.malformed);
+		cJSON_AddNumberToObject(dropped, "oversized", (double)x->dropped.iopub_drops);
 		pthread_mutex_unlock(&x->lock);
 		cJSON_AddItemToArray(list, item);
 	}

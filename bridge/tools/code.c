@@ -188,8 +188,7 @@ static void shorten_log(cJSON *list, size_t dropped)
 {
 	size_t total = 0;
 	cJSON *chunk;
-	cJSON_ArrayForEach(chunk, list)
-		total += strlen(chunk->valuestring);
+	cJSON_ArrayForEach(chunk, list) total += strlen(chunk->valuestring);
 	if (total <= SHOWN_LOG_BYTES && dropped == 0)
 		return;
 	/* Whole chunks go while what stays is still over the bound... */
@@ -225,8 +224,7 @@ static cJSON *shown_logs(const cJSON *logs)
 		cJSON *tail = cJSON_CreateArray();
 		const cJSON *chunk;
 		size_t total = 0;
-		cJSON_ArrayForEach(chunk, all)
-			total += strlen(chunk->valuestring);
+		cJSON_ArrayForEach(chunk, all) total += strlen(chunk->valuestring);
 		/* Only chunks that may show are copied; shorten_log cuts the first. */
 		size_t skipped = 0;
 		cJSON_ArrayForEach(chunk, all)
@@ -253,7 +251,7 @@ static cJSON *shown_json(const cJSON *out)
 	for (const cJSON *m = out->child; shown && m; m = m->next)
 		cJSON_AddItemToObject(shown, m->string,
 				      strcmp(m->string, "logs") == 0 ? shown_logs(m)
-								      : cJSON_Duplicate(m, true));
+								     : cJSON_Duplicate(m, true));
 	cJSON *item;
 	int n = 0;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(shown, "results"))

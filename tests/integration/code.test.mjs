@@ -217,9 +217,13 @@ test('100 MB printed in one call: a bounded result, and the session and daemon c
   if (!process.env.ASAN_OPTIONS)
     assert.ok(daemon.rssKiB() - before < 64 * 1024, `daemon grew from ${before} to ${daemon.rssKiB()} KiB`);
   // All at once (one message over the bridge's 16 MiB): said, not hidden.
+  const before_drops = (await ok('list_code_contexts', { session })).contexts.find((c) => c.is_default).dropped;
   const burst = await run("import sys\nsys.stdout.write('y' * (40 << 20))\n'after'");
   assert.equal(burst.truncated.output_lost, true);
   assert.match(burst.note, /never arrived/);
+  const after_drops = (await ok('list_code_contexts', { session })).contexts.find((c) => c.is_default).dropped;
+  assert.equal(after_drops.oversized, before_drops.oversized + 1);
+  assert.equal(after_drops.forged, 0);
   assert.equal(mainText(await run('1 + 1')), '2');
   const printed = await run("print('end')");
   assert.deepEqual(printed.logs.stdout, ['end\n']);
@@ -263,6 +267,15 @@ test('bounds: at most 8 contexts a session, and at most two calls waiting for on
   } finally {
     for (const id of made) await ok('remove_code_context', { session, context: id });
   }
+  // A rich output over 3 MiB is left out and counted; the rest comes.
+  const big = await run("from IPython.display import display, HTML\ndisplay(HTML('z' * (4 << 20)))\ndisplay(HTML('small'))\n'end'");
+  assert.equal(big.truncated.results, 1);
+  assert.ok(big.truncated.result_bytes >= 4 << 20);
+  assert.deepEqual(big.results.map((r) => r.html ?? r.text), ['small', "'end'"]);
+  // Two of 2.5 MiB fit; the third goes over the 6 MiB of all of them.
+  const many = await run("from IPython.display import display, HTML\nfor i in range(3):\n    display(HTML(str(i) * (5 << 19)))");
+  assert.equal(many.results.length, 2);
+  assert.equal(many.truncated.results, 1);
   // One runs, two wait in order, a fourth is refused at once.
   const first = client.call('run_code', { session, code: 'import time\ntime.sleep(2)\n"first"' });
   await new Promise((r) => setTimeout(r, 300));
