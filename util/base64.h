@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* Standard base64 (RFC 4648, with padding): screenshots and file data
+ * travel as it in MCP results. Encoding writes into the caller's buffer or a
+ * blob, so a screenshot's text can be shared by reference; decoding checks
+ * every character and the length. */
 #ifndef LIZARD_UTIL_BASE64_H
 #define LIZARD_UTIL_BASE64_H
 

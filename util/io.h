@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* Whole reads and writes: a small file (most of /proc) in one read, and
+ * writes that go on after short writes and EINTR, with a variant for
+ * non-blocking descriptors that gives up when the caller says stop, so
+ * that a peer that stops reading never holds a thread forever. */
 #ifndef LIZARD_UTIL_IO_H
 #define LIZARD_UTIL_IO_H
 
