@@ -2,17 +2,15 @@
 /* A session's code contexts (see code.h). */
 #include "bridge/session/code.h"
 
+#include "bridge/session/code_kernel.h"
+#include "bridge/session/code_process.h"
 #include "bridge/session/state.h"
 #include "kernel/client.h"
 #include "kernel/execute.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/desktop.h"
 #include "sandbox/process.h"
-#include "sandbox/run.h"
 #include "sandbox/sandbox.h"
-#include "util/base64.h"
-#include "util/blob.h"
-#include "util/clock.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,13 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ipykernel takes about a second here; a loaded machine, more. */
-#define KERNEL_START_TIMEOUT_MS 30000
 /* After the interrupt at the time limit, before the kernel is restarted. */
 #define INTERRUPT_GRACE_MS 2000
-/* What one argument to bash or node may hold (the kernel's MAX_ARG_STRLEN
- * is 128 KiB). */
-#define PROCESS_CODE_MAX (120 * 1024)
 
 const struct kernel_limits bridge_code_limits = {
 	.log_bytes = 1024 * 1024,
@@ -59,11 +52,7 @@ struct code_context {
 	bool removed;
 
 	/* Python, touched only by whoever has the turn. */
-	unsigned generation;
-	char prefix[80]; /* kernel-<id>-<generation>: its files in the run directory */
-	struct sandbox_process process;
-	int fds[5];
-	struct kernel_client *client;
+	struct code_kernel kernel;
 	/* What its kernels sent that was thrown away, over their lifetimes;
 	 * under lock, for list_code_contexts. */
 	struct kernel_client_counts dropped, dropped_before;
@@ -92,34 +81,33 @@ struct bridge_code_contexts *bridge_code_contexts_create(void)
 	return c;
 }
 
+/* What the kernel threw away, kept across its restarts. */
+static void note_dropped(struct code_context *x, bool final)
+{
+	if (!x->kernel.client)
+		return;
+	struct kernel_client_counts c = kernel_client_counts(x->kernel.client);
+	pthread_mutex_lock(&x->lock);
+	x->dropped.forged = x->dropped_before.forged + c.forged;
+	x->dropped.malformed = x->dropped_before.malformed + c.malformed;
+	x->dropped.iopub_drops = x->dropped_before.iopub_drops + c.iopub_drops;
+	if (final)
+		x->dropped_before = x->dropped;
+	pthread_mutex_unlock(&x->lock);
+}
+
 static void stop_kernel(struct code_context *x, struct sandbox *sandbox)
 {
-	if (x->client) {
-		struct kernel_client_counts c = kernel_client_counts(x->client);
-		pthread_mutex_lock(&x->lock);
-		x->dropped_before.forged += c.forged;
-		x->dropped_before.malformed += c.malformed;
-		x->dropped_before.iopub_drops += c.iopub_drops;
-		x->dropped = x->dropped_before;
-		pthread_mutex_unlock(&x->lock);
-	}
-	kernel_client_destroy(x->client);
-	x->client = NULL;
-	sandbox_process_stop(&x->process);
-	for (int i = 0; i < 5; i++) {
-		if (x->fds[i] >= 0)
-			close(x->fds[i]);
-		x->fds[i] = -1;
-	}
-	if (!sandbox || !x->prefix[0])
-		return;
-	static const char *const suffixes[] = { ".json", "-1", "-2", "-3", "-4", "-5" };
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char name[96];
-		snprintf(name, sizeof(name), "%s%s", x->prefix, suffixes[i]);
-		sandbox_run_remove(sandbox, name, NULL);
-	}
-	x->prefix[0] = '\0';
+	note_dropped(x, true);
+	code_kernel_stop(&x->kernel, sandbox);
+}
+
+static bool start_kernel(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x,
+			 struct error *err)
+{
+	if (code_kernel_start(&x->kernel, sandbox, x->id, x->cwd, err))
+		return true;
+	return error_prefix(err, "session %s, context %s", s->id, x->id);
 }
 
 static void context_unref(struct code_context *x)
@@ -219,136 +207,6 @@ static struct sandbox *code_sandbox(struct bridge_session *s, struct error *err)
 	return sandbox;
 }
 
-static bool write_all(int fd, const char *text, size_t length)
-{
-	while (length > 0) {
-		ssize_t n = write(fd, text, length);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		text += n;
-		length -= (size_t)n;
-	}
-	return true;
-}
-
-static bool write_connection_file(struct sandbox *sandbox, const struct code_context *x,
-				  const struct kernel_key *key, char *inside, size_t size,
-				  struct error *err)
-{
-	char name[96], ip[400];
-	snprintf(name, sizeof(name), "%s.json", x->prefix);
-	snprintf(inside, size, "%s/%s", sandbox_inside_run_dir(sandbox), name);
-	snprintf(ip, sizeof(ip), "%s/%s", sandbox_inside_run_dir(sandbox), x->prefix);
-	cJSON *c = cJSON_CreateObject();
-	bool built = c && cJSON_AddStringToObject(c, "transport", "ipc") &&
-		     cJSON_AddStringToObject(c, "ip", ip) &&
-		     cJSON_AddNumberToObject(c, "shell_port", 1) &&
-		     cJSON_AddNumberToObject(c, "iopub_port", 2) &&
-		     cJSON_AddNumberToObject(c, "control_port", 3) &&
-		     cJSON_AddNumberToObject(c, "stdin_port", 4) &&
-		     cJSON_AddNumberToObject(c, "hb_port", 5) &&
-		     cJSON_AddStringToObject(c, "key", key->text) &&
-		     cJSON_AddStringToObject(c, "signature_scheme", "hmac-sha256") &&
-		     cJSON_AddStringToObject(c, "kernel_name", "python3");
-	char *text = built ? cJSON_PrintUnformatted(c) : NULL;
-	cJSON_Delete(c);
-	if (!text)
-		return error_set(err, ENOMEM, "the kernel's connection file");
-	int fd = sandbox_run_create_file(sandbox, name, err);
-	bool ok = fd >= 0 && write_all(fd, text, strlen(text));
-	if (fd >= 0 && !ok)
-		error_set(err, errno, "writing %s/%s", sandbox_run_dir(sandbox), name);
-	if (fd >= 0)
-		close(fd);
-	free(text);
-	return ok;
-}
-
-/* The five sockets, each opened once by inode when the kernel has made
- * them all (sandbox_run_open_socket checks type and owner), while the
- * kernel is watched for an early exit. */
-static bool open_kernel_sockets(struct sandbox *sandbox, struct code_context *x,
-				struct kernel_endpoints *ep, int64_t deadline, struct error *err)
-{
-	char *targets[5] = { ep->shell, ep->iopub, ep->control, ep->stdin_, ep->heartbeat };
-	char names[5][96];
-	for (int i = 0; i < 5; i++)
-		snprintf(names[i], sizeof(names[i]), "%s-%d", x->prefix, i + 1);
-	for (;;) {
-		int present = 0;
-		for (int i = 0; i < 5; i++)
-			present += sandbox_run_has(sandbox, names[i], S_IFSOCK);
-		if (present == 5)
-			break;
-		if (!sandbox_process_running(&x->process)) {
-			char tail[256];
-			sandbox_last_log_line(sandbox, tail, sizeof(tail));
-			return error_set(
-				err, 0,
-				"the Python kernel exited as it started (status %d)%s%s; is "
-				"python3-ipykernel installed?",
-				WIFEXITED(x->process.status) ? WEXITSTATUS(x->process.status) : -1,
-				tail[0] ? ": " : "", tail);
-		}
-		if (clock_monotonic_ms() > deadline)
-			return error_set(err, ETIMEDOUT,
-					 "the Python kernel did not open its sockets");
-		usleep(10000);
-	}
-	for (int i = 0; i < 5; i++) {
-		if ((x->fds[i] = sandbox_run_open_socket(sandbox, names[i], err)) < 0)
-			return false;
-		snprintf(targets[i], 128, "ipc:///proc/self/fd/%d", x->fds[i]);
-	}
-	return true;
-}
-
-static bool start_kernel(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x,
-			 struct error *err)
-{
-	x->generation++;
-	snprintf(x->prefix, sizeof(x->prefix), "kernel-%s-%u", x->id, x->generation);
-	struct kernel_key key;
-	char connection[512];
-	if (!kernel_key_generate(&key, err) ||
-	    !write_connection_file(sandbox, x, &key, connection, sizeof(connection), err))
-		goto fail;
-	const char *argv[] = { "/usr/bin/python3",
-			       "-m",
-			       "ipykernel_launcher",
-			       "-f",
-			       connection,
-			       "--HistoryManager.enabled=False",
-			       NULL };
-	struct sandbox_command command = {
-		.name = "ipykernel",
-		.argv = argv,
-		.cwd = x->cwd,
-		.user = SANDBOX_AS_USER,
-		.own_process_tree = true,
-		.stdin_fd = -1,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
-		.fd3 = -1,
-	};
-	if (!sandbox_spawn(sandbox, &command, &x->process, err))
-		goto fail;
-	int64_t deadline = clock_monotonic_ms() + KERNEL_START_TIMEOUT_MS;
-	struct kernel_endpoints ep;
-	if (!open_kernel_sockets(sandbox, x, &ep, deadline, err))
-		goto fail;
-	if (!(x->client = kernel_client_create(&ep, &key, err)) ||
-	    !kernel_client_wait_ready(x->client, deadline, err))
-		goto fail;
-	return true;
-fail:
-	error_prefix(err, "session %s, context %s", s->id, x->id);
-	stop_kernel(x, sandbox);
-	return false;
-}
-
 static void new_id(char out[BRIDGE_CODE_ID_MAX])
 {
 	unsigned char bytes[6] = { 0 };
@@ -390,9 +248,7 @@ bool bridge_code_context_create(struct bridge_session *s, const char *language, 
 	x->language = lang;
 	x->is_default = is_default;
 	snprintf(x->cwd, sizeof(x->cwd), "%s", cwd ? cwd : sandbox_inside_home(sandbox));
-	for (int i = 0; i < 5; i++)
-		x->fds[i] = -1;
-	x->process.channel = -1;
+	code_kernel_init(&x->kernel);
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->turn, NULL);
 	/* Ticket 0 is the creator's while the kernel starts: calls that find
@@ -512,78 +368,6 @@ static bool restart_kernel(struct bridge_session *s, struct sandbox *sandbox,
 	return start_kernel(s, sandbox, x, err);
 }
 
-/* Python code that sets envs in os.environ for one call and code that puts
- * back what was there, each run as the bridge's own silent execute. The
- * values travel as base64 of their JSON, so no byte of them is ever
- * Python syntax. */
-static char *env_code(const char *const *envs)
-{
-	cJSON *object = cJSON_CreateObject();
-	for (size_t i = 0; object && envs[i]; i++) {
-		const char *eq = strchr(envs[i], '=');
-		char name[256];
-		if (!eq || (size_t)(eq - envs[i]) >= sizeof(name))
-			continue;
-		memcpy(name, envs[i], (size_t)(eq - envs[i]));
-		name[eq - envs[i]] = '\0';
-		cJSON_AddStringToObject(object, name, eq + 1);
-	}
-	char *json = object ? cJSON_PrintUnformatted(object) : NULL;
-	cJSON_Delete(object);
-	if (!json)
-		return NULL;
-	struct blob *inner = base64_encode((const unsigned char *)json, strlen(json));
-	free(json);
-	if (!inner)
-		return NULL;
-	char *source = NULL;
-	int n = asprintf(&source,
-			 "import os, sys, json, base64\n"
-			 "new = json.loads(base64.b64decode('%s'))\n"
-			 "sys._lizard_saved_env = {k: os.environ.get(k) for k in new}\n"
-			 "os.environ.update(new)\n",
-			 (const char *)inner->data);
-	blob_unref(inner);
-	if (n < 0)
-		return NULL;
-	struct blob *outer = base64_encode((const unsigned char *)source, strlen(source));
-	free(source);
-	char *code = NULL;
-	if (outer && asprintf(&code, "exec(__import__('base64').b64decode('%s').decode(), {})",
-			      (const char *)outer->data) < 0)
-		code = NULL;
-	blob_unref(outer);
-	return code;
-}
-
-static const char restore_env_code[] =
-	"exec('import os, sys\\n"
-	"for k, v in getattr(sys, \"_lizard_saved_env\", {}).items():\\n"
-	"    os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)\\n"
-	"sys._lizard_saved_env = {}\\n', {})";
-
-static bool run_silent(struct code_context *x, const char *code, int cancel_fd, struct error *err)
-{
-	struct kernel_execute_options o = {
-		.code = code,
-		.timeout_ms = 10000,
-		.grace_ms = INTERRUPT_GRACE_MS,
-		.limits = &bridge_code_limits,
-		.cancel_fd = cancel_fd,
-		.silent = true,
-	};
-	struct kernel_execution e;
-	if (!kernel_execute(x->client, &o, &e, err))
-		return false;
-	bool ok = e.outcome == KERNEL_OUTCOME_DONE && !e.has_error;
-	if (!ok)
-		error_set(err, 0, "setting the call's envs in the kernel failed%s%s",
-			  e.error_value ? ": " : "", e.error_value ? e.error_value : "");
-	kernel_execution_finish(&e);
-	return ok;
-}
-
-
 static uint64_t oom_kills(struct bridge_session *s)
 {
 	struct sandbox_usage usage;
@@ -596,7 +380,7 @@ static uint64_t oom_kills(struct bridge_session *s)
 static void describe_death(struct bridge_session *s, struct code_context *x, uint64_t ooms_before,
 			   char *out, size_t size)
 {
-	sandbox_process_wait(&x->process, 1000);
+	sandbox_process_wait(&x->kernel.process, 1000);
 	if (oom_kills(s) > ooms_before) {
 		char limits[160];
 		sandbox_limits_describe(&s->limits, limits, sizeof(limits));
@@ -604,26 +388,16 @@ static void describe_death(struct bridge_session *s, struct code_context *x, uin
 			 "the kernel was killed by the out-of-memory killer: the session's memory "
 			 "limit (size %s: %s) was reached",
 			 s->size_name, limits);
-	} else if (x->process.exited && WIFSIGNALED(x->process.status)) {
+	} else if (x->kernel.process.exited && WIFSIGNALED(x->kernel.process.status)) {
 		snprintf(out, size, "the kernel was killed by signal %d (%s)",
-			 WTERMSIG(x->process.status), strsignal(WTERMSIG(x->process.status)));
-	} else if (x->process.exited) {
+			 WTERMSIG(x->kernel.process.status),
+			 strsignal(WTERMSIG(x->kernel.process.status)));
+	} else if (x->kernel.process.exited) {
 		snprintf(out, size, "the kernel exited with status %d",
-			 WEXITSTATUS(x->process.status));
+			 WEXITSTATUS(x->kernel.process.status));
 	} else {
 		snprintf(out, size, "the kernel closed its sockets");
 	}
-}
-
-static void set_error(struct kernel_execution *e, const char *name, const char *value)
-{
-	free(e->error_name);
-	free(e->error_value);
-	free(e->traceback);
-	e->has_error = true;
-	e->error_name = strdup(name);
-	e->error_value = strdup(value);
-	e->traceback = strdup("");
 }
 
 static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x,
@@ -631,17 +405,11 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 		       struct error *err)
 {
 	struct bridge_code_contexts *c = s->code;
-	if (!x->client && !start_kernel(s, sandbox, x, err))
+	if (!x->kernel.client && !start_kernel(s, sandbox, x, err))
 		return false;
-	char *setup = NULL;
-	if (request->envs && request->envs[0]) {
-		if (!(setup = env_code(request->envs)))
-			return error_set(err, ENOMEM, "the call's envs");
-		bool ok = run_silent(x, setup, c->cancel_fd, err);
-		free(setup);
-		if (!ok)
-			return false;
-	}
+	bool envs = request->envs && request->envs[0];
+	if (envs && !code_kernel_set_envs(&x->kernel, request->envs, c->cancel_fd, err))
+		return false;
 	uint64_t ooms = oom_kills(s);
 	struct kernel_execute_options o = {
 		.code = request->code,
@@ -654,7 +422,7 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 		.opaque = request->opaque,
 	};
 	struct kernel_execution *e = &result->execution;
-	if (!kernel_execute(x->client, &o, e, err))
+	if (!kernel_execute(x->kernel.client, &o, e, err))
 		return false;
 	char why[300];
 	switch (e->outcome) {
@@ -674,14 +442,14 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 			 "the code ran past timeout_ms (%lld ms) and did not stop when "
 			 "interrupted, so the kernel was restarted: the context's state is gone",
 			 (long long)request->timeout_ms);
-		set_error(e, "TimeoutError", result->note);
+		code_process_set_error(e, "TimeoutError", result->note);
 		break;
 	case KERNEL_OUTCOME_DIED:
 		describe_death(s, x, ooms, why, sizeof(why));
 		result->restarted = true;
 		snprintf(result->note, sizeof(result->note),
 			 "%s; it was restarted: the context's state is gone", why);
-		set_error(e, "KernelDied", result->note);
+		code_process_set_error(e, "KernelDied", result->note);
 		break;
 	case KERNEL_OUTCOME_CANCELLED:
 		return error_set(err, 0, "session %s ended while the code ran", s->id);
@@ -699,87 +467,15 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 				 "; the restart failed (%s), the next call tries again",
 				 failed.message);
 	}
-	if (request->envs && request->envs[0] && !result->restarted) {
-		struct error ignored;
-		run_silent(x, restore_env_code, c->cancel_fd, &ignored);
-	}
+	if (envs && !result->restarted)
+		code_kernel_restore_envs(&x->kernel, c->cancel_fd);
 	return true;
 }
 
-struct process_stream {
-	const struct bridge_code_request *request;
-	struct bridge_code_result *result;
-	struct bridge_session *session;
-};
-
-static void process_output(void *opaque, enum sandbox_stream stream, const char *data, size_t len)
+/* A process run to its end in a session that ended meanwhile was killed
+ * with it: the call says so rather than giving what was left. */
+static bool still_running(struct bridge_session *s, struct error *err)
 {
-	struct process_stream *p = opaque;
-	const char *name = stream == SANDBOX_STDOUT ? "stdout" : "stderr";
-	struct kernel_log *log = stream == SANDBOX_STDOUT ? &p->result->execution.out
-							  : &p->result->execution.err;
-	kernel_log_append(log, &bridge_code_limits, data, len);
-	if (p->request->on_output)
-		p->request->on_output(p->request->opaque, name, data, len);
-}
-
-static bool process_should_stop(void *opaque)
-{
-	struct process_stream *p = opaque;
-	return session_state(p->session, NULL, NULL, 0) == BRIDGE_ENDED ||
-	       (p->request->should_stop && p->request->should_stop(p->request->opaque));
-}
-
-/* bash and javascript: a fresh process each call, its output kept as it
- * came, its exit status reported. */
-static bool run_process(struct bridge_session *s, struct sandbox *sandbox, enum code_language lang,
-			const char *cwd, const struct bridge_code_request *request,
-			struct bridge_code_result *result, struct error *err)
-{
-	if (strlen(request->code) > PROCESS_CODE_MAX)
-		return error_set(err, E2BIG,
-				 "%s code is passed as one argument, at most %d KiB; write a "
-				 "longer program to a file and run that",
-				 language_names[lang], PROCESS_CODE_MAX / 1024);
-	const char *argv[] = { lang == CODE_BASH ? "bash" : "node", lang == CODE_BASH ? "-c" : "-e",
-			       request->code, NULL };
-	struct process_stream stream = { request, result, s };
-	struct sandbox_run run = {
-		.command = { .name = language_names[lang],
-			     .argv = argv,
-			     .envs = request->envs,
-			     .cwd = cwd,
-			     .user = SANDBOX_AS_USER,
-			     .own_process_tree = true },
-		.timeout_ms = request->timeout_ms > 0x7fffffff ? 0x7fffffff
-							       : (int)request->timeout_ms,
-		.max_output = 64 * 1024,
-		.on_output = process_output,
-		.should_stop = process_should_stop,
-		.context = &stream,
-	};
-	struct sandbox_run_result r;
-	if (!sandbox_run(sandbox, &run, &r, err))
-		return false;
-	result->execution.elapsed_ms = r.duration_ms;
-	result->has_exit_code = r.exited;
-	result->exit_code = r.exited ? r.exit_code : -1;
-	result->timed_out = r.timed_out;
-	char value[200];
-	if (r.timed_out) {
-		snprintf(value, sizeof(value),
-			 "the program ran past timeout_ms (%lld ms) and was killed",
-			 (long long)request->timeout_ms);
-		set_error(&result->execution, "TimeoutError", value);
-	} else if (!r.exited) {
-		snprintf(value, sizeof(value), "killed by signal %d (%s)", r.signal,
-			 strsignal(r.signal));
-		set_error(&result->execution, "Killed", value);
-	} else if (r.exit_code != 0) {
-		snprintf(value, sizeof(value), "exited with status %d", r.exit_code);
-		set_error(&result->execution, "ExitError", value);
-	}
-	sandbox_run_result_finish(&r);
 	if (session_state(s, NULL, NULL, 0) == BRIDGE_ENDED)
 		return error_set(err, 0, "session %s ended while the code ran", s->id);
 	return true;
@@ -787,14 +483,7 @@ static bool run_process(struct bridge_session *s, struct sandbox *sandbox, enum 
 
 static void finish_call(struct bridge_session *s, struct sandbox *sandbox, struct code_context *x)
 {
-	if (x->client) {
-		struct kernel_client_counts c = kernel_client_counts(x->client);
-		pthread_mutex_lock(&x->lock);
-		x->dropped.forged = x->dropped_before.forged + c.forged;
-		x->dropped.malformed = x->dropped_before.malformed + c.malformed;
-		x->dropped.iopub_drops = x->dropped_before.iopub_drops + c.iopub_drops;
-		pthread_mutex_unlock(&x->lock);
-	}
+	note_dropped(x, false);
 	/* Removed while it ran: its kernel goes now that nothing uses it. */
 	if (x->removed)
 		stop_kernel(x, sandbox);
@@ -821,7 +510,9 @@ bool bridge_code_run(struct bridge_session *s, const struct bridge_code_request 
 		return false;
 	if (!request->context && lang != CODE_PYTHON) {
 		snprintf(result->language, sizeof(result->language), "%s", language_names[lang]);
-		return run_process(s, sandbox, lang, NULL, request, result, err);
+		return code_process_run(sandbox, lang == CODE_JAVASCRIPT, NULL, request,
+					&bridge_code_limits, s->code->cancel_fd, result, err) &&
+		       still_running(s, err);
 	}
 	if (!request->context && !bridge_code_start_default(s, err))
 		return false;
@@ -839,7 +530,10 @@ bool bridge_code_run(struct bridge_session *s, const struct bridge_code_request 
 	snprintf(result->language, sizeof(result->language), "%s", language_names[x->language]);
 	bool ok = x->language == CODE_PYTHON
 			  ? run_python(s, sandbox, x, request, result, err)
-			  : run_process(s, sandbox, x->language, x->cwd, request, result, err);
+			  : code_process_run(sandbox, x->language == CODE_JAVASCRIPT, x->cwd,
+					     request, &bridge_code_limits, s->code->cancel_fd,
+					     result, err) &&
+				    still_running(s, err);
 	finish_call(s, sandbox, x);
 	if (!ok)
 		kernel_execution_finish(&result->execution);
@@ -926,7 +620,7 @@ bool bridge_code_context_remove(struct bridge_session *s, const char *id, struct
 	else
 		/* A call runs: the kernel dies under it, and that call lets go
 		 * of what is left (finish_call). */
-		sandbox_process_signal(&x->process, SIGKILL);
+		sandbox_process_signal(&x->kernel.process, SIGKILL);
 	context_unref(x);
 	return true;
 }

@@ -12,6 +12,7 @@
 #ifndef LIZARD_BRIDGE_SESSION_CODE_H
 #define LIZARD_BRIDGE_SESSION_CODE_H
 
+#include "bridge/session/code_types.h"
 #include "kernel/execute.h"
 #include "util/error.h"
 
@@ -26,7 +27,6 @@ struct cJSON;
 /* Calls waiting per context: one runs, two wait their turn, a fourth is
  * refused at once rather than holding one of the session's workers. */
 #define BRIDGE_CODE_WAITING_MAX 2
-#define BRIDGE_CODE_ID_MAX 40
 
 /* The session's contexts; created with the session, destroyed with it. */
 struct bridge_code_contexts;
@@ -57,31 +57,6 @@ bool bridge_code_context_remove(struct bridge_session *session, const char *id, 
 /* The Python context run_code uses without one, started on first use:
  * templates with a warm kernel call this at start. */
 bool bridge_code_start_default(struct bridge_session *session, struct error *err);
-
-struct bridge_code_request {
-	const char *code;
-	const char *language;    /* NULL with a context; else python, bash or javascript */
-	const char *context;     /* NULL: the default (python) or a fresh process */
-	const char *const *envs; /* NAME=value for this call only; may be NULL */
-	int64_t timeout_ms;
-	/* Each stdout or stderr chunk as it comes; may be NULL. */
-	void (*on_output)(void *opaque, const char *stream, const char *text, size_t length);
-	/* Polled while it runs; true stops it as the time limit would (a
-	 * client that cancelled). May be NULL. */
-	bool (*should_stop)(void *opaque);
-	void *opaque;
-};
-
-struct bridge_code_result {
-	struct kernel_execution execution; /* logs, results, error, count */
-	char context[BRIDGE_CODE_ID_MAX];  /* "" for a fresh process */
-	char language[16];
-	bool has_exit_code; /* bash and javascript */
-	int exit_code;
-	bool timed_out;
-	bool restarted; /* the context's state is gone */
-	char note[400]; /* what happened to the context, for the reader */
-};
 
 /* Runs code; false with err only when it could not run at all (bad input,
  * no sandbox, a kernel that would not start). */
