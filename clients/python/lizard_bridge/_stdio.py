@@ -173,7 +173,9 @@ class StdioTransport:
             what = f"exited with status {status}" if status >= 0 else f"was killed by signal {-status}"
         except subprocess.TimeoutExpired:
             what = why
-        self._log_reader.join(timeout=1.0)
+        # The child has gone, so its stderr ends now; a loaded machine may
+        # take a moment to run the thread that reads it.
+        self._log_reader.join(timeout=_EXIT_SECONDS)
         lines = list(self._log_tail)
         # Its own complaints ("lizard-bridge: ...", "lizard-bridge error: ...")
         # say more than the end of a usage text that may follow them.
