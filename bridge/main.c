@@ -25,6 +25,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,7 @@ static const struct mcp_workers_limits worker_limits = {
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT]\n"
+	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
 	"                           [--uid-range FIRST:COUNT]\n"
@@ -68,6 +70,8 @@ static const char usage[] =
 	"          vnc://[:PASSWORD@]HOST[:PORT]   (port 5900 by default)\n"
 	"          unix:///path/to/socket\n"
 	"        The password may come from LIZARD_VNC_PASSWORD instead.\n"
+	"        --viewer ADDR:PORT serves the viewer pages there, for start_stream's\n"
+	"        links (MCP stays on stdio).\n"
 	"serve   the daemon: sessions made with create_session, MCP over WebSocket and\n"
 	"        Streamable HTTP on /mcp (default 127.0.0.1:7070), /healthz, /metrics.\n"
 	"        Requests need Authorization: Bearer $LIZARD_API_KEY (one is generated\n"
@@ -125,6 +129,7 @@ static bool install_stop_signals(void)
 struct stdio_options {
 	const char *vnc_url;
 	const char *listen;
+	const char *viewer_listen; /* stdio --viewer: where viewer pages are served */
 	int width, height;
 	bool serve;
 	const char *data_dir;
@@ -216,6 +221,9 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			i++;
 		} else if (strcmp(arg, "--listen") == 0 && value && o->serve) {
 			o->listen = value;
+			i++;
+		} else if (strcmp(arg, "--viewer") == 0 && value && !o->serve) {
+			o->viewer_listen = value;
 			i++;
 		} else if (strcmp(arg, "--sizes") == 0 && value) {
 			struct error failed;
@@ -415,6 +423,67 @@ static void close_resources(struct bridge_tools_context *c)
 	sandbox_volumes_close(c->volumes);
 }
 
+/* stdio --viewer: the HTTP server for viewer pages only, on a thread of
+ * its own beside the stdio loop, stopped when that ends. */
+struct viewer_server {
+	struct bridge_server_options options;
+	pthread_t thread;
+	int stop[2], ready[2];
+	int rc;
+};
+
+static void *run_viewer_server(void *arg)
+{
+	struct viewer_server *v = arg;
+	v->rc = bridge_server_run(&v->options);
+	/* A server that never listened wakes the starter too. */
+	if (write(v->ready[1], "0", 1) != 1)
+		log_debug("cannot say the viewer server ended");
+	return NULL;
+}
+
+static bool start_viewer_server(struct viewer_server *v, const char *listen,
+				struct bridge_registry *registry)
+{
+	v->stop[0] = v->stop[1] = v->ready[0] = v->ready[1] = -1;
+	if (pipe2(v->stop, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(v->ready, O_CLOEXEC) != 0) {
+		log_error("cannot start the viewer server: %s", strerror(errno));
+		return false;
+	}
+	v->options = (struct bridge_server_options){
+		.listen = listen,
+		.api_key = "",
+		.registry = registry,
+		.max_message = MCP_STDIO_MAX_MESSAGE,
+		.stop_fd = v->stop[0],
+		.ready_fd = v->ready[1],
+	};
+	if (pthread_create(&v->thread, NULL, run_viewer_server, v) != 0) {
+		log_error("cannot start the viewer server's thread");
+		return false;
+	}
+	char said = '0';
+	struct pollfd pfd = { .fd = v->ready[0], .events = POLLIN };
+	if (poll(&pfd, 1, 10000) == 1 && read(v->ready[0], &said, 1) == 1 && said == '1')
+		return true;
+	log_error("--viewer %s: the viewer server did not start", listen);
+	if (write(v->stop[1], "x", 1) != 1)
+		log_debug("cannot stop the viewer server");
+	pthread_join(v->thread, NULL);
+	return false;
+}
+
+static void stop_viewer_server(struct viewer_server *v)
+{
+	if (write(v->stop[1], "x", 1) != 1)
+		log_debug("cannot stop the viewer server");
+	pthread_join(v->thread, NULL);
+	for (int i = 0; i < 2; i++) {
+		close(v->stop[i]);
+		close(v->ready[i]);
+	}
+}
+
 static int run_bridge(int argc, char **argv, bool serve)
 {
 	struct bridge_tools_context context = { .registry = NULL };
@@ -458,8 +527,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 
 	/* Filled before the tools are registered, not written after. */
 	struct bridge_viewer_links links = { .base_url = "" };
-	if (serve)
-		bridge_server_viewer_links(options.listen, &links);
+	if (serve || options.viewer_listen)
+		bridge_server_viewer_links(serve ? options.listen : options.viewer_listen, &links);
 	context.viewer_links = &links;
 	struct mcp_server *server = mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions,
 						      &worker_limits);
@@ -496,9 +565,22 @@ static int run_bridge(int argc, char **argv, bool serve)
 		rc = metrics ? bridge_server_run(&server_options) : 1;
 		log_info("shutting down");
 	} else {
+		struct viewer_server viewers;
+		bool viewing = options.viewer_listen != NULL;
+		if (viewing &&
+		    !start_viewer_server(&viewers, options.viewer_listen, context.registry)) {
+			mcp_server_destroy(server);
+			bridge_registry_shutdown(context.registry);
+			bridge_registry_destroy(context.registry);
+			bridge_metrics_destroy(metrics);
+			close_resources(&context);
+			return 1;
+		}
 		log_info("serving MCP on stdio");
 		enum mcp_stdio_end end = mcp_stdio_serve(server, STDIN_FILENO, STDOUT_FILENO,
 							 stop_pipe[0], MCP_STDIO_MAX_MESSAGE);
+		if (viewing)
+			stop_viewer_server(&viewers);
 		log_info("%s; shutting down", end == MCP_STDIO_EOF       ? "stdin closed"
 					      : end == MCP_STDIO_STOPPED ? "signal received"
 									 : "stdio failed");

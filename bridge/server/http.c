@@ -63,6 +63,12 @@ static int begin_request(struct http_conn *c, const char *uri)
 					 "start the server with --allowed-host NAME");
 		return 0;
 	}
+	if (!c->base.server->options->mcp &&
+	    (strcmp(uri, "/metrics") == 0 || strcmp(uri, "/mcp") == 0)) {
+		bridge_server_http_error(
+			c, 404, "this bridge speaks MCP on its stdio and serves only viewers here");
+		return 0;
+	}
 	if (strcmp(uri, "/metrics") == 0) {
 		serve_metrics(c);
 		return 0;
@@ -135,7 +141,7 @@ int bridge_server_http_callback(struct lws *wsi, enum lws_callback_reasons reaso
 	case LWS_CALLBACK_HTTP:
 		if (!c->base.server)
 			open_connection(c, wsi);
-		if (!c->peer)
+		if (!c->peer && c->base.server->options->mcp)
 			return -1;
 		return begin_request(c, (const char *)in);
 	case LWS_CALLBACK_HTTP_BODY:

@@ -309,6 +309,8 @@ bool bridge_server_mcp_http_open(struct http_conn *c)
 {
 	struct bridge_server *server = c->base.server;
 	c->base.deliver = deliver;
+	if (!server->options->mcp)
+		return true; /* viewers only: no peer */
 	c->link = malloc(sizeof(*c->link));
 	if (c->link) {
 		*c->link = (struct peer_link){ server, c->base.id };

@@ -34,7 +34,7 @@ static void deliver(struct server_conn *c, struct outgoing *o)
 static int refuse_upgrade(struct lws *wsi, struct bridge_server *server)
 {
 	char uri[64];
-	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+	if (!server->options->mcp || lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
 	    strcmp(uri, "/mcp") != 0) {
 		lws_return_http_status(wsi, 404, NULL);
 		return -1;

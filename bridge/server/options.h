@@ -14,11 +14,14 @@ struct mcp_server;
 struct bridge_server_options {
 	const char *listen;  /* "ADDR:PORT", "[v6]:PORT" or a UNIX socket path */
 	const char *api_key; /* required on /mcp */
+	/* NULL: viewers only (the stdio bridge's --viewer): no /mcp, no
+	 * /metrics, MCP is the stdio channel. */
 	struct mcp_server *mcp;
 	struct bridge_registry *registry; /* the sessions viewers and metrics see */
 	struct bridge_metrics *metrics;
 	size_t max_message; /* HTTP body / WebSocket message limit */
 	int stop_fd;        /* readable: shut down */
+	int ready_fd;       /* when > 0, a byte is written to it once listening */
 
 	/* Host header names accepted besides localhost and IP literals
 	 * (--allowed-host): the DNS rebinding guard. */

@@ -301,8 +301,14 @@ int bridge_server_run(const struct bridge_server_options *options)
 	}
 	/* Hubs wake the loop when they have news. */
 	set_waker_target(server.lws);
-	log_info("serving MCP on %s%s/mcp (WebSocket and Streamable HTTP)",
-		 unix_socket ? "unix:" : "http://", options->listen);
+	if (options->mcp)
+		log_info("serving MCP on %s%s/mcp (WebSocket and Streamable HTTP)",
+			 unix_socket ? "unix:" : "http://", options->listen);
+	else
+		log_info("serving viewers on %s%s", unix_socket ? "unix:" : "http://",
+			 options->listen);
+	if (options->ready_fd > 0 && write(options->ready_fd, "1", 1) != 1)
+		log_debug("cannot say the server is listening: %s", strerror(errno));
 
 	while (!server.stopping) {
 		if (lws_service(server.lws, 0) < 0)

@@ -299,8 +299,8 @@ void tools_start_stream(struct mcp_call *call, const cJSON *args,
 		return;
 	const struct bridge_viewer_links *links = context->viewer_links;
 	if (!links || !links->base_url[0]) {
-		mcp_call_fail(call, "viewer links need the daemon (lizard-bridge serve): it serves "
-				    "the viewer page");
+		mcp_call_fail(call, "viewer links need a server for the viewer page: the daemon "
+				    "(lizard-bridge serve), or stdio --viewer ADDR:PORT");
 		return;
 	}
 	struct bridge_viewers *viewers = bridge_session_viewers(s, links->headroom, links->wake,

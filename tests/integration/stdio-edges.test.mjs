@@ -262,3 +262,32 @@ test('SDK client: a cancelled call gets no reply, and the connection keeps servi
     await bridge.close();
   }
 });
+
+test('stdio --viewer serves start_stream\'s pages, and nothing of MCP', async () => {
+  const net = await import('node:net');
+  const probe = net.createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = probe.address().port;
+  await new Promise((resolve) => probe.close(resolve));
+  const xvnc = await startXvnc({ width: 320, height: 240 });
+  const bridge = await connectBridge(['--vnc', xvnc.url, '--viewer', `127.0.0.1:${port}`]);
+  try {
+    const links = (await bridge.call('start_stream', {})).structuredContent;
+    assert.match(links.url, new RegExp(`^http://127\\.0\\.0\\.1:${port}/view/default#token=[0-9a-f]{32}$`));
+    const page = await fetch(links.url.split('#')[0]);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<html/);
+    for (const path of ['/mcp', '/metrics']) {
+      const refused = await fetch(`http://127.0.0.1:${port}${path}`, { method: path === '/mcp' ? 'POST' : 'GET' });
+      assert.equal(refused.status, 404, path);
+      assert.match(await refused.text(), /MCP on its stdio/);
+    }
+  } finally {
+    await bridge.close();
+    await xvnc.stop();
+  }
+  const named = spawnStdio(['--viewer', 'localhost.example:1']);
+  const { code } = await named.exited;
+  assert.equal(code, 1);
+  assert.match(named.stderr, /give an IPv4 or IPv6 address/);
+});

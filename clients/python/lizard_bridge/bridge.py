@@ -9,8 +9,8 @@ close(). The stdio bridge starts its embedded desktop, session "default",
 which lives as long as it (connect("default")); create() makes new
 sessions in it with create_session, as a daemon would, so every option of
 create (template, timeout_ms, size, envs, ...) means the same on both.
-What stdio mode lacks is the viewer page: desktop.start() says it needs
-the daemon. Every call has a deadline: `timeout` seconds for the round
+It also serves the viewer pages on a free loopback port (stdio --viewer),
+so desktop.start() gives links there too. Every call has a deadline: `timeout` seconds for the round
 trip plus what the tool itself may take (an exec's timeout_ms)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import os
 import shutil
+import socket
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence
 
@@ -33,6 +34,14 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 DEFAULT_URL = "http://127.0.0.1:7070"
+
+
+def _free_loopback_port() -> int:
+    """A port of 127.0.0.1 free just now, for the local bridge's viewer."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 _VOLUME_SECONDS = 60.0
 
 
@@ -80,12 +89,14 @@ class Bridge:
         env: Optional[Mapping[str, str]] = None,
         timeout: float = 60.0,
         start_timeout: float = 60.0,
+        viewer: bool = True,
     ) -> "Bridge":
         """Starts `lizard-bridge stdio` (binary, else LIZARD_BRIDGE_BIN,
         else lizard-bridge on PATH) and returns a bridge to it, ready: its
         desktop has started. args go to stdio (e.g. ["--size", "1024x768"]);
         env replaces the environment it gets (default: this one's, without
-        LIZARD_API_KEY)."""
+        LIZARD_API_KEY). viewer serves desktop.start()'s pages on a free
+        port of 127.0.0.1."""
         chosen = binary or os.environ.get("LIZARD_BRIDGE_BIN") or shutil.which("lizard-bridge")
         if not chosen:
             raise BridgeError(
@@ -95,7 +106,8 @@ class Bridge:
             child_env: Dict[str, str] = {k: v for k, v in os.environ.items() if k != "LIZARD_API_KEY"}
         else:
             child_env = dict(env)
-        transport = StdioTransport([chosen, "stdio", *args], child_env)
+        extra = ["--viewer", f"127.0.0.1:{_free_loopback_port()}"] if viewer else []
+        transport = StdioTransport([chosen, "stdio", *extra, *args], child_env)
         bridge = cls.__new__(cls)
         bridge._setup(McpSession(transport, timeout), f"local:{chosen}")
         # The child goes when this object does, or at the interpreter's exit,
