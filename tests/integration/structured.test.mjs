@@ -10,9 +10,11 @@ import { httpClient, textOf } from '../lib/mcp.mjs';
 const noData = new Set([
   'click', 'move_mouse', 'mouse_down', 'mouse_up', 'drag', 'scroll', 'type', 'press', 'hold_key',
   'open_url', 'launch', 'clipboard_set', 'kill_session', 'stop_stream', 'screenshot', 'computer',
+  'remove_code_context',
 ]);
 const dataTools = ['create_session', 'list_sessions', 'session_info', 'set_timeout', 'start_stream',
-  'cursor_position', 'screen_size', 'clipboard_get', 'wait'];
+  'cursor_position', 'screen_size', 'clipboard_get', 'wait', 'run_code', 'create_code_context',
+  'list_code_contexts', 'restart_code_context'];
 
 let daemon, mcp, session;
 
