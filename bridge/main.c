@@ -569,8 +569,11 @@ static int run_bridge(int argc, char **argv, bool serve)
 		bool viewing = options.viewer_listen != NULL;
 		if (viewing &&
 		    !start_viewer_server(&viewers, options.viewer_listen, context.registry)) {
-			mcp_server_destroy(server);
+			/* The sessions' ends are still told to the server's log:
+			 * end them first, then let go of the sink and the server. */
 			bridge_registry_shutdown(context.registry);
+			bridge_session_set_event_sink(NULL, NULL);
+			mcp_server_destroy(server);
 			bridge_registry_destroy(context.registry);
 			bridge_metrics_destroy(metrics);
 			close_resources(&context);
