@@ -283,8 +283,8 @@ int sandbox_desktop_display(const struct sandbox_desktop *d)
 	return d->display;
 }
 
-bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int stop_fd, char *why,
-				size_t size)
+bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int stop_fd,
+				struct error *why)
 {
 	struct pollfd pfds[3] = { { .fd = d->xvnc.channel, .events = POLLIN },
 				  { .fd = sandbox_watch_fd(d->sandbox), .events = 0 },
@@ -295,18 +295,17 @@ bool sandbox_desktop_wait_ended(struct sandbox_desktop *d, int timeout_ms, int s
 	if (n <= 0 || pfds[2].revents)
 		return false;
 	if (pfds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		snprintf(why, size, "the sandbox's init is gone");
+		error_set(why, 0, "the sandbox's init is gone");
 		return true;
 	}
 	if (!sandbox_process_wait(&d->xvnc, 0))
 		return false; /* a message, not an end */
 	int status = d->xvnc.status;
 	if (WIFSIGNALED(status))
-		snprintf(why, size, "the X server (Xvnc) was killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		error_set(why, 0, "the X server (Xvnc) was killed by signal %d (%s)",
+			  WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else
-		snprintf(why, size, "the X server (Xvnc) exited with status %d",
-			 WEXITSTATUS(status));
+		error_set(why, 0, "the X server (Xvnc) exited with status %d", WEXITSTATUS(status));
 	return true;
 }
 

@@ -45,9 +45,10 @@ int sandbox_desktop_display(const struct sandbox_desktop *desktop);
 /* Waits up to timeout_ms, or until stop_fd (may be -1) is readable, for
  * the desktop to end by itself: Xvnc exits or the sandbox's init is gone
  * (the OOM killer, a kill from the host). True when it has, with what
- * happened in why. One thread only, once started. */
+ * happened in *why, as the error that ended it. One thread only, once
+ * started. */
 bool sandbox_desktop_wait_ended(struct sandbox_desktop *desktop, int timeout_ms, int stop_fd,
-				char *why, size_t size);
+				struct error *why);
 /* sandbox_end for the desktop's sandbox: for a desktop that failed. */
 void sandbox_desktop_end(struct sandbox_desktop *desktop);
 /* sandbox_kill for the desktop's sandbox. NULL is fine. */

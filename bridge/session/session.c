@@ -230,9 +230,10 @@ static void *supervise(void *arg)
 static void *watch_local(void *arg)
 {
 	struct bridge_session *s = arg;
-	char why[200];
+	struct error ended_by;
+	const char *why = ended_by.message;
 	while (!ended(s)) {
-		if (!sandbox_desktop_wait_ended(s->desktop, 1000, s->stop_fd, why, sizeof(why)))
+		if (!sandbox_desktop_wait_ended(s->desktop, 1000, s->stop_fd, &ended_by))
 			continue;
 		if (ended(s))
 			break;
