@@ -11,6 +11,7 @@
 #include "mcp/schema.h"
 #include "mcp/state.h"
 #include "mcp/workers.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/utf8.h"
 
@@ -272,9 +273,7 @@ void mcp_server_cancel_all(struct mcp_server *server)
 
 static double now_seconds(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
+	return (double)clock_monotonic_ms() / 1000.0;
 }
 
 static void run_call(void *arg)

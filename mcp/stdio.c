@@ -2,6 +2,7 @@
 #include "mcp/stdio.h"
 
 #include "mcp/server.h"
+#include "util/clock.h"
 #include "util/io.h"
 #include "util/log.h"
 
@@ -70,13 +71,6 @@ static bool stop_requested(int stop_fd)
 	return stop_fd >= 0 && poll(&fd, 1, 0) > 0 && (fd.revents & POLLIN);
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 /* After EOF: every request already read gets its reply before we return.
  * Calls get MCP_STDIO_DRAIN_MS to finish; those still running are then
  * stopped and answered with an error, and after MCP_STDIO_GIVE_UP_MS more
@@ -84,7 +78,7 @@ static int64_t monotonic_ms(void)
  * whatever a desktop does. A stop signal ends the wait at once. */
 static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
 {
-	int64_t give_up_at = monotonic_ms() + MCP_STDIO_DRAIN_MS;
+	int64_t give_up_at = clock_monotonic_ms() + MCP_STDIO_DRAIN_MS;
 	int64_t deadline = give_up_at + MCP_STDIO_GIVE_UP_MS;
 	bool given_up = false;
 	for (;;) {
@@ -93,7 +87,7 @@ static enum mcp_stdio_end drain(struct mcp_peer *peer, int stop_fd)
 			return MCP_STDIO_EOF;
 		if (stop_requested(stop_fd))
 			return MCP_STDIO_STOPPED;
-		int64_t now = monotonic_ms();
+		int64_t now = clock_monotonic_ms();
 		if (!given_up && now >= give_up_at) {
 			log_warn("stdin closed, but calls were still running after %d ms; they "
 				 "are stopped and answered with an error",

@@ -6,6 +6,7 @@
 #include "sandbox/cgroup_state.h"
 #include "sandbox/cgroup_files.h"
 #include "sandbox/cgroup.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,7 +267,7 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms, s
 	const char *value = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
 	if (!cgroup_write(dir, file, value, err))
 		return false;
-	int64_t deadline = cgroup_now_ms() + timeout_ms;
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
 	unsigned step = 0;
 	for (;;) {
 		bool reached;
@@ -274,7 +275,7 @@ static bool set_frozen(struct sandbox_cgroup *cg, bool frozen, int timeout_ms, s
 			return false;
 		if (reached)
 			break;
-		if (cgroup_now_ms() >= deadline) {
+		if (clock_monotonic_ms() >= deadline) {
 			if (frozen) /* leave it running rather than half frozen */
 				cgroup_write(dir, file, v2 ? "0" : "THAWED", NULL);
 			return error_set(err, ETIMEDOUT,
@@ -410,7 +411,7 @@ static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline, struct 
 	bool freezer = dir_with(cg, CGROUP_FREEZER) != NULL;
 	unsigned step = 0;
 	for (;;) {
-		int64_t left = deadline - cgroup_now_ms();
+		int64_t left = deadline - clock_monotonic_ms();
 		bool frozen = freezer && left > 0 &&
 			      set_frozen(cg, true, (int)(left < 500 ? left : 500), NULL);
 		size_t found;
@@ -421,7 +422,7 @@ static bool kill_by_listing(struct sandbox_cgroup *cg, int64_t deadline, struct 
 			return false;
 		if (found == 0)
 			return true;
-		if (cgroup_now_ms() >= deadline)
+		if (clock_monotonic_ms() >= deadline)
 			return error_set(err, ETIMEDOUT,
 					 "%zu processes were still in cgroup "
 					 "%s at the deadline",
@@ -447,7 +448,7 @@ static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct error *e
 			return false;
 		if (!populated)
 			return true;
-		if (cgroup_now_ms() >= deadline)
+		if (clock_monotonic_ms() >= deadline)
 			return error_set(err, ETIMEDOUT,
 					 "cgroup %s still had processes at the "
 					 "deadline after cgroup.kill",
@@ -458,7 +459,7 @@ static bool kill_v2(struct sandbox_cgroup *cg, int64_t deadline, struct error *e
 
 bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
-	int64_t deadline = cgroup_now_ms() + timeout_ms;
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
 	bool ok = cg->version == SANDBOX_CGROUP_V2 ? kill_v2(cg, deadline, err)
 						   : kill_by_listing(cg, deadline, err);
 	if (ok && cg->frozen)
@@ -468,7 +469,7 @@ bool sandbox_cgroup_kill_all(struct sandbox_cgroup *cg, int timeout_ms, struct e
 
 bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct error *err)
 {
-	int64_t deadline = cgroup_now_ms() + timeout_ms;
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
 	if (cg->count == 0)
 		return true;
 	if (!sandbox_cgroup_kill_all(cg, timeout_ms, err))
@@ -480,7 +481,7 @@ bool cgroup_kill_and_remove(struct sandbox_cgroup *cg, int timeout_ms, struct er
 		while (rmdir(cg->dir[i]) != 0) {
 			if (errno == ENOENT)
 				break;
-			if (errno != EBUSY || cgroup_now_ms() >= deadline) {
+			if (errno != EBUSY || clock_monotonic_ms() >= deadline) {
 				ok = error_set(err, errno, "cannot remove cgroup %s", cg->dir[i]);
 				break;
 			}

@@ -4,6 +4,7 @@
  * kernel's reason in errno (EBUSY, EINVAL, ...), so every error names the
  * file and keeps errno. */
 #include "sandbox/cgroup_files.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,17 +163,10 @@ bool cgroup_read_pids(const char *dir, pid_t **pids_out, size_t *count_out, stru
 	return true;
 }
 
-int64_t cgroup_now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 void cgroup_backoff(unsigned *step, int64_t deadline_ms)
 {
 	int64_t ms = (int64_t)1 << (*step < 4 ? *step : 4);
-	int64_t left = deadline_ms - cgroup_now_ms();
+	int64_t left = deadline_ms - clock_monotonic_ms();
 	if (left <= 0)
 		return;
 	if (ms > left)

@@ -24,9 +24,8 @@ bool cgroup_read_keyed(const char *dir, const char *file, const char *key, uint6
 /* The pids in dir/cgroup.procs into a malloc'ed array (*pids, *count). */
 bool cgroup_read_pids(const char *dir, pid_t **pids, size_t *count, struct error *err);
 
-/* Monotonic milliseconds, and a pause that backs off from 1 to 16 ms without
- * passing deadline_ms, for waiting on a state the kernel changes. */
-int64_t cgroup_now_ms(void);
+/* A pause that backs off from 1 to 16 ms without passing deadline_ms
+ * (util/clock's milliseconds), for waiting on a state the kernel changes. */
 void cgroup_backoff(unsigned *step, int64_t deadline_ms);
 
 

@@ -19,6 +19,7 @@
 #include "bridge/server/options.h"
 #include "bridge/server/state.h"
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -193,14 +194,13 @@ static bool trusted_proxy(const struct bridge_server *server, const struct bridg
 static void note_refusal(struct bridge_server *server, const char *why)
 {
 	server->refused++;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - server->refusal_logged_at < 10 && server->refusal_logged_at != 0)
+	int64_t now_s = clock_monotonic_ms() / 1000;
+	if (now_s - server->refusal_logged_at < 10 && server->refusal_logged_at != 0)
 		return;
 	log_warn("refused %d connection%s (%s)", server->refused, server->refused == 1 ? "" : "s",
 		 why);
 	server->refused = 0;
-	server->refusal_logged_at = now.tv_sec;
+	server->refusal_logged_at = now_s;
 }
 
 int bridge_server_filter_accept(struct bridge_server *server,

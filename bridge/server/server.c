@@ -9,6 +9,7 @@
 #include "bridge/server/outbox.h"
 #include "bridge/server/state.h"
 #include "bridge/server/viewer_ws.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <arpa/inet.h>
@@ -63,12 +64,11 @@ static void log_from_lws(int level, const char *line)
 	static int lines, suppressed;
 	if (strstr(line, "accept: errno"))
 		bridge_server_note_accept_failure();
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec - window >= 10) {
+	long now_s = (long)(clock_monotonic_ms() / 1000);
+	if (now_s - window >= 10) {
 		if (suppressed)
 			log_warn("libwebsockets: %d more messages suppressed", suppressed);
-		window = now.tv_sec;
+		window = now_s;
 		lines = suppressed = 0;
 	}
 	if (++lines > 20) {
