@@ -56,6 +56,9 @@ struct code_context {
 	/* What its kernels sent that was thrown away, over their lifetimes;
 	 * under lock, for list_code_contexts. */
 	struct kernel_client_counts dropped, dropped_before;
+	/* Calls whose output did not all arrive (a message past iopub's
+	 * bounds, or the idle status never came): under lock. */
+	unsigned long long lost_output;
 };
 
 struct bridge_code_contexts {
@@ -454,6 +457,11 @@ static bool run_python(struct bridge_session *s, struct sandbox *sandbox, struct
 	case KERNEL_OUTCOME_CANCELLED:
 		return error_set(err, 0, "session %s ended while the code ran", s->id);
 	}
+	if (e->output_lost) {
+		pthread_mutex_lock(&x->lock);
+		x->lost_output++;
+		pthread_mutex_unlock(&x->lock);
+	}
 	if (e->output_lost && !result->note[0])
 		snprintf(result->note, sizeof(result->note),
 			 "some output never arrived: the kernel sent more than 16 MiB at once "
@@ -568,6 +576,7 @@ cJSON *bridge_code_contexts_describe(struct bridge_session *s)
 		cJSON_AddNumberToObject(dropped, "forged", (double)x->dropped.forged);
 		cJSON_AddNumberToObject(dropped, "malformed", (double)x->dropped.malformed);
 		cJSON_AddNumberToObject(dropped, "oversized", (double)x->dropped.iopub_drops);
+		cJSON_AddNumberToObject(dropped, "calls_with_lost_output", (double)x->lost_output);
 		pthread_mutex_unlock(&x->lock);
 		cJSON_AddItemToArray(list, item);
 	}
