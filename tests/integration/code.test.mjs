@@ -121,6 +121,41 @@ test('a matplotlib bar chart comes back as a PNG with the bar where it was drawn
   assert.doesNotMatch(textOf(raw), /iVBORw0KGgo/); // no base64 in the text a model reads
 });
 
+test('a JPEG the code displays comes back as a jpeg result and as image content', async () => {
+  const code = [
+    'import io',
+    'import matplotlib.pyplot as plt',
+    'from IPython.display import Image, display',
+    'fig = plt.figure(figsize=(1, 1), dpi=40)',
+    "fig.patch.set_facecolor('#0000ff')",
+    'buffer = io.BytesIO()',
+    "fig.savefig(buffer, format='jpeg', facecolor=fig.get_facecolor())",
+    'plt.close(fig)',
+    "display(Image(data=buffer.getvalue(), format='jpeg'))",
+  ].join('\n');
+  const raw = await client.call('run_code', { session, code });
+  assert.equal(raw.isError, false, textOf(raw));
+  const shown = raw.structuredContent.results.filter((r) => r.jpeg);
+  assert.equal(shown.length, 1, JSON.stringify(raw.structuredContent.results.map((r) => Object.keys(r))));
+  const bytes = Buffer.from(shown[0].jpeg, 'base64');
+  assert.deepEqual([...bytes.subarray(0, 3)], [0xff, 0xd8, 0xff]); // a JPEG's start of image
+  const image = imageOf(raw);
+  assert.equal(image.mimeType, 'image/jpeg');
+  assert.equal(image.data, shown[0].jpeg.trim()); // the kernel's base64 ends in a newline
+});
+
+test('the interpreter has numpy and pandas, a DataFrame comes back as text and HTML, and the kernel runs as the sandbox user', async () => {
+  const frame = await run("import numpy as np\nimport pandas as pd\npd.DataFrame({'a': np.arange(4)})");
+  const main = frame.results.find((r) => r.is_main_result);
+  assert.match(main.text, /a\n0\s+0\n1\s+1\n2\s+2\n3\s+3/);
+  assert.match(main.html, /<table/);
+  assert.equal(mainText(await run("int(pd.Series(np.arange(4)).sum())")), '6');
+  const uid = mainText(await run('import os\nos.getuid()'));
+  const user = await ok('exec', { session, command: 'id -u' });
+  assert.equal(uid, user.stdout.trim());
+  assert.notEqual(uid, '0');
+});
+
 test('an exception comes back as name, value and a traceback without colour codes', async () => {
   const r = await run('def f():\n    return {}["missing"]\nf()');
   assert.equal(r.error.name, 'KeyError');
@@ -223,6 +258,7 @@ test('100 MB printed in one call: a bounded result, and the session and daemon c
   assert.match(burst.note, /never arrived/);
   const after_drops = (await ok('list_code_contexts', { session })).contexts.find((c) => c.is_default).dropped;
   assert.equal(after_drops.oversized, before_drops.oversized + 1);
+  assert.equal(after_drops.calls_with_lost_output, before_drops.calls_with_lost_output + 1);
   assert.equal(after_drops.forged, 0);
   assert.equal(mainText(await run('1 + 1')), '2');
   const printed = await run("print('end')");
@@ -314,6 +350,16 @@ test('run_code works in a desktop session, and its charts come back as PNGs', as
   }
 });
 
+test('run_code works in a bare session (an X server, no window manager)', async () => {
+  const bare = (await ok('create_session', { template: 'bare' })).session;
+  try {
+    await ok('run_code', { session: bare, code: 'y = 6' });
+    assert.equal(mainText(await ok('run_code', { session: bare, code: 'y * 7' })), '42');
+  } finally {
+    await ok('kill_session', { session: bare });
+  }
+});
+
 test('an attached VNC server is not a sandbox: run_code says so', async () => {
   const xvnc = await startXvnc({ width: 320, height: 240 });
   try {
@@ -336,6 +382,9 @@ test('kernel sockets the sandbox swaps for links to a host socket are never foll
     c.destroy();
   });
   await new Promise((resolve) => server.listen(hostSocket, resolve));
+  // And a host file where the restart writes its connection file.
+  const hostFile = path.join(dir, 'host-file');
+  fs.writeFileSync(hostFile, 'the host\'s own\n', { mode: 0o600 });
   try {
     const { contexts } = await ok('list_code_contexts', { session });
     const id = contexts.find((c) => c.is_default).id;
@@ -346,7 +395,8 @@ test('kernel sockets the sandbox swaps for links to a host socket are never foll
       session,
       command: `cd /run/lizard && for f in kernel-${id}-*-[1-5]; do mv "$f" "$f.real"; ln -s ${hostSocket} "$f"; done; ` +
         `g=$(ls kernel-${id}-*.json | sed 's/.*-\\([0-9]*\\)\\.json/\\1/' | sort -n | tail -1); ` +
-        `for p in 1 2 3 4 5; do ln -s ${hostSocket} kernel-${id}-$((g + 1))-$p; done; ls -l`,
+        `for p in 1 2 3 4 5; do ln -s ${hostSocket} kernel-${id}-$((g + 1))-$p; done; ` +
+        `ln -s ${hostFile} kernel-${id}-$((g + 1)).json; ls -l`,
     });
     assert.match(plant.stdout, /host\.sock/);
     assert.equal(mainText(await run('planted')), '1');
@@ -354,6 +404,8 @@ test('kernel sockets the sandbox swaps for links to a host socket are never foll
     // The restart either binds over the links or fails to; it never dials them.
     if (!restarted.isError) assert.equal(mainText(await run('1 + 1')), '2');
     assert.equal(connections, 0);
+    assert.equal(fs.readFileSync(hostFile, 'utf8'), 'the host\'s own\n');
+    assert.equal(fs.lstatSync(hostFile).mode & 0o777, 0o600);
   } finally {
     server.close();
     fs.rmSync(dir, { recursive: true, force: true });
