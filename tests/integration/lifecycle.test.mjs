@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { waitFor, sleep } from '../lib/process.mjs';
+import path from 'node:path';
+import { waitFor, sleep, tempDir } from '../lib/process.mjs';
 import { connectBridge } from '../lib/mcp.mjs';
 import { desktopFromLog } from '../lib/x11.mjs';
 import { sandboxPidNamespace, processesInPidNamespace } from '../lib/sandbox.mjs';
@@ -35,6 +36,18 @@ for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL', 'SIGKILL of i
     const { bridge, desktop } = await startedDesktop();
     const janitor = janitorOf(bridge.pid);
     assert.ok(janitor, 'the bridge has a janitor');
+    // Whoever cleans up after a kill (the janitor, or the next bridge)
+    // meets what the sandbox left: links to host files and a locked
+    // directory. It removes them, never their targets.
+    const host = tempDir('lizard-test-lifecycle-');
+    fs.chmodSync(host, 0o700);
+    const keep = path.join(host, 'keep.txt');
+    fs.writeFileSync(keep, 'host file', { mode: 0o600 });
+    const planted = await bridge.call('exec', {
+      command: [`ln -s ${keep} ~/link-file`, `ln -s ${host} /run/lizard/link-dir`, 'mkdir -p ~/locked/inner',
+        `ln -s ${host} ~/locked/inner/link`, 'chmod 000 ~/locked'].join(' && '),
+    });
+    assert.equal(planted.structuredContent?.exit_code, 0, JSON.stringify(planted));
     if (how === 'stdin closed') {
       await bridge.close();
     } else if (how === 'SIGKILL of it and its janitor') {
@@ -56,6 +69,10 @@ for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL', 'SIGKILL of i
       assert.ok(await waitFor(() => !fs.existsSync(desktop.dir)), 'the next bridge removed it');
       await next.close();
     }
+    assert.equal(fs.readFileSync(keep, 'utf8'), 'host file');
+    assert.deepEqual([fs.statSync(keep).uid, fs.statSync(keep).mode & 0o777], [0, 0o600]);
+    assert.deepEqual([fs.statSync(host).uid, fs.statSync(host).mode & 0o777], [0, 0o700]);
+    fs.rmSync(host, { recursive: true, force: true });
     await bridge.close().catch(() => {});
     await sleep(10);
   });
