@@ -261,6 +261,38 @@ class Errors(unittest.TestCase):
         finally:
             bridge.close()
 
+    def test_closing_a_local_bridge_ends_its_child_and_the_childs_sandboxes(self) -> None:
+        def running(marker: bytes) -> List[str]:
+            found = []
+            for entry in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        if marker in f.read():
+                            found.append(entry)
+                except OSError:
+                    pass
+            return found
+
+        bridge = Bridge.local(BRIDGE_BIN, args=["--data-dir", shared.local_dir + "/closed"])
+        pid = bridge._session.transport.pid  # type: ignore[attr-defined]
+        sandbox = bridge.create("bare")
+        # A program of the sandbox's that would run for ever, named so the
+        # host can find it.
+        marker = f"lizard-close-marker-{os.getpid()}"
+        sandbox.desktop.launch(f"exec python3 -c 'import time; time.sleep(1000)' {marker}")
+        deadline = time.monotonic() + 10
+        while not running(marker.encode()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertNotEqual(running(marker.encode()), [])
+        started = time.monotonic()
+        bridge.close()
+        self.assert_within(5, started)
+        self.assertFalse(os.path.exists(f"/proc/{pid}/cmdline") and str(pid) in running(b"lizard-bridge"))
+        deadline = time.monotonic() + 5
+        while running(marker.encode()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(running(marker.encode()), [])
+
     def test_a_daemon_that_stops_mid_call_is_a_transport_error(self) -> None:
         daemon = Daemon()
         try:

@@ -53,8 +53,8 @@ class Desktop:
     def start(self) -> StreamInfo:
         """Links for a browser (start_stream): info.url controls the
         desktop, info.view_only_url only shows it. A new start replaces
-        the links and disconnects viewers of the old ones. Needs the daemon
-        (lizard-bridge serve), which serves the viewer page."""
+        the links and disconnects viewers of the old ones. The daemon serves
+        the viewer page; so does a Bridge.local() child (stdio --viewer)."""
         return StreamInfo.from_data(self._call("start_stream").structured)
 
     def stop(self) -> None:
