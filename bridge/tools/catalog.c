@@ -451,7 +451,7 @@ static const struct bridge_tool catalog[] = {
 		.input_schema = tools_schema_create_volume_input,
 		.output_schema = tools_schema_create_volume_output,
 		.handler = tools_create_volume,
-		.quick = true,
+		/* Long: it makes a filesystem (mke2fs) for a sized volume. */
 		.sessionless = true,
 	},
 	{
