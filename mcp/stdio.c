@@ -180,9 +180,17 @@ enum mcp_stdio_end mcp_stdio_serve(struct mcp_server *server, int in_fd, int out
 		size_t scan = used;
 		used += (size_t)got;
 		size_t line_start = 0;
-		for (size_t i = scan; i < used; i++) {
+		bool stopped = false;
+		for (size_t i = scan; i < used && !stopped; i++) {
 			if (buffer[i] != '\n')
 				continue;
+			/* A chunk may hold hundreds of requests, each some work
+			 * (a tools/list builds every schema): a stop signal must
+			 * not wait behind them. */
+			if (stop_requested(stop_fd)) {
+				stopped = true;
+				break;
+			}
 			if (discarding) {
 				discarding = false;
 				mcp_peer_reject_oversize(peer, max_message);
@@ -190,6 +198,10 @@ enum mcp_stdio_end mcp_stdio_serve(struct mcp_server *server, int in_fd, int out
 				handle_line(peer, buffer + line_start, i - line_start, max_message);
 			}
 			line_start = i + 1;
+		}
+		if (stopped) {
+			end = MCP_STDIO_STOPPED;
+			break;
 		}
 		memmove(buffer, buffer + line_start, used - line_start);
 		used -= line_start;
