@@ -17,6 +17,7 @@
 #include "bridge/server/limits.h"
 
 #include "bridge/server/options.h"
+#include "bridge/server/port_proxy.h"
 #include "bridge/server/state.h"
 
 #include "util/log.h"
@@ -208,7 +209,8 @@ int bridge_server_filter_accept(struct bridge_server *server,
 {
 	struct bridge_address peer;
 	peer_of(&filter->cli_addr, &peer);
-	if (server->accepted_count >= server->max_connections) {
+	/* The port proxy's connections count too: each takes descriptors. */
+	if (server->accepted_count + port_proxy_held(server->ports) >= server->max_connections) {
 		note_refusal(server, "the server is at its connection cap");
 		return 1;
 	}

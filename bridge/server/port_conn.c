@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* One proxied connection's bytes (see port_conn.h). */
+#include "bridge/server/port_conn.h"
+
+#include "bridge/server/port_head.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct port_conn *port_conn_create(int client)
+{
+	struct port_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->in.data = malloc(PORT_HEAD_MAX);
+	if (!c->in.data) {
+		free(c);
+		return NULL;
+	}
+	c->in.cap = PORT_HEAD_MAX;
+	c->client = client;
+	c->upstream = c->pending = -1;
+	return c;
+}
+
+void port_conn_destroy(struct port_conn *c)
+{
+	if (!c)
+		return;
+	if (c->client >= 0)
+		close(c->client);
+	if (c->upstream >= 0)
+		close(c->upstream);
+	if (c->pending >= 0)
+		close(c->pending);
+	free(c->in.data);
+	free(c->up.data);
+	free(c->down.data);
+	free(c);
+}
+
+static bool make_buffer(struct port_buffer *b, size_t cap)
+{
+	if (b->data)
+		return true;
+	b->data = malloc(cap);
+	b->cap = b->data ? cap : 0;
+	return b->data != NULL;
+}
+
+bool port_conn_relay_buffers(struct port_conn *c)
+{
+	return make_buffer(&c->up, PORT_RELAY_BUFFER) && make_buffer(&c->down, PORT_RELAY_BUFFER);
+}
+
+size_t port_buffer_len(const struct port_buffer *b)
+{
+	return b->end - b->start;
+}
+
+void port_buffer_consume(struct port_buffer *b, size_t n)
+{
+	b->start += n;
+	if (b->start == b->end)
+		b->start = b->end = 0;
+}
+
+size_t port_buffer_space(struct port_buffer *b)
+{
+	if (b->start > 0 && b->end == b->cap) {
+		memmove(b->data, b->data + b->start, b->end - b->start);
+		b->end -= b->start;
+		b->start = 0;
+	}
+	return b->cap - b->end;
+}
+
+bool port_buffer_put(struct port_buffer *b, const char *data, size_t len)
+{
+	if (b->start > 0) {
+		memmove(b->data, b->data + b->start, b->end - b->start);
+		b->end -= b->start;
+		b->start = 0;
+	}
+	if (b->cap - b->end < len)
+		return false;
+	memcpy(b->data + b->end, data, len);
+	b->end += len;
+	return true;
+}
+
+/* The next head, rewritten into up; false when it cannot go yet (or is
+ * bad: then c is dead). */
+static bool forward_head(struct port_conn *c)
+{
+	struct port_request r;
+	const char *why;
+	const char *data = c->in.data + c->in.start;
+	switch (port_head_parse(data, port_buffer_len(&c->in), &r, &why)) {
+	case PORT_HEAD_INCOMPLETE:
+		return false;
+	case PORT_HEAD_TOO_LARGE:
+		c->dead = true;
+		c->why_dead = "a request head over 16 KiB";
+		return false;
+	case PORT_HEAD_BAD:
+		c->dead = true;
+		c->why_dead = why;
+		return false;
+	case PORT_HEAD_OK:
+		break;
+	}
+	/* The rewritten head goes in whole, or waits for room. */
+	port_buffer_space(&c->up);
+	if (c->up.cap - port_buffer_len(&c->up) < r.head_len + PORT_HEAD_GROWTH)
+		return false;
+	char *out = malloc(r.head_len + PORT_HEAD_GROWTH);
+	if (!out) {
+		c->dead = true;
+		c->why_dead = "out of memory";
+		return false;
+	}
+	size_t n = port_head_rewrite(data, &r, c->client_text, out, r.head_len + PORT_HEAD_GROWTH);
+	port_buffer_put(&c->up, out, n);
+	free(out);
+	port_buffer_consume(&c->in, r.head_len);
+	if (r.upgrade.ptr) {
+		/* WebSocket (or another protocol): bytes both ways from here. */
+		c->flow = PORT_FLOW_RAW;
+		c->upgraded = true;
+		return true;
+	}
+	port_body_start(&c->body, r.chunked, r.has_length ? r.content_length : 0);
+	c->flow = c->body.state == PORT_BODY_DONE ? PORT_FLOW_HEAD : PORT_FLOW_BODY;
+	return true;
+}
+
+/* Body bytes as far as the body goes and up has room; false when none
+ * moved. */
+static bool forward_body(struct port_conn *c)
+{
+	size_t len = port_buffer_len(&c->in), room = port_buffer_space(&c->up);
+	size_t n = len < room ? len : room;
+	size_t used = c->flow == PORT_FLOW_RAW
+			      ? n
+			      : port_body_advance(&c->body, c->in.data + c->in.start, n);
+	if (c->flow == PORT_FLOW_BODY && c->body.state == PORT_BODY_BAD) {
+		c->dead = true;
+		c->why_dead = "a malformed chunked body";
+		return false;
+	}
+	port_buffer_put(&c->up, c->in.data + c->in.start, used);
+	port_buffer_consume(&c->in, used);
+	if (c->flow == PORT_FLOW_BODY && c->body.state == PORT_BODY_DONE)
+		c->flow = PORT_FLOW_HEAD;
+	return used > 0;
+}
+
+void port_conn_forward(struct port_conn *c)
+{
+	while (!c->dead && port_buffer_len(&c->in) > 0) {
+		bool moved = c->flow == PORT_FLOW_HEAD ? forward_head(c) : forward_body(c);
+		if (!moved)
+			return;
+	}
+}
+
+bool port_conn_read(int fd, struct port_buffer *b, bool *eof)
+{
+	*eof = false;
+	size_t room = port_buffer_space(b);
+	if (room == 0)
+		return true;
+	ssize_t n;
+	while ((n = read(fd, b->data + b->end, room)) < 0 && errno == EINTR)
+		;
+	if (n > 0) {
+		b->end += (size_t)n;
+		return true;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return true;
+	*eof = n == 0;
+	return false;
+}
+
+bool port_conn_write(int fd, struct port_buffer *b)
+{
+	while (port_buffer_len(b) > 0) {
+		ssize_t n = send(fd, b->data + b->start, port_buffer_len(b), MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		port_buffer_consume(b, (size_t)n);
+	}
+	return true;
+}
