@@ -24,7 +24,7 @@ run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libse
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
   scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify
   python3 python3-mypy python3-venv python3-setuptools python3-wheel
-  python3-jupyter-client)
+  python3-jupyter-client python3-websockets)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then

@@ -5,6 +5,7 @@
 #include "bridge/server/port_head.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,45 @@ bool port_buffer_put(struct port_buffer *b, const char *data, size_t len)
 	return true;
 }
 
+static bool token_is(const struct port_conn *c, struct port_span token)
+{
+	size_t want = strlen(c->token);
+	if (!token.ptr || token.len != want)
+		return false;
+	unsigned char diff = 0;
+	for (size_t i = 0; i < want; i++)
+		diff |= (unsigned char)(token.ptr[i] ^ c->token[i]);
+	return diff == 0;
+}
+
+/* Whether a later request may go where the connection goes; if not, the
+ * connection stops taking requests and says why once the answers in flight
+ * are out. */
+static bool request_allowed(struct port_conn *c, const struct port_request *r)
+{
+	struct port_route route;
+	bool same = port_route_find(r, c->public_host, &route) && route.port == c->route.port &&
+		    strcmp(route.session, c->route.session) == 0;
+	if (same && token_is(c, r->token))
+		return true;
+	c->flow = PORT_FLOW_REFUSED;
+	c->refused_html = false;
+	for (size_t i = 0; r->accept.ptr && i + 9 <= r->accept.len; i++)
+		c->refused_html = c->refused_html || memcmp(r->accept.ptr + i, "text/html", 9) == 0;
+	if (!same) {
+		c->refused_status = 421;
+		snprintf(c->refused_message, sizeof(c->refused_message),
+			 "this connection goes to port %d of session %s; open another one for "
+			 "another host",
+			 c->route.port, c->route.session);
+	} else {
+		c->refused_status = 401;
+		snprintf(c->refused_message, sizeof(c->refused_message),
+			 "every request needs the session's access token");
+	}
+	return false;
+}
+
 /* The next head, rewritten into up; false when it cannot go yet (or is
  * bad: then c is dead). */
 static bool forward_head(struct port_conn *c)
@@ -112,6 +152,8 @@ static bool forward_head(struct port_conn *c)
 	case PORT_HEAD_OK:
 		break;
 	}
+	if (!request_allowed(c, &r))
+		return false;
 	/* The rewritten head goes in whole, or waits for room. */
 	port_buffer_space(&c->up);
 	if (c->up.cap - port_buffer_len(&c->up) < r.head_len + PORT_HEAD_GROWTH)
@@ -160,7 +202,7 @@ static bool forward_body(struct port_conn *c)
 
 void port_conn_forward(struct port_conn *c)
 {
-	while (!c->dead && port_buffer_len(&c->in) > 0) {
+	while (!c->dead && c->flow != PORT_FLOW_REFUSED && port_buffer_len(&c->in) > 0) {
 		bool moved = c->flow == PORT_FLOW_HEAD ? forward_head(c) : forward_body(c);
 		if (!moved)
 			return;

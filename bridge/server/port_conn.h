@@ -31,7 +31,14 @@ enum port_conn_state {
 	PORT_ANSWERING, /* our own answer goes out, then the connection closes */
 };
 
-enum port_upstream_flow { PORT_FLOW_HEAD, PORT_FLOW_BODY, PORT_FLOW_RAW };
+enum port_upstream_flow {
+	PORT_FLOW_HEAD,
+	PORT_FLOW_BODY,
+	PORT_FLOW_RAW,
+	/* A request this connection may not carry: nothing more goes up, the
+	 * answers in flight are let through, then ours (refused_*). */
+	PORT_FLOW_REFUSED,
+};
 
 struct port_conn {
 	struct port_conn *next;
@@ -43,7 +50,15 @@ struct port_conn {
 	struct port_buffer up;   /* to the sandbox */
 	struct port_buffer down; /* to the client */
 	struct port_route route; /* once authorized */
-	char client_text[64];    /* its address, for X-Forwarded-For */
+	/* Every request on the connection must name the same port and carry
+	 * the session's token (kept from the authorization), not only the
+	 * first: a client may pool connections by address, not by host. */
+	char token[48];
+	const char *public_host;
+	int refused_status;
+	char refused_message[200];
+	bool refused_html;
+	char client_text[64]; /* its address, for X-Forwarded-For */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	int64_t last_activity_ms, state_since_ms;

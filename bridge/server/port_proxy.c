@@ -204,17 +204,25 @@ static int session_connections(struct port_proxy *p, const char *session)
 	return count;
 }
 
-/* An Origin that is not this very host name: another site's page. */
-static bool origin_matches(const struct port_request *r)
+/* A WebSocket's Origin must be a page of this session's own ports (this
+ * host name, or another exposed port of the same session): another site's
+ * page cannot ride on the cookie (cross-site WebSocket hijacking). */
+static bool origin_allowed(struct port_proxy *p, struct bridge_session *s,
+			   const struct port_request *r, const struct port_route *route)
 {
 	if (!r->origin.ptr)
-		return true;
-	const char *scheme_end = r->origin.len > 3 ? strstr(r->origin.ptr, "://") : NULL;
-	if (!scheme_end || scheme_end >= r->origin.ptr + r->origin.len)
+		return true; /* not a browser */
+	const char *scheme_end = memmem(r->origin.ptr, r->origin.len, "://", 3);
+	if (!scheme_end)
 		return false;
 	size_t offset = (size_t)(scheme_end + 3 - r->origin.ptr);
 	struct port_span host = { r->origin.ptr + offset, r->origin.len - offset };
-	return host.len == r->host.len && strncasecmp(host.ptr, r->host.ptr, host.len) == 0;
+	if (host.len == r->host.len && strncasecmp(host.ptr, r->host.ptr, host.len) == 0)
+		return true;
+	struct port_route from;
+	return port_route_from_host(host, p->options->public_host, &from) &&
+	       strcmp(from.session, route->session) == 0 &&
+	       bridge_session_port_exposed(s, from.port);
 }
 
 /* The first head of a connection for a port: who it is for and whether
@@ -254,9 +262,10 @@ static void authorize(struct port_proxy *p, struct port_conn *c, const struct po
 	} else if (!bridge_session_token_matches(s, r->token.ptr, r->token.len)) {
 		snprintf(message, sizeof(message), "the access token is not this session's");
 		status = 401;
-	} else if (r->upgrade.ptr && !origin_matches(r)) {
+	} else if (r->upgrade.ptr && !origin_allowed(p, s, r, route)) {
 		snprintf(message, sizeof(message),
-			 "a WebSocket from another site's page (Origin is not this host)");
+			 "a WebSocket from another site's page (its Origin is none of this "
+			 "session's exposed ports)");
 		status = 403;
 	} else if (session_connections(p, route->session) >= p->max_per_session) {
 		snprintf(message, sizeof(message),
@@ -295,6 +304,8 @@ static void authorize(struct port_proxy *p, struct port_conn *c, const struct po
 		free(reply);
 		return;
 	}
+	bridge_session_access_token(s, c->token, sizeof(c->token));
+	c->public_host = p->options->public_host;
 	struct error err;
 	bool dialling = bridge_session_dial_port(s, route->port, &c->pending, &err);
 	bridge_registry_release(p->options->registry, s);
@@ -506,8 +517,16 @@ static void settle(struct port_conn *c)
 	if (c->state != PORT_RELAYING)
 		return;
 	if (c->upstream_eof && port_buffer_len(&c->down) == 0) {
-		c->dead = true;
+		if (c->flow == PORT_FLOW_REFUSED)
+			answer(c, c->refused_status, c->refused_message, c->refused_html);
+		else
+			c->dead = true;
 		return;
+	}
+	if (c->flow == PORT_FLOW_REFUSED && !c->upstream_shut && port_buffer_len(&c->up) == 0) {
+		/* The service finishes what it was asked, then sees the end. */
+		shutdown(c->upstream, SHUT_WR);
+		c->upstream_shut = true;
 	}
 	if (c->client_eof && !c->upstream_shut && port_buffer_len(&c->up) == 0) {
 		shutdown(c->upstream, SHUT_WR);

@@ -18,6 +18,8 @@ static const char *reason(int status)
 		return "Forbidden";
 	case 404:
 		return "Not Found";
+	case 421:
+		return "Misdirected Request";
 	case 429:
 		return "Too Many Requests";
 	case 431:
