@@ -216,7 +216,9 @@ int bridge_server_filter_accept(struct bridge_server *server,
 	}
 	/* A trusted proxy's clients are told apart once their requests come. */
 	if (peer.family != 0 && !trusted_proxy(server, &peer) &&
-	    connections_of(server, &peer, NULL) >= server->max_peer_connections) {
+	    connections_of(server, &peer, NULL) +
+			    port_proxy_unauthorized_from(server->ports, &peer) >=
+		    server->max_peer_connections) {
 		note_refusal(server, "a peer address at its connection cap");
 		return 1;
 	}

@@ -8,6 +8,7 @@
 #ifndef LIZARD_BRIDGE_PORT_CONN_H
 #define LIZARD_BRIDGE_PORT_CONN_H
 
+#include "bridge/server/forwarded.h"
 #include "bridge/server/port_body.h"
 #include "bridge/server/port_route.h"
 
@@ -59,12 +60,15 @@ struct port_conn {
 	char refused_message[200];
 	bool refused_html;
 	char client_text[64]; /* its address, for X-Forwarded-For */
+	struct bridge_address address;
+	bool unauthorized; /* counts for its address's cap (port_proxy.h) */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	int64_t last_activity_ms, state_since_ms;
 	bool client_eof, upstream_eof, upstream_shut;
 	bool upgraded;
 	bool dead;
+	int poll_at[3];       /* the proxy's poll set: client, upstream, pending (-1: none) */
 	const char *why_dead; /* for the log, when unusual */
 };
 

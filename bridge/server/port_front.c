@@ -20,7 +20,7 @@ int bridge_server_port_front_take(struct bridge_server *server,
 		return 0; /* out of descriptors: lws serves it as before */
 	/* Counted by the proxy from here, not as an lws connection. */
 	server->accept_pending = false;
-	port_proxy_take(server->ports, fd);
+	port_proxy_take(server->ports, fd, &server->pending_peer);
 	return 1;
 }
 
@@ -36,6 +36,7 @@ void bridge_server_port_front_adopt(struct bridge_server *server)
 		if (!vhost || !lws_adopt_socket_vhost(vhost, h->fd))
 			log_debug("lws did not take a connection back from the port proxy");
 		server->accept_pending = false;
+		port_proxy_handed_over(server->ports, &h->peer);
 		free(h);
 	}
 }

@@ -35,7 +35,14 @@
 
 struct incoming {
 	int fd;
+	struct bridge_address peer;
 	struct incoming *next;
+};
+
+/* Unauthorized connections per client address. */
+struct address_count {
+	struct bridge_address address;
+	int count;
 };
 
 struct port_proxy {
@@ -48,6 +55,8 @@ struct port_proxy {
 	pthread_mutex_t lock; /* incoming and handoffs */
 	struct incoming *incoming;
 	struct port_handoff *handoffs;
+	struct address_count *unauthorized; /* under lock */
+	size_t unauthorized_len, unauthorized_cap;
 	struct port_conn *conns; /* the thread's own */
 	int head_timeout_ms, idle_ms, upgraded_idle_ms, max_per_session;
 };
@@ -66,15 +75,77 @@ static void on_ports_changed(void *context)
 	wake(p);
 }
 
-void port_proxy_take(struct port_proxy *p, int fd)
+/* Under p->lock. */
+static struct address_count *count_of(struct port_proxy *p, const struct bridge_address *a)
+{
+	for (size_t i = 0; i < p->unauthorized_len; i++)
+		if (bridge_address_equal(&p->unauthorized[i].address, a))
+			return &p->unauthorized[i];
+	return NULL;
+}
+
+static bool count_unauthorized(struct port_proxy *p, const struct bridge_address *a)
+{
+	if (a->family == 0)
+		return true; /* a UNIX socket: only the total applies */
+	pthread_mutex_lock(&p->lock);
+	struct address_count *entry = count_of(p, a);
+	if (!entry && p->unauthorized_len == p->unauthorized_cap) {
+		size_t cap = p->unauthorized_cap ? p->unauthorized_cap * 2 : 64;
+		struct address_count *grown = realloc(p->unauthorized, cap * sizeof(*grown));
+		if (grown) {
+			p->unauthorized = grown;
+			p->unauthorized_cap = cap;
+		}
+	}
+	if (!entry && p->unauthorized_len < p->unauthorized_cap) {
+		entry = &p->unauthorized[p->unauthorized_len++];
+		*entry = (struct address_count){ .address = *a };
+	}
+	if (entry)
+		entry->count++;
+	pthread_mutex_unlock(&p->lock);
+	return entry != NULL;
+}
+
+static void uncount_unauthorized(struct port_proxy *p, const struct bridge_address *a)
+{
+	if (a->family == 0)
+		return;
+	pthread_mutex_lock(&p->lock);
+	struct address_count *entry = count_of(p, a);
+	if (entry && --entry->count == 0)
+		*entry = p->unauthorized[--p->unauthorized_len];
+	pthread_mutex_unlock(&p->lock);
+}
+
+int port_proxy_unauthorized_from(struct port_proxy *p, const struct bridge_address *a)
+{
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	struct address_count *entry = count_of(p, a);
+	int count = entry ? entry->count : 0;
+	pthread_mutex_unlock(&p->lock);
+	return count;
+}
+
+void port_proxy_handed_over(struct port_proxy *p, const struct bridge_address *a)
+{
+	uncount_unauthorized(p, a);
+}
+
+void port_proxy_take(struct port_proxy *p, int fd, const struct bridge_address *peer)
 {
 	struct incoming *in = malloc(sizeof(*in));
-	if (!in) {
+	if (!in || !count_unauthorized(p, peer)) {
+		free(in);
 		close(fd);
 		return;
 	}
 	atomic_fetch_add(&p->held, 1);
 	in->fd = fd;
+	in->peer = *peer;
 	pthread_mutex_lock(&p->lock);
 	in->next = p->incoming;
 	p->incoming = in;
@@ -124,7 +195,10 @@ static void accept_incoming(struct port_proxy *p, int64_t now)
 		if (!c) {
 			close(list->fd);
 			atomic_fetch_sub(&p->held, 1);
+			uncount_unauthorized(p, &list->peer);
 		} else {
+			c->address = list->peer;
+			c->unauthorized = true;
 			describe_peer(c);
 			c->last_activity_ms = c->state_since_ms = now;
 			c->next = p->conns;
@@ -148,15 +222,8 @@ static void hand_off(struct port_proxy *p, struct port_conn *c)
 	setsockopt(c->client, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 	h->fd = c->client;
 	c->client = -1;
-	if (c->peer.ss_family == AF_INET) {
-		h->peer.family = AF_INET;
-		memcpy(h->peer.bytes, &((struct sockaddr_in *)&c->peer)->sin_addr, 4);
-	} else if (c->peer.ss_family == AF_INET6) {
-		const struct in6_addr *a = &((struct sockaddr_in6 *)&c->peer)->sin6_addr;
-		h->peer.family = IN6_IS_ADDR_V4MAPPED(a) ? AF_INET : AF_INET6;
-		memcpy(h->peer.bytes, IN6_IS_ADDR_V4MAPPED(a) ? a->s6_addr + 12 : a->s6_addr,
-		       IN6_IS_ADDR_V4MAPPED(a) ? 4 : 16);
-	}
+	h->peer = c->address;
+	c->unauthorized = false; /* uncounted once lws has it */
 	pthread_mutex_lock(&p->lock);
 	struct port_handoff **tail = &p->handoffs;
 	while (*tail)
@@ -315,6 +382,8 @@ static void authorize(struct port_proxy *p, struct port_conn *c, const struct po
 	}
 	c->route = *route;
 	c->state = PORT_DIALING;
+	uncount_unauthorized(p, &c->address);
+	c->unauthorized = false;
 	c->state_since_ms = clock_monotonic_ms();
 }
 
@@ -495,6 +564,8 @@ static void interest(const struct port_conn *c, short events[3])
 	bool reading = (c->state == PORT_PEEKING || c->state == PORT_RELAYING) && !c->client_eof;
 	if (reading && c->in.cap - port_buffer_len(&c->in) > 0)
 		events[0] |= POLLIN;
+	if (reading && c->state == PORT_PEEKING)
+		events[0] |= POLLRDHUP; /* SO_RCVLOWAT hides a FIN from POLLIN */
 	if (c->down.data && port_buffer_len(&c->down) > 0)
 		events[0] |= POLLOUT;
 	if (c->upstream >= 0) {
@@ -539,8 +610,10 @@ static void service(struct port_proxy *p, struct port_conn *c, const short reven
 	bool eof;
 	if (revents[2])
 		dialled(p, c);
-	if ((revents[0] & (POLLIN | POLLHUP | POLLERR)) && c->state == PORT_PEEKING) {
+	if ((revents[0] & (POLLIN | POLLHUP | POLLERR | POLLRDHUP)) && c->state == PORT_PEEKING) {
 		peek_read(c);
+		if (revents[0] & (POLLRDHUP | POLLHUP | POLLERR))
+			c->client_eof = true;
 		c->last_activity_ms = now;
 	} else if (revents[0] & (POLLIN | POLLHUP | POLLERR)) {
 		if (!port_conn_read(c->client, &c->in, &eof)) {
@@ -587,6 +660,8 @@ static void reap(struct port_proxy *p)
 			log_info("port proxy: closing a connection to %s: %s",
 				 c->route.session[0] ? c->route.session : "a port", c->why_dead);
 		*link = c->next;
+		if (c->unauthorized)
+			uncount_unauthorized(p, &c->address);
 		port_conn_destroy(c);
 		atomic_fetch_sub(&p->held, 1);
 	}
@@ -597,7 +672,6 @@ static void *run(void *arg)
 	struct port_proxy *p = arg;
 	size_t capacity = 0;
 	struct pollfd *fds = NULL;
-	struct port_conn **owners = NULL;
 	while (!atomic_load(&p->stopping)) {
 		int64_t now = clock_monotonic_ms();
 		accept_incoming(p, now);
@@ -608,13 +682,10 @@ static void *run(void *arg)
 		for (struct port_conn *c = p->conns; c; c = c->next)
 			count += 3;
 		if (count > capacity) {
-			struct pollfd *grown_fds = realloc(fds, count * sizeof(*fds));
-			if (grown_fds)
-				fds = grown_fds;
-			struct port_conn **grown = realloc(owners, count * sizeof(*owners));
+			struct pollfd *grown = realloc(fds, count * sizeof(*fds));
 			if (grown)
-				owners = grown;
-			if (!grown_fds || !grown) {
+				fds = grown;
+			if (!grown) {
 				log_warn("port proxy: out of memory");
 				struct timespec pause = { 0, 100 * 1000000L };
 				nanosleep(&pause, NULL);
@@ -628,11 +699,14 @@ static void *run(void *arg)
 		for (struct port_conn *c = p->conns; c; c = c->next) {
 			short events[3];
 			interest(c, events);
+			/* Only descriptors that exist: poll refuses more entries
+			 * than the descriptor limit. */
 			int fd_of[3] = { c->client, c->upstream, c->pending };
 			for (int k = 0; k < 3; k++) {
-				owners[n] = c;
-				fds[n++] = (struct pollfd){ .fd = fd_of[k] >= 0 ? fd_of[k] : -1,
-							    .events = events[k] };
+				c->poll_at[k] = fd_of[k] >= 0 ? (int)n : -1;
+				if (fd_of[k] >= 0)
+					fds[n++] = (struct pollfd){ .fd = fd_of[k],
+								    .events = events[k] };
 			}
 			int64_t deadline = deadline_of(p, c);
 			if (deadline < next_deadline)
@@ -641,6 +715,8 @@ static void *run(void *arg)
 		int timeout = next_deadline > now ? (int)(next_deadline - now) : 0;
 		if (poll(fds, (nfds_t)n, timeout) < 0 && errno != EINTR) {
 			log_warn("port proxy: poll: %s", strerror(errno));
+			struct timespec pause = { 0, 100 * 1000000L };
+			nanosleep(&pause, NULL);
 			continue;
 		}
 		if (fds[0].revents) {
@@ -649,10 +725,11 @@ static void *run(void *arg)
 				log_debug("port proxy: cannot read its wake-up");
 		}
 		now = clock_monotonic_ms();
-		for (size_t i = 1; i < n; i += 3) {
-			short revents[3] = { fds[i].revents, fds[i + 1].revents,
-					     fds[i + 2].revents };
-			struct port_conn *c = owners[i];
+		for (struct port_conn *c = p->conns; c; c = c->next) {
+			short revents[3] = { 0, 0, 0 };
+			for (int k = 0; k < 3; k++)
+				if (c->poll_at[k] >= 0)
+					revents[k] = fds[c->poll_at[k]].revents;
 			if (!c->dead && (revents[0] || revents[1] || revents[2]))
 				service(p, c, revents, now);
 			if (!c->dead)
@@ -660,7 +737,6 @@ static void *run(void *arg)
 		}
 	}
 	free(fds);
-	free(owners);
 	return NULL;
 }
 
@@ -717,5 +793,6 @@ void port_proxy_stop(struct port_proxy *p)
 	}
 	close(p->wake_fd);
 	pthread_mutex_destroy(&p->lock);
+	free(p->unauthorized);
 	free(p);
 }

@@ -43,11 +43,17 @@ struct port_proxy *port_proxy_start(struct bridge_server *server);
 /* Stops the thread and closes every connection it holds. NULL is fine. */
 void port_proxy_stop(struct port_proxy *proxy);
 
-/* The service thread: a freshly accepted connection (the proxy takes fd,
- * and closes it when it cannot). */
-void port_proxy_take(struct port_proxy *proxy, int fd);
+/* The service thread: a freshly accepted connection from peer (the proxy
+ * takes fd, and closes it when it cannot). */
+void port_proxy_take(struct port_proxy *proxy, int fd, const struct bridge_address *peer);
 /* Connections the proxy holds now, for the daemon's total cap. */
 int port_proxy_held(struct port_proxy *proxy);
+/* Of those, the ones from peer that are not authorized for a port yet
+ * (still being read, or on their way back to lws): they count for the
+ * per-address cap as lws's own connections do. */
+int port_proxy_unauthorized_from(struct port_proxy *proxy, const struct bridge_address *peer);
+/* The service thread, once lws adopted a handoff: it counts as lws's. */
+void port_proxy_handed_over(struct port_proxy *proxy, const struct bridge_address *peer);
 
 /* A connection that is not for a port, going back to lws. */
 struct port_handoff {
