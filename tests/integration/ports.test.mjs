@@ -23,7 +23,9 @@ let daemon, client, session, page, echo, ws, token;
 const daemonPort = () => Number(daemon.listen.split(':')[1]);
 
 before(async () => {
-  daemon = await startDaemon();
+  // 200 connections opened at once from one address: each counts for it
+  // until its first request is authorized (the default cap is 64).
+  daemon = await startDaemon({ args: ['--max-peer-connections', '256'] });
   client = await httpClient(daemon);
   session = JSON.parse(textOf(await client.call('create_session', { template: 'base', timeout_ms: 900000 }))).session;
   await installSite(client, session);
