@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -507,6 +508,11 @@ static void dialled(struct port_proxy *p, struct port_conn *c)
 		return;
 	}
 	(void)p;
+	/* Bytes are relayed as they come: Nagle would hold a small write back
+	 * for the peer's delayed ACK (40 ms per answer). */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c->client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->upstream = fd;
 	c->state = PORT_RELAYING;
 	c->flow = PORT_FLOW_HEAD;
@@ -629,6 +635,11 @@ static void service(struct port_proxy *p, struct port_conn *c, const short reven
 			if (!eof)
 				c->dead = true;
 		}
+		/* A service that writes its head and its body apart (Python's
+		 * http.server) waits, under Nagle, for our ACK of the first
+		 * before it sends the second: ACK at once, not 40 ms later. */
+		int one = 1;
+		setsockopt(c->upstream, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
 		c->last_activity_ms = now;
 	}
 	if (c->state == PORT_PEEKING && !c->dead)

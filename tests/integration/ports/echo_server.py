@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Runs inside a session for tests/integration/ports.test.mjs: an HTTP/1.1
-# server (keep-alive) on the sandbox's 127.0.0.1 that says what reached it.
+# server (keep-alive) on the sandbox's 127.0.0.1 (or the address given
+# after the port) that says what reached it.
 #   GET  /headers            the request line and headers, as JSON
 #   POST /upload             reads the body (Content-Length or chunked),
 #                            answers its length and SHA-256
@@ -94,4 +95,5 @@ class Handler(BaseHTTPRequestHandler):
 
 ThreadingHTTPServer.daemon_threads = True
 ThreadingHTTPServer.request_queue_size = 512
-ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()
+ADDRESS = sys.argv[2] if len(sys.argv) > 2 else '127.0.0.1'  # the bench's: 0.0.0.0
+ThreadingHTTPServer((ADDRESS, int(sys.argv[1])), Handler).serve_forever()
