@@ -65,7 +65,7 @@ struct port_conn {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	int64_t last_activity_ms, state_since_ms;
-	bool client_eof, upstream_eof, upstream_shut;
+	bool client_eof, upstream_eof, upstream_shut, client_shut;
 	bool upgraded;
 	bool dead;
 	int poll_at[3];       /* the proxy's poll set: client, upstream, pending (-1: none) */

@@ -568,6 +568,8 @@ static void interest(const struct port_conn *c, short events[3])
 {
 	events[0] = events[1] = events[2] = 0;
 	bool reading = (c->state == PORT_PEEKING || c->state == PORT_RELAYING) && !c->client_eof;
+	if (c->state == PORT_ANSWERING && c->client_shut)
+		events[0] |= POLLIN; /* drained and dropped */
 	if (reading && c->in.cap - port_buffer_len(&c->in) > 0)
 		events[0] |= POLLIN;
 	if (reading && c->state == PORT_PEEKING)
@@ -587,8 +589,12 @@ static void interest(const struct port_conn *c, short events[3])
 /* After bytes moved: half-closes and ends. */
 static void settle(struct port_conn *c)
 {
-	if (c->state == PORT_ANSWERING && port_buffer_len(&c->down) == 0) {
-		c->dead = true;
+	if (c->state == PORT_ANSWERING && port_buffer_len(&c->down) == 0 && !c->client_shut) {
+		/* Closing with what the client still sends unread would reset
+		 * the connection, and the client could lose our answer: say we
+		 * are done and read until it is too (or ANSWER_FLUSH_MS). */
+		shutdown(c->client, SHUT_WR);
+		c->client_shut = true;
 		return;
 	}
 	if (c->state != PORT_RELAYING)
@@ -621,6 +627,11 @@ static void service(struct port_proxy *p, struct port_conn *c, const short reven
 		if (revents[0] & (POLLRDHUP | POLLHUP | POLLERR))
 			c->client_eof = true;
 		c->last_activity_ms = now;
+	} else if ((revents[0] & (POLLIN | POLLHUP | POLLERR)) && c->state == PORT_ANSWERING) {
+		char scratch[16384];
+		ssize_t n = read(c->client, scratch, sizeof(scratch));
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			c->dead = true;
 	} else if (revents[0] & (POLLIN | POLLHUP | POLLERR)) {
 		if (!port_conn_read(c->client, &c->in, &eof)) {
 			c->client_eof = true;

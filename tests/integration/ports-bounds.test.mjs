@@ -161,3 +161,16 @@ test('a service that never reads stalls its own upload and grows nothing', async
   socket.destroy();
   await stillServes();
 });
+
+test('an upload refused before its body is read still gets its answer, then the connection closes', async () => {
+  const socket = await rawConnection();
+  const size = 8 * 1024 * 1024;
+  socket.write(`POST /upload HTTP/1.1\r\nHost: ${echo.host}\r\nContent-Length: ${size}\r\n\r\n`);
+  const block = Buffer.alloc(256 * 1024, 1);
+  for (let sent = 0; sent < size && !socket.destroyed; sent += block.length) {
+    if (!socket.write(block)) await within(new Promise((r) => socket.once('drain', r)), 2000);
+  }
+  assert.ok(await within(socket.ended, 15000), 'closed');
+  assert.match(socket.received, /^HTTP\/1.1 401 /, 'the answer arrived, not a reset');
+  await stillServes();
+});
