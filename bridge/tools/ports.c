@@ -54,6 +54,9 @@ void tools_expose_port(struct mcp_call *call, const cJSON *args,
 	char token[BRIDGE_SESSION_TOKEN_LEN + 1], url[512];
 	bridge_session_access_token(s, token, sizeof(token));
 	snprintf(url, sizeof(url), "http://%s/?%s=%s", host, BRIDGE_PORT_TOKEN_QUERY, token);
+	/* First, alone on its line: what `lizard-bridge call expose_port`
+	 * prints for a person to open. */
+	mcp_call_text(call, "%s", url);
 	cJSON *reply = describe(s, port, host);
 	cJSON_AddStringToObject(reply, "url", url);
 	cJSON_AddStringToObject(reply, "token", token);

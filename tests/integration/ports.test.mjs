@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import WebSocket from 'ws';
-import { startDaemon } from '../lib/bridge.mjs';
+import { spawnSync } from 'node:child_process';
+import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
 import { launchChromium } from '../lib/browser.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { sleep, waitFor } from '../lib/process.mjs';
@@ -82,6 +83,16 @@ test('expose_port gives host, url, token and header; get_host the host; session_
   assert.deepEqual([...info.exposed_ports].sort(), [PAGE, ECHO, WS].sort());
   const bad = await client.call('expose_port', { session, port: 70000 });
   assert.equal(bad.isError, true);
+});
+
+test('lizard-bridge call expose_port prints the URL on its first line', () => {
+  const run = spawnSync(bridgeBin, ['call', 'expose_port', `session=${session}`, `port=${PAGE}`], {
+    env: bridgeEnv({ LIZARD_API_URL: daemon.url, LIZARD_API_KEY: daemon.key }),
+    encoding: 'utf8',
+    timeout: 30000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout.split('\n')[0], page.url);
 });
 
 test('Chromium opens the url: the page with its subresources, a fetch, a WebSocket round trip, and a reload by cookie', async (t) => {
