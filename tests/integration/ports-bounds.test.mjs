@@ -106,7 +106,10 @@ test('an idle connection is closed after --port-idle-timeout, a WebSocket is not
     socketWs.send('still here');
   });
   assert.equal(echoed, 'still here');
+  // Closed through and through before the next test counts connections.
+  const closed = new Promise((resolve) => socketWs.once('close', resolve));
   socketWs.close();
+  assert.ok(await within(closed, 10000), 'the WebSocket closed');
 });
 
 test('connections to one session beyond --max-port-connections get 429', async () => {
