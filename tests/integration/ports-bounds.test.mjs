@@ -11,9 +11,9 @@ import http from 'node:http';
 import net from 'node:net';
 import WebSocket from 'ws';
 import { startDaemon } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { httpClient } from '../lib/mcp.mjs';
 import { sleep, waitFor } from '../lib/process.mjs';
-import { expose, installSite, portRequest, serveInside, waitForService } from '../lib/ports.mjs';
+import { portRequest, sessionServing, waitForService } from '../lib/ports.mjs';
 
 const ECHO = 8001;
 const WS = 8765;
@@ -31,14 +31,13 @@ before(async () => {
       '--request-timeout', '2', '--max-connections', String(TOTAL)],
   });
   client = await httpClient(daemon);
-  session = JSON.parse(textOf(await client.call('create_session', { template: 'base', timeout_ms: 600000 }))).session;
-  await installSite(client, session);
-  serveInside(client, session, `exec python3 /tmp/site/echo_server.py ${ECHO}`);
-  serveInside(client, session, `exec python3 /tmp/site/ws_echo.py ${WS}`);
-  serveInside(client, session, `exec python3 /tmp/site/sink_server.py ${SINK}`);
-  echo = await expose(client, session, ECHO);
-  ws = await expose(client, session, WS);
-  sink = await expose(client, session, SINK);
+  let exposed;
+  ({ session, exposed } = await sessionServing(client, {
+    [ECHO]: `exec python3 /tmp/site/echo_server.py ${ECHO}`,
+    [WS]: `exec python3 /tmp/site/ws_echo.py ${WS}`,
+    [SINK]: `exec python3 /tmp/site/sink_server.py ${SINK}`,
+  }));
+  [echo, ws, sink] = [exposed[ECHO], exposed[WS], exposed[SINK]];
   token = echo.token;
   await waitForService(daemon, echo.host, token, '/headers');
 });

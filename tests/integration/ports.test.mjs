@@ -14,7 +14,7 @@ import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
 import { launchChromium } from '../lib/browser.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { sleep, waitFor } from '../lib/process.mjs';
-import { expose, installSite, portRequest, serveInside, waitForService } from '../lib/ports.mjs';
+import { expose, portRequest, sessionServing, waitForService } from '../lib/ports.mjs';
 
 const PAGE = 8000; // python3 -m http.server over /tmp/site
 const ECHO = 8001; // echo_server.py
@@ -28,14 +28,13 @@ before(async () => {
   // until its first request is authorized (the default cap is 64).
   daemon = await startDaemon({ args: ['--max-peer-connections', '256'] });
   client = await httpClient(daemon);
-  session = JSON.parse(textOf(await client.call('create_session', { template: 'base', timeout_ms: 900000 }))).session;
-  await installSite(client, session);
-  serveInside(client, session, `cd /tmp/site && exec python3 -m http.server ${PAGE} --bind 127.0.0.1`);
-  serveInside(client, session, `exec python3 /tmp/site/echo_server.py ${ECHO}`);
-  serveInside(client, session, `exec python3 /tmp/site/ws_echo.py ${WS}`);
-  page = await expose(client, session, PAGE);
-  echo = await expose(client, session, ECHO);
-  ws = await expose(client, session, WS);
+  let exposed;
+  ({ session, exposed } = await sessionServing(client, {
+    [PAGE]: `cd /tmp/site && exec python3 -m http.server ${PAGE} --bind 127.0.0.1`,
+    [ECHO]: `exec python3 /tmp/site/echo_server.py ${ECHO}`,
+    [WS]: `exec python3 /tmp/site/ws_echo.py ${WS}`,
+  }, { timeoutMs: 900000 }));
+  [page, echo, ws] = [exposed[PAGE], exposed[ECHO], exposed[WS]];
   token = page.token;
   await waitForService(daemon, page.host, token);
   await waitForService(daemon, echo.host, token, '/headers');
@@ -410,11 +409,10 @@ test('every request on a kept-alive connection needs the token and the same host
 });
 
 test('works in a session with network: false', async () => {
-  const offline = JSON.parse(textOf(await client.call('create_session', { template: 'base', network: false, timeout_ms: 300000 }))).session;
+  const { session: offline, exposed: { [ECHO]: exposed } } = await sessionServing(client, {
+    [ECHO]: `exec python3 /tmp/site/echo_server.py ${ECHO}`,
+  }, { network: false, timeoutMs: 300000 });
   try {
-    await installSite(client, offline);
-    serveInside(client, offline, `exec python3 /tmp/site/echo_server.py ${ECHO}`);
-    const exposed = await expose(client, offline, ECHO);
     const r = await waitForService(daemon, exposed.host, exposed.token, '/headers');
     assert.equal(r.status, 200);
     assert.notEqual(exposed.token, token, 'each session has a token of its own');

@@ -31,6 +31,22 @@ export function serveInside(client, session, command) {
     .catch(() => {});
 }
 
+// A base session with the test site installed and each command of
+// services ({ port: command }) serving inside it, each port exposed;
+// resolves { session, exposed: { port: expose_port's answer } }.
+export async function sessionServing(client, services, { network = true, timeoutMs = 600000 } = {}) {
+  const made = await client.call('create_session', { template: 'base', network, timeout_ms: timeoutMs });
+  if (made.isError) throw new Error(`create_session: ${textOf(made)}`);
+  const session = made.structuredContent.session;
+  await installSite(client, session);
+  const exposed = {};
+  for (const [port, command] of Object.entries(services)) {
+    serveInside(client, session, command);
+    exposed[port] = await expose(client, session, Number(port));
+  }
+  return { session, exposed };
+}
+
 export async function expose(client, session, port) {
   const r = await client.call('expose_port', { session, port });
   if (r.isError) throw new Error(`expose_port: ${textOf(r)}`);
