@@ -169,9 +169,9 @@ static bool forward_head(struct port_conn *c)
 	free(out);
 	port_buffer_consume(&c->in, r.head_len);
 	if (r.upgrade.ptr) {
-		/* WebSocket (or another protocol): bytes both ways from here. */
-		c->flow = PORT_FLOW_RAW;
-		c->upgraded = true;
+		/* WebSocket (or another protocol): raw both ways once the service
+		 * says 101 (port_conn_read_answer). */
+		c->flow = PORT_FLOW_UPGRADING;
 		return true;
 	}
 	port_body_start(&c->body, r.chunked, r.has_length ? r.content_length : 0);
@@ -202,11 +202,34 @@ static bool forward_body(struct port_conn *c)
 
 void port_conn_forward(struct port_conn *c)
 {
-	while (!c->dead && c->flow != PORT_FLOW_REFUSED && port_buffer_len(&c->in) > 0) {
+	while (!c->dead && port_buffer_len(&c->in) > 0 &&
+	       (c->flow == PORT_FLOW_HEAD || c->flow == PORT_FLOW_BODY ||
+		c->flow == PORT_FLOW_RAW)) {
 		bool moved = c->flow == PORT_FLOW_HEAD ? forward_head(c) : forward_body(c);
 		if (!moved)
 			return;
 	}
+}
+
+bool port_conn_read_answer(struct port_conn *c, bool *eof)
+{
+	size_t before = port_buffer_len(&c->down);
+	bool ok = port_conn_read(c->upstream, &c->down, eof);
+	size_t fresh = port_buffer_len(&c->down) - before;
+	if (c->flow != PORT_FLOW_UPGRADING || (fresh == 0 && ok))
+		return ok;
+	/* The first bytes after the upgrade request: its answer's status line
+	 * (an answer to an earlier request a client pipelined would come
+	 * first, and closes the connection too: the safe side). */
+	const char *status = c->down.data + c->down.start + before;
+	if (fresh >= 12 &&
+	    (memcmp(status, "HTTP/1.1 101", 12) == 0 || memcmp(status, "HTTP/1.0 101", 12) == 0)) {
+		c->flow = PORT_FLOW_RAW;
+		c->upgraded = true;
+	} else {
+		c->flow = PORT_FLOW_CLOSING;
+	}
+	return ok;
 }
 
 bool port_conn_read(int fd, struct port_buffer *b, bool *eof)

@@ -36,6 +36,14 @@ enum port_upstream_flow {
 	PORT_FLOW_HEAD,
 	PORT_FLOW_BODY,
 	PORT_FLOW_RAW,
+	/* An Upgrade request went up: nothing more does until the service
+	 * answers it; 101 makes the connection raw both ways, anything else
+	 * CLOSING. */
+	PORT_FLOW_UPGRADING,
+	/* The service declined an upgrade: its answer goes through and the
+	 * connection ends with it, since what the client sends next was never
+	 * parsed for the token. */
+	PORT_FLOW_CLOSING,
 	/* A request this connection may not carry: nothing more goes up, the
 	 * answers in flight are let through, then ours (refused_*). */
 	PORT_FLOW_REFUSED,
@@ -88,6 +96,9 @@ bool port_buffer_put(struct port_buffer *b, const char *data, size_t len);
  * bodies and room allow (state RELAYING). Marks c dead on a malformed
  * request. */
 void port_conn_forward(struct port_conn *c);
+/* Reads the service's answers into down (and sees whether it took an
+ * upgrade); false at its end or on an error (*eof says which). */
+bool port_conn_read_answer(struct port_conn *c, bool *eof);
 /* Reads what fd has into b; false at its end or on an error (*eof says
  * which). */
 bool port_conn_read(int fd, struct port_buffer *b, bool *eof);

@@ -611,6 +611,11 @@ static void settle(struct port_conn *c)
 		shutdown(c->upstream, SHUT_WR);
 		c->upstream_shut = true;
 	}
+	if (c->flow == PORT_FLOW_CLOSING && !c->upstream_shut) {
+		/* The declined upgrade's answer is the last. */
+		shutdown(c->upstream, SHUT_WR);
+		c->upstream_shut = true;
+	}
 	if (c->client_eof && !c->upstream_shut && port_buffer_len(&c->up) == 0) {
 		shutdown(c->upstream, SHUT_WR);
 		c->upstream_shut = true;
@@ -641,7 +646,7 @@ static void service(struct port_proxy *p, struct port_conn *c, const short reven
 		c->last_activity_ms = now;
 	}
 	if (revents[1] & (POLLIN | POLLHUP | POLLERR)) {
-		if (!port_conn_read(c->upstream, &c->down, &eof)) {
+		if (!port_conn_read_answer(c, &eof)) {
 			c->upstream_eof = true;
 			if (!eof)
 				c->dead = true;

@@ -176,3 +176,14 @@ test('an upload refused before its body is read still gets its answer, then the 
   assert.match(socket.received, /^HTTP\/1.1 401 /, 'the answer arrived, not a reset');
   await stillServes();
 });
+
+test('an upgrade the service declines ends the connection with its answer: nothing sent after it reaches the service', async () => {
+  const socket = await rawConnection();
+  socket.write(`GET /not-a-socket HTTP/1.1\r\nHost: ${echo.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Lizard-Access-Token: ${token}\r\n\r\n`);
+  // Sent at once, unparsed while the upgrade waits: it must not go through raw.
+  socket.write(`GET /headers?lizard_access_token=${token} HTTP/1.1\r\nHost: ${echo.host}\r\n\r\n`);
+  assert.ok(await within(socket.ended, 15000), 'closed after the answer');
+  assert.match(socket.received, /^HTTP\/1.[01] 404 /);
+  assert.ok(!socket.received.includes('"path"'), 'the second request never reached the service');
+  await stillServes();
+});
