@@ -187,3 +187,32 @@ test('an upgrade the service declines ends the connection with its answer: nothi
   assert.ok(!socket.received.includes('"path"'), 'the second request never reached the service');
   await stillServes();
 });
+
+test('SIGTERM with proxied connections open (a WebSocket, a download nobody reads): a clean exit', async () => {
+  const own = await startDaemon();
+  const ownClient = await httpClient(own);
+  const { exposed } = await sessionServing(ownClient, {
+    [ECHO]: `exec python3 /tmp/site/echo_server.py ${ECHO}`,
+    [WS]: `exec python3 /tmp/site/ws_echo.py ${WS}`,
+  });
+  const echoHere = exposed[ECHO];
+  await waitForService(own, echoHere.host, echoHere.token, '/headers');
+  const ownPort = Number(own.listen.split(':')[1]);
+  const socketWs = new WebSocket(`ws://127.0.0.1:${ownPort}/`, { headers: { Host: exposed[WS].host, 'X-Lizard-Access-Token': echoHere.token } });
+  socketWs.on('error', () => {});
+  await waitFor(() => socketWs.readyState === WebSocket.OPEN, { timeout: 20000 });
+  const stalled = await new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: ownPort, path: `/download?n=${500 * 1024 * 1024}`, headers: { Host: echoHere.host, 'X-Lizard-Access-Token': echoHere.token } }, (res) => {
+      res.pause();
+      resolve(res);
+    }).on('error', reject);
+  });
+  stalled.on('error', () => {});
+  await ownClient.close();
+  own.child.kill('SIGTERM');
+  const ended = await Promise.race([own.exited, sleep(10000).then(() => null)]);
+  assert.ok(ended, 'the daemon exited');
+  assert.equal(ended.code, 0);
+  socketWs.terminate();
+  stalled.destroy();
+});
