@@ -164,7 +164,8 @@ static bool forward_head(struct port_conn *c)
 		c->why_dead = "out of memory";
 		return false;
 	}
-	size_t n = port_head_rewrite(data, &r, c->client_text, out, r.head_len + PORT_HEAD_GROWTH);
+	size_t n = port_head_rewrite(data, &r, c->client_text, c->peer_trusted, out,
+				     r.head_len + PORT_HEAD_GROWTH);
 	port_buffer_put(&c->up, out, n);
 	free(out);
 	port_buffer_consume(&c->in, r.head_len);

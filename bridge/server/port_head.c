@@ -121,6 +121,8 @@ static bool take_header(struct port_request *r, struct port_span name, struct po
 		r->host = value;
 	} else if (port_span_is(name, "origin")) {
 		r->origin = value;
+	} else if (port_span_is(name, "x-forwarded-for")) {
+		r->forwarded_for = value;
 	} else if (port_span_is(name, "accept")) {
 		r->accept = value;
 	} else if (port_span_is(name, "upgrade")) {
@@ -269,7 +271,7 @@ static bool dropped_header(struct port_span name)
 }
 
 size_t port_head_rewrite(const char *data, const struct port_request *r, const char *client,
-			 char *out, size_t size)
+			 bool keep_chain, char *out, size_t size)
 {
 	size_t used = 0;
 	out[0] = '\0';
@@ -305,11 +307,15 @@ size_t port_head_rewrite(const char *data, const struct port_request *r, const c
 		}
 		p = lf + 1;
 	}
+	put(out, size, &used, "X-Forwarded-For: ", 17);
+	if (keep_chain && r->forwarded_for.ptr && r->forwarded_for.len) {
+		put(out, size, &used, r->forwarded_for.ptr, r->forwarded_for.len);
+		put(out, size, &used, ", ", 2);
+	}
 	char forwarded[PORT_HEAD_GROWTH];
 	int n = snprintf(forwarded, sizeof(forwarded),
-			 "X-Forwarded-For: %s\r\nX-Forwarded-Host: %.*s\r\nX-Forwarded-Proto: "
-			 "http\r\n\r\n",
-			 client, (int)(r->host.len < 256 ? r->host.len : 256), r->host.ptr);
+			 "%s\r\nX-Forwarded-Host: %.*s\r\nX-Forwarded-Proto: http\r\n\r\n", client,
+			 (int)(r->host.len < 256 ? r->host.len : 256), r->host.ptr);
 	put(out, size, &used, forwarded, n > 0 ? (size_t)n : 0);
 	return used;
 }

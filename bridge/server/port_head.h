@@ -28,6 +28,7 @@ struct port_request {
 	struct port_span method, target, version;
 	struct port_span host, origin, accept, upgrade;
 	struct port_span session, port; /* the routing headers */
+	struct port_span forwarded_for; /* the client's X-Forwarded-For */
 	/* The access token, from wherever it came first. */
 	struct port_span token;
 	bool token_in_header, token_in_query, token_in_cookie;
@@ -50,9 +51,11 @@ enum port_head_result port_head_parse(const char *data, size_t len, struct port_
 				      const char **why);
 /* Writes the head the service gets into out (size at least r->head_len +
  * PORT_HEAD_GROWTH); returns its length. client is the peer's address as
- * text, for X-Forwarded-For. */
+ * text, for X-Forwarded-For: appended to the chain the request carries
+ * when the peer is a trusted proxy (keep_chain), the whole of it
+ * otherwise (a client's own header could say anything). */
 size_t port_head_rewrite(const char *data, const struct port_request *r, const char *client,
-			 char *out, size_t size);
+			 bool keep_chain, char *out, size_t size);
 /* The target without the token parameter (for a redirect's Location);
  * returns its length. out has r->target.len + 1 bytes at least. */
 size_t port_head_clean_target(const struct port_request *r, char *out, size_t size);

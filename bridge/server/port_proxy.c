@@ -200,6 +200,10 @@ static void accept_incoming(struct port_proxy *p, int64_t now)
 		} else {
 			c->address = list->peer;
 			c->unauthorized = true;
+			c->peer_trusted = list->peer.family != 0 &&
+					  bridge_trusted_proxy_match(
+						  p->options->trusted_proxies,
+						  p->options->trusted_proxy_count, &list->peer);
 			describe_peer(c);
 			c->last_activity_ms = c->state_since_ms = now;
 			c->next = p->conns;

@@ -125,7 +125,7 @@ static void the_rewrite_drops_token_cookie_and_routing_and_sets_forwarded(void)
 	ASSERT(r.has_length);
 	ASSERT_EQ(r.content_length, 3);
 	char out[PORT_HEAD_MAX + PORT_HEAD_GROWTH];
-	size_t n = port_head_rewrite(head, &r, "127.0.0.1", out, sizeof(out));
+	size_t n = port_head_rewrite(head, &r, "127.0.0.1", false, out, sizeof(out));
 	ASSERT_EQ(n, strlen(out));
 	ASSERT_STR_EQ(out, "POST /p?k=v HTTP/1.1\r\n"
 			   "Host: 3000-s-1.localhost:7070\r\n"
@@ -138,10 +138,16 @@ static void the_rewrite_drops_token_cookie_and_routing_and_sets_forwarded(void)
 	const char *only = "GET /?lizard_access_token=T HTTP/1.1\r\nHost: h\r\nCookie: "
 			   "lizard_access_token=T\r\n\r\n";
 	ASSERT_EQ(parse(only, &r), PORT_HEAD_OK);
-	port_head_rewrite(only, &r, "::1", out, sizeof(out));
+	port_head_rewrite(only, &r, "::1", false, out, sizeof(out));
 	ASSERT(!strstr(out, "Cookie"));
 	ASSERT(!strstr(out, "lizard_access_token"));
 	ASSERT_CONTAINS(out, "GET / HTTP/1.1\r\n");
+	/* From a trusted proxy the chain it sent is kept, and the proxy
+	 * appended; from anyone else it is replaced. */
+	ASSERT_EQ(parse(head, &r), PORT_HEAD_OK);
+	port_head_rewrite(head, &r, "10.0.0.2", true, out, sizeof(out));
+	ASSERT_CONTAINS(out, "X-Forwarded-For: 6.6.6.6, 10.0.0.2\r\n");
+	ASSERT(!strstr(out, "X-Forwarded-For: 6.6.6.6\r\n"));
 }
 
 static void bodies_end_where_their_framing_says(void)
