@@ -12,6 +12,20 @@ struct bridge_viewer_links {
 	size_t headroom;      /* bytes each viewer message keeps free before its data */
 	void (*wake)(void *); /* any thread: a session's viewers have news */
 	void *wake_context;
+	/* expose_port's host names end in this: "localhost" and the daemon's
+	 * port (from base_url), or --public-host NAME[:PORT] as given. */
+	char port_host_suffix[160];
 };
+
+/* How a request to an exposed port names its session's access token
+ * (bridge/server/port_*.c checks them, expose_port hands them out): a
+ * header for scripts; once in the URL for browsers, which the proxy
+ * turns into a cookie of the port's host name. Clients that cannot
+ * resolve <port>-<session>.localhost name session and port in headers. */
+#define BRIDGE_PORT_TOKEN_HEADER "X-Lizard-Access-Token"
+#define BRIDGE_PORT_TOKEN_QUERY "lizard_access_token"
+#define BRIDGE_PORT_TOKEN_COOKIE "lizard_access_token"
+#define BRIDGE_PORT_SESSION_HEADER "X-Lizard-Session"
+#define BRIDGE_PORT_PORT_HEADER "X-Lizard-Port"
 
 #endif

@@ -60,7 +60,8 @@ static const char usage[] =
 	"                           [--uid-range FIRST:COUNT]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
-	"                           [--trusted-proxy ADDR[/PREFIX]]...\n"
+	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
+	"                           [--port-idle-timeout SECONDS] [--max-port-connections N]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
@@ -91,6 +92,12 @@ static const char usage[] =
 	"        --trusted-proxy ADDR (repeatable; an address or ADDR/PREFIX) names a\n"
 	"        reverse proxy whose X-Forwarded-For says who the client is: its\n"
 	"        requests count for that client's cap, not the proxy's.\n"
+	"        expose_port's services are reached as <port>-<session>.localhost:PORT\n"
+	"        on the daemon's port; --public-host NAME[:PORT] makes that\n"
+	"        <port>-<session>.NAME[:PORT] (a wildcard name that reaches this daemon).\n"
+	"        A connection to a port closes after --port-idle-timeout without a byte\n"
+	"        (120 s; 600 s after a WebSocket upgrade); --max-port-connections caps\n"
+	"        those open to one session's ports (256).\n"
 	"call    run one tool on a daemon (LIZARD_API_URL, LIZARD_API_KEY); prints text\n"
 	"        results, writes the first image to -o FILE, exits 1 on a tool error.\n"
 	"\n"
@@ -141,6 +148,8 @@ struct stdio_options {
 	struct bridge_trusted_proxy trusted_proxies[MAX_TRUSTED_PROXIES];
 	size_t trusted_proxy_count;
 	int max_connections, max_peer_connections, request_timeout_s;
+	const char *public_host; /* --public-host; NULL: localhost */
+	int port_idle_timeout_s, port_max_session_connections;
 };
 
 /* A whole number in [min, max], or -1. */
@@ -162,6 +171,8 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 		{ "--max-connections", &o->max_connections, 1, 1000000 },
 		{ "--max-peer-connections", &o->max_peer_connections, 1, 1000000 },
 		{ "--request-timeout", &o->request_timeout_s, 1, 3600 },
+		{ "--port-idle-timeout", &o->port_idle_timeout_s, 1, 86400 },
+		{ "--max-port-connections", &o->port_max_session_connections, 1, 100000 },
 	};
 	if (!value)
 		return 0;
@@ -175,6 +186,17 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 			return 2;
 		}
 		o->allowed_hosts[o->allowed_host_count++] = value;
+		(*i)++;
+		return 1;
+	}
+	if (strcmp(arg, "--public-host") == 0) {
+		if (!value[0] || strlen(value) > 100 || strpbrk(value, "/ ?#@") ||
+		    value[0] == '.') {
+			fprintf(stderr, "lizard-bridge: --public-host takes a host name, with a "
+					"port if need be (example.com, box.example.com:8443)\n");
+			return 2;
+		}
+		o->public_host = value;
 		(*i)++;
 		return 1;
 	}
@@ -529,7 +551,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 	/* Filled before the tools are registered, not written after. */
 	struct bridge_viewer_links links = { .base_url = "" };
 	if (serve || options.viewer_listen)
-		bridge_server_viewer_links(serve ? options.listen : options.viewer_listen, &links);
+		bridge_server_viewer_links(serve ? options.listen : options.viewer_listen,
+					   options.public_host, &links);
 	context.viewer_links = &links;
 	struct mcp_server *server = mcp_server_create("lizard-bridge", LIZARD_VERSION, instructions,
 						      &worker_limits);
@@ -562,6 +585,9 @@ static int run_bridge(int argc, char **argv, bool serve)
 			.request_timeout_s = options.request_timeout_s,
 			.trusted_proxies = options.trusted_proxies,
 			.trusted_proxy_count = options.trusted_proxy_count,
+			.public_host = options.public_host,
+			.port_idle_timeout_s = options.port_idle_timeout_s,
+			.port_max_session_connections = options.port_max_session_connections,
 		};
 		rc = metrics ? bridge_server_run(&server_options) : 1;
 		log_info("shutting down");

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,9 +136,15 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 				 " is not installed; sessions with a "
 				 "network need it: apt-get install " SANDBOX_NETWORK_PACKAGE
 				 " (or create the session with network: false)");
-	char userns[64], netns[64];
+	char userns[64], netns[64], api[200] = "";
 	snprintf(userns, sizeof(userns), "--userns-path=/proc/%ld/ns/user", (long)target);
 	snprintf(netns, sizeof(netns), "/proc/%ld/ns/net", (long)target);
+	/* bench/ports.mjs compares exposed ports with slirp4netns's own port
+	 * forwarding, which needs its API socket: an internal switch for that
+	 * comparison only, an absolute directory of the bench's. */
+	const char *api_dir = getenv("LIZARD_BENCH_SLIRP_API_DIR");
+	if (api_dir && api_dir[0] == '/' && strlen(api_dir) < 120)
+		snprintf(api, sizeof(api), "--api-socket=%s/slirp-%ld.sock", api_dir, (long)target);
 	char *const argv[] = {
 		(char *)helper,
 		"--configure",
@@ -152,7 +159,18 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 		netns,
 		"tap0",
 		NULL,
+		NULL,
 	};
+	/* The API socket goes before the positional arguments. */
+	char *with_api[sizeof(argv) / sizeof(argv[0])];
+	if (api[0]) {
+		size_t n = 0;
+		with_api[n++] = argv[0];
+		with_api[n++] = api;
+		for (size_t i = 1; argv[i]; i++)
+			with_api[n++] = argv[i];
+		with_api[n] = NULL;
+	}
 	int exit_pipe[2], ready_pipe[2];
 	if (pipe2(exit_pipe, O_CLOEXEC) != 0)
 		return error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
@@ -163,7 +181,8 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		exec_helper(helper, argv, uid, log_fd, exit_pipe[0], ready_pipe[1], parent, join);
+		exec_helper(helper, api[0] ? with_api : argv, uid, log_fd, exit_pipe[0],
+			    ready_pipe[1], parent, join);
 	int fork_errno = errno;
 	close(exit_pipe[0]);
 	close(ready_pipe[1]);

@@ -24,6 +24,7 @@
 #include "sandbox/spawn.h"
 
 #include "sandbox/files_inside.h"
+#include "sandbox/port_inside.h"
 #include "sandbox/protocol.h"
 
 #include <errno.h>
@@ -198,7 +199,8 @@ static _Noreturn void child_main(const struct sandbox_child_setup *c)
 	environ = c->envp;
 	if (c->flags & SANDBOX_REQUEST_BUILTIN) {
 		close(status_fd);
-		_exit(sandbox_files_inside_run(c->argv));
+		_exit(sandbox_port_inside_is(c->argv) ? sandbox_port_inside_run(c->argv)
+						      : sandbox_files_inside_run(c->argv));
 	}
 	execvp(c->argv[0], c->argv);
 	child_fail(status_fd, "cannot run the program");

@@ -20,11 +20,12 @@ run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libse
   python3-pandas python3-matplotlib nodejs)
 # The Python client's tests type-check it with Debian's mypy and install it
 # offline into a venv with Debian's setuptools and wheel; the code
-# interpreter's bench compares with jupyter_client.
+# interpreter's bench compares with jupyter_client; the port proxy's tests
+# run a WebSocket echo server inside a sandbox with python3-websockets.
 test_packages=(x11vnc xvfb xdotool x11-apps x11-utils x11-xserver-utils xterm imagemagick xauth
   scrot iproute2 procps coreutils jq clang clang-format libclang-rt-14-dev websockify
   python3 python3-mypy python3-venv python3-setuptools python3-wheel
-  python3-jupyter-client)
+  python3-jupyter-client python3-websockets)
 
 wanted=("${build_packages[@]}" "${run_packages[@]}")
 if [ "${1:-}" = "--tests" ]; then

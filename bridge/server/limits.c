@@ -17,6 +17,7 @@
 #include "bridge/server/limits.h"
 
 #include "bridge/server/options.h"
+#include "bridge/server/port_proxy.h"
 #include "bridge/server/state.h"
 
 #include "util/clock.h"
@@ -208,13 +209,16 @@ int bridge_server_filter_accept(struct bridge_server *server,
 {
 	struct bridge_address peer;
 	peer_of(&filter->cli_addr, &peer);
-	if (server->accepted_count >= server->max_connections) {
+	/* The port proxy's connections count too: each takes descriptors. */
+	if (server->accepted_count + port_proxy_held(server->ports) >= server->max_connections) {
 		note_refusal(server, "the server is at its connection cap");
 		return 1;
 	}
 	/* A trusted proxy's clients are told apart once their requests come. */
 	if (peer.family != 0 && !trusted_proxy(server, &peer) &&
-	    connections_of(server, &peer, NULL) >= server->max_peer_connections) {
+	    connections_of(server, &peer, NULL) +
+			    port_proxy_unauthorized_from(server->ports, &peer) >=
+		    server->max_peer_connections) {
 		note_refusal(server, "a peer address at its connection cap");
 		return 1;
 	}

@@ -36,6 +36,12 @@ struct bridge_server_options {
 	 * their connections count for that client, not for them. */
 	const struct bridge_trusted_proxy *trusted_proxies;
 	size_t trusted_proxy_count;
+	/* --public-host NAME[:PORT]: exposed ports are <port>-<session>.NAME;
+	 * NULL: <port>-<session>.localhost. */
+	const char *public_host;
+	/* Exposed ports (port_proxy.h); 0 for the defaults. */
+	int port_idle_timeout_s;          /* a connection without a byte either way */
+	int port_max_session_connections; /* open to one session's ports at once */
 };
 
 #define BRIDGE_SERVER_MAX_CONNECTIONS 512

@@ -7,6 +7,8 @@
 #include "bridge/server/mcp_ws.h"
 #include "bridge/server/novnc.h"
 #include "bridge/server/outbox.h"
+#include "bridge/server/port_front.h"
+#include "bridge/server/port_proxy.h"
 #include "bridge/server/state.h"
 #include "bridge/server/viewer_ws.h"
 #include "util/clock.h"
@@ -31,10 +33,13 @@ static int route_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		bridge_server_drain_outbox(server);
 		bridge_server_viewer_wake_all(server);
+		bridge_server_port_front_adopt(server);
 		return 0;
-	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: {
 		/* user is the accepted address here, not a connection */
-		return bridge_server_filter_accept(server, user);
+		int refused = bridge_server_filter_accept(server, user);
+		return refused ? refused : bridge_server_port_front_take(server, user);
+	}
 	case LWS_CALLBACK_WSI_CREATE:
 		bridge_server_wsi_created(server, wsi);
 		return 0;
@@ -187,11 +192,23 @@ static void set_waker_target(struct lws_context *lws)
 	pthread_mutex_unlock(&waker_lock);
 }
 
-void bridge_server_viewer_links(const char *listen, struct bridge_viewer_links *links)
+void bridge_server_viewer_links(const char *listen, const char *public_host,
+				struct bridge_viewer_links *links)
 {
 	bool unix_socket = listen[0] == '/' || strncmp(listen, "unix:", 5) == 0;
 	snprintf(links->base_url, sizeof(links->base_url), "%s%s",
 		 unix_socket ? "unix:" : "http://", listen);
+	/* Exposed ports: *.localhost reaches loopback in browsers and curl,
+	 * on the daemon's own port; a UNIX socket has no host names. */
+	const char *colon = strrchr(listen, ':');
+	if (public_host)
+		snprintf(links->port_host_suffix, sizeof(links->port_host_suffix), "%s",
+			 public_host);
+	else if (!unix_socket && colon)
+		snprintf(links->port_host_suffix, sizeof(links->port_host_suffix), "localhost%s",
+			 colon);
+	else
+		links->port_host_suffix[0] = '\0';
 	links->headroom = LWS_PRE;
 	links->wake = wake_loop;
 	links->wake_context = NULL;
@@ -299,6 +316,15 @@ int bridge_server_run(const struct bridge_server_options *options)
 		bridge_server_limits_finish(&server);
 		return 1;
 	}
+	/* Exposed ports: their host names never reach the routes here. */
+	if (!unix_socket && !(server.ports = port_proxy_start(&server))) {
+		pthread_cancel(watcher);
+		pthread_join(watcher, NULL);
+		lws_context_destroy(server.lws);
+		pthread_mutex_destroy(&server.outbox_lock);
+		bridge_server_limits_finish(&server);
+		return 1;
+	}
 	/* Hubs wake the loop when they have news. */
 	set_waker_target(server.lws);
 	if (options->mcp)
@@ -320,6 +346,8 @@ int bridge_server_run(const struct bridge_server_options *options)
 		pthread_cancel(watcher); /* the loop failed; nobody will signal it */
 	pthread_join(watcher, NULL);
 	set_waker_target(NULL);
+	port_proxy_stop(server.ports);
+	server.ports = NULL;
 	lws_context_destroy(server.lws);
 	bridge_server_drop_outbox(&server);
 	pthread_mutex_destroy(&server.outbox_lock);

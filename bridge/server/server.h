@@ -16,7 +16,9 @@ int bridge_server_run(const struct bridge_server_options *options);
 
 /* Where viewer links of a server listening on listen point, and how a
  * session's viewers wake its loop (a loop that is not running, or no
- * longer, is not woken). For main, before the tools are registered. */
-void bridge_server_viewer_links(const char *listen, struct bridge_viewer_links *links);
+ * longer, is not woken), and the host names of exposed ports
+ * (public_host, or localhost:PORT when NULL). For main, before the tools are registered. */
+void bridge_server_viewer_links(const char *listen, const char *public_host,
+				struct bridge_viewer_links *links);
 
 #endif

@@ -100,6 +100,7 @@ struct http_conn {
 };
 
 struct accepted;
+struct port_proxy;
 
 struct bridge_server {
 	const struct bridge_server_options *options;
@@ -120,6 +121,9 @@ struct bridge_server {
 	int listen_fd, reserve_fd;
 	int refused;
 	long refusal_logged_at;
+
+	/* Exposed ports (port_proxy.h); NULL on a UNIX socket. */
+	struct port_proxy *ports;
 };
 
 #endif

@@ -2,6 +2,7 @@
 /* session_info (see info.h). */
 #include "bridge/session/info.h"
 
+#include "bridge/session/ports.h"
 #include "bridge/session/resources.h"
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
@@ -73,6 +74,7 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	if (s->volume[0])
 		cJSON_AddStringToObject(info, "volume", s->volume);
 	bridge_session_describe_resources(s, info);
+	bridge_session_describe_ports(s, info);
 	struct sandbox *sandbox = bridge_session_sandbox(s);
 	cJSON *isolation = cJSON_AddObjectToObject(info, "sandbox");
 	if (sandbox) {

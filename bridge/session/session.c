@@ -2,6 +2,7 @@
 #include "bridge/session/session.h"
 #include "bridge/session/state.h"
 #include "bridge/session/code.h"
+#include "bridge/session/ports.h"
 
 
 #include "bridge/viewer/hub.h"
@@ -92,6 +93,10 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	if (spec->volume)
 		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);
+	if (!bridge_session_ports_init(s, err)) {
+		bridge_session_unref(s);
+		return NULL;
+	}
 	return s;
 
 oom_session:
@@ -412,6 +417,8 @@ void bridge_session_end(struct bridge_session *s, const char *why)
 			log_debug("session %s: cannot wake its supervisor", s->id);
 		bridge_code_contexts_cancel(s->code);
 		stop_programs(s);
+		/* Its exposed ports' connections close with it. */
+		bridge_session_ports_changed();
 	}
 }
 

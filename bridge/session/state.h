@@ -42,6 +42,7 @@ struct bridge_session {
 	bool volume_held;
 	struct sandbox_uid_range uid_range;
 	struct bridge_code_contexts *code; /* run_code's contexts */
+	char access_token[48];             /* ports.c; set once at creation */
 	struct vnc_framebuffer *fb;
 	struct vnc_capture_cache *capture_cache;
 
@@ -62,6 +63,8 @@ struct bridge_session {
 	bool paused;
 	int64_t paused_at_ms;
 	struct bridge_viewers *viewers;
+	int exposed_ports[32]; /* ports.c: BRIDGE_SESSION_MAX_PORTS */
+	int exposed_count;
 	bool supervising;
 	pthread_t supervisor; /* attached: reconnects; local: watches the desktop */
 	int stop_fd;          /* an eventfd the supervisor polls; readable once ended */

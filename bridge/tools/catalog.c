@@ -8,6 +8,7 @@
 #include "bridge/tools/exec.h"
 #include "bridge/tools/files.h"
 #include "bridge/tools/input.h"
+#include "bridge/tools/ports.h"
 #include "bridge/tools/screen.h"
 #include "bridge/tools/sessions.h"
 #include "bridge/tools/tool_schemas.h" /* generated from bridge/tools/schemas */
@@ -474,6 +475,43 @@ static const struct bridge_tool catalog[] = {
 		.output_schema = tools_schema_delete_volume_output,
 		.handler = tools_delete_volume,
 		.sessionless = true,
+	},
+	/* ports.h */
+	{
+		.name = "expose_port",
+		.title = "Reach a service inside a session",
+		.description = "Let a service that listens on port inside a local session be "
+			       "reached through the daemon, even one bound to the sandbox's own "
+			       "127.0.0.1: url opens it in a browser (HTTP and WebSocket), host is "
+			       "its host name, and scripts send token in the header named by "
+			       "header. Requests without the token get 401. The token is the "
+			       "session's; it ends with the session or unexpose_port.",
+		.input_schema = tools_schema_expose_port_input,
+		.output_schema = tools_schema_expose_port_output,
+		.handler = tools_expose_port,
+		.quick = true,
+	},
+	{
+		.name = "get_host",
+		.title = "A port's host name",
+		.description = "The host name <port>-<session>.localhost:<daemon port> under which "
+			       "an exposed port is reached (expose_port opens it and gives the "
+			       "token).",
+		.input_schema = tools_schema_get_host_input,
+		.output_schema = tools_schema_get_host_output,
+		.handler = tools_get_host,
+		.read_only = true,
+		.quick = true,
+	},
+	{
+		.name = "unexpose_port",
+		.title = "Stop exposing a port",
+		.description = "Take back an exposed port: its connections close and requests to "
+			       "it get 404.",
+		.input_schema = tools_schema_unexpose_port_input,
+		.output_schema = tools_schema_unexpose_port_output,
+		.handler = tools_unexpose_port,
+		.quick = true,
 	},
 };
 

@@ -14,7 +14,7 @@ const noData = new Set([
 ]);
 const dataTools = ['create_session', 'list_sessions', 'session_info', 'set_timeout', 'start_stream',
   'cursor_position', 'screen_size', 'clipboard_get', 'wait', 'run_code', 'create_code_context',
-  'list_code_contexts', 'restart_code_context'];
+  'list_code_contexts', 'restart_code_context', 'expose_port', 'get_host', 'unexpose_port'];
 
 let daemon, mcp, session;
 

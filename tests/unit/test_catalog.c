@@ -353,9 +353,11 @@ static void the_input_lane_and_quick_tools_are_unchanged(void)
 	ASSERT_STR_EQ(names, "click move_mouse mouse_down mouse_up drag scroll type press hold_key "
 			     "wait open_url launch clipboard_set computer");
 	tools_with(is_quick, names, sizeof(names));
-	ASSERT_STR_EQ(names, "screenshot cursor_position screen_size list_sessions session_info "
-			     "set_timeout pause_session resume_session start_stream stop_stream "
-			     "kill_session list_code_contexts remove_code_context");
+	ASSERT_STR_EQ(names,
+		      "screenshot cursor_position screen_size list_sessions session_info "
+		      "set_timeout pause_session resume_session start_stream stop_stream "
+		      "kill_session list_code_contexts remove_code_context expose_port get_host "
+		      "unexpose_port");
 }
 
 static void registering_lists_every_tool(void)

@@ -128,6 +128,8 @@ class SandboxInfo:
     reason: Optional[str] = None
     volume: Optional[str] = None
     vnc: Optional[str] = None
+    access_token: Optional[str] = field(default=None, repr=False)  # for exposed ports
+    exposed_ports: List[int] = field(default_factory=list)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -150,6 +152,8 @@ class SandboxInfo:
             reason=r.opt_text("reason"),
             volume=r.opt_text("volume"),
             vnc=r.opt_text("vnc"),
+            access_token=r.opt_text("access_token"),
+            exposed_ports=[int(p) for p in r.data.get("exposed_ports") or [] if isinstance(p, int)],
             raw=dict(r.data),
         )
 
@@ -168,6 +172,24 @@ class StreamInfo:
     def from_data(cls, data: Optional[Mapping[str, Any]]) -> "StreamInfo":
         r = _Reader("start_stream", data)
         return cls(r.text("url"), r.text("view_only_url"), r.opt_text("novnc_url"), r.opt_text("novnc_view_only_url"))
+
+
+@dataclass(frozen=True)
+class ExposedPort:
+    """A service inside a sandbox reached through the bridge (expose_port).
+    url opens it in a browser (the token in it becomes a cookie of host);
+    scripts send token in the request header named header, to host."""
+
+    port: int
+    host: str
+    url: str
+    token: str
+    header: str
+
+    @classmethod
+    def from_data(cls, data: Optional[Mapping[str, Any]]) -> "ExposedPort":
+        r = _Reader("expose_port", data)
+        return cls(r.integer("port"), r.text("host"), r.text("url"), r.text("token"), r.text("header"))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from lizard_bridge._mcp import ToolResult
 from lizard_bridge._transport import JsonObject
 from lizard_bridge.desktop import Desktop
 from lizard_bridge.errors import BridgeError, NotFoundError, TransportError
-from lizard_bridge.results import CodeContext, Execution, ExecResult, FileEntry, SandboxInfo, WriteInfo, reader
+from lizard_bridge.results import CodeContext, Execution, ExecResult, ExposedPort, FileEntry, SandboxInfo, WriteInfo, reader
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -321,6 +321,25 @@ class Sandbox:
         finally:
             if self._owns_bridge:
                 self._bridge.close()
+
+    # -- services inside --
+
+    def expose_port(self, port: int) -> ExposedPort:
+        """Lets the service listening on port inside the sandbox (on its
+        127.0.0.1 or any address) be reached through the bridge: .url for a
+        browser, .host plus .token in the .header header for scripts.
+        Requests without the token get 401."""
+        return ExposedPort.from_data(self._call("expose_port", {"port": port}).structured)
+
+    def get_host(self, port: int) -> str:
+        """The host name <port>-<sandbox>.localhost:<bridge port> under
+        which port is reached once exposed (expose_port gives the token)."""
+        return reader("get_host", self._call("get_host", {"port": port}).structured).text("host")
+
+    def unexpose_port(self, port: int) -> None:
+        """Takes an exposed port back: its connections close, and its
+        requests get 404 from then on."""
+        self._call("unexpose_port", {"port": port})
 
     # -- code --
 
