@@ -62,6 +62,7 @@ static const char usage[] =
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
 	"                           [--port-idle-timeout SECONDS] [--max-port-connections N]\n"
+	"                           [--port-upgraded-idle-timeout SECONDS]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
@@ -96,7 +97,8 @@ static const char usage[] =
 	"        on the daemon's port; --public-host NAME[:PORT] makes that\n"
 	"        <port>-<session>.NAME[:PORT] (a wildcard name that reaches this daemon).\n"
 	"        A connection to a port closes after --port-idle-timeout without a byte\n"
-	"        (120 s; 600 s after a WebSocket upgrade); --max-port-connections caps\n"
+	"        (120 s), or after --port-upgraded-idle-timeout once it was upgraded to\n"
+	"        a WebSocket (600 s); --max-port-connections caps\n"
 	"        those open to one session's ports (256).\n"
 	"call    run one tool on a daemon (LIZARD_API_URL, LIZARD_API_KEY); prints text\n"
 	"        results, writes the first image to -o FILE, exits 1 on a tool error.\n"
@@ -149,7 +151,7 @@ struct stdio_options {
 	size_t trusted_proxy_count;
 	int max_connections, max_peer_connections, request_timeout_s;
 	const char *public_host; /* --public-host; NULL: localhost */
-	int port_idle_timeout_s, port_max_session_connections;
+	int port_idle_timeout_s, port_upgraded_idle_timeout_s, port_max_session_connections;
 };
 
 /* A whole number in [min, max], or -1. */
@@ -172,6 +174,7 @@ static int parse_serve_option(const char *arg, const char *value, int *i, struct
 		{ "--max-peer-connections", &o->max_peer_connections, 1, 1000000 },
 		{ "--request-timeout", &o->request_timeout_s, 1, 3600 },
 		{ "--port-idle-timeout", &o->port_idle_timeout_s, 1, 86400 },
+		{ "--port-upgraded-idle-timeout", &o->port_upgraded_idle_timeout_s, 1, 86400 },
 		{ "--max-port-connections", &o->port_max_session_connections, 1, 100000 },
 	};
 	if (!value)
@@ -587,6 +590,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 			.trusted_proxy_count = options.trusted_proxy_count,
 			.public_host = options.public_host,
 			.port_idle_timeout_s = options.port_idle_timeout_s,
+			.port_upgraded_idle_timeout_s = options.port_upgraded_idle_timeout_s,
 			.port_max_session_connections = options.port_max_session_connections,
 		};
 		rc = metrics ? bridge_server_run(&server_options) : 1;

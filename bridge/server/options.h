@@ -41,6 +41,7 @@ struct bridge_server_options {
 	const char *public_host;
 	/* Exposed ports (port_proxy.h); 0 for the defaults. */
 	int port_idle_timeout_s;          /* a connection without a byte either way */
+	int port_upgraded_idle_timeout_s; /* the same once upgraded (a WebSocket) */
 	int port_max_session_connections; /* open to one session's ports at once */
 };
 

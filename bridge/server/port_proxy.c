@@ -784,7 +784,9 @@ struct port_proxy *port_proxy_start(struct bridge_server *server)
 			     1000;
 	p->idle_ms = (o->port_idle_timeout_s > 0 ? o->port_idle_timeout_s : PORT_PROXY_IDLE_S) *
 		     1000;
-	p->upgraded_idle_ms = PORT_PROXY_UPGRADED_IDLE_S * 1000;
+	p->upgraded_idle_ms = (o->port_upgraded_idle_timeout_s > 0 ? o->port_upgraded_idle_timeout_s
+								   : PORT_PROXY_UPGRADED_IDLE_S) *
+			      1000;
 	if (p->upgraded_idle_ms < p->idle_ms)
 		p->upgraded_idle_ms = p->idle_ms;
 	p->max_per_session = o->port_max_session_connections > 0
