@@ -116,14 +116,23 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	 * CAP_SETFCAP, and `user: root` means root inside. */
 	add(a, "--cap-add", "ALL", NULL);
 	add(a, "--hostname", "sandbox", NULL);
-	add(a, "--ro-bind", "/usr", "/usr");
+	/* A writable root (root.h) brings /usr, /etc and the package
+	 * databases along as overlays mounted in it. */
+	if (s->rootfs[0])
+		add(a, "--bind", s->rootfs, "/");
+	else
+		add(a, "--ro-bind", "/usr", "/usr");
 	static const char *const system_paths[] = { "/bin",   "/sbin",  "/lib",
 						    "/lib32", "/lib64", "/libx32" };
 	for (int i = 0; i < 6; i++)
 		add_system_path(a, system_paths[i], links[i], 128);
-	add(a, "--ro-bind", "/etc", "/etc");
-	add(a, "--ro-bind-data", "7", "/etc/passwd");
-	add(a, "--ro-bind-data", "8", "/etc/group");
+	if (!s->rootfs[0])
+		add(a, "--ro-bind", "/etc", "/etc");
+	/* A writable root has its own, in its layer (root_private.h). */
+	if (!s->rootfs[0]) {
+		add(a, "--ro-bind-data", "7", "/etc/passwd");
+		add(a, "--ro-bind-data", "8", "/etc/group");
+	}
 	if (resolv_dest)
 		add(a, "--ro-bind-data", "10", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
@@ -139,6 +148,8 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	 * stays in the sandbox's network namespace. */
 	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
 	add(a, "--dir", "/var/tmp", NULL);
+	if (s->rootfs[0])
+		add(a, "--dir", "/var/log", NULL);
 	/* Without the system's font cache every program that draws text
 	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */
 	if (access("/var/cache/fontconfig", F_OK) == 0)
