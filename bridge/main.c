@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef LIZARD_VERSION
@@ -405,8 +406,12 @@ static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 		if (sandbox_data_dir_default(dir, sizeof(dir), &failed))
 			data_dir = dir;
 	}
-	if (data_dir)
+	if (data_dir) {
 		c->volumes = sandbox_volumes_open(data_dir, &failed);
+		snprintf(c->snapshots_dir, sizeof(c->snapshots_dir), "%.480s/snapshots", data_dir);
+		if (mkdir(c->snapshots_dir, 0700) != 0 && errno != EEXIST)
+			c->snapshots_dir[0] = '\0';
+	}
 	if (!c->volumes) {
 		snprintf(c->volumes_why, sizeof(c->volumes_why), "%s", failed.message);
 		log_warn("volumes are unavailable: %s", failed.message);

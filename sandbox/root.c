@@ -2,6 +2,7 @@
 #include "sandbox/root.h"
 
 #include "sandbox/root_private.h"
+#include "sandbox/snapshot.h"
 #include "sandbox/state.h"
 
 #include <errno.h>
@@ -223,7 +224,7 @@ out:
 	return ok;
 }
 
-bool sandbox_root_make(struct sandbox *s, struct error *err)
+bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err)
 {
 	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
 	const char *under = s->on_disk ? s->disk_mount : s->dir;
@@ -238,6 +239,8 @@ bool sandbox_root_make(struct sandbox *s, struct error *err)
 		error_prefix(err, "in %s", under);
 		goto out;
 	}
+	if (restore_dir && !sandbox_snapshot_restore(s, restore_dir, err))
+		goto out;
 	if ((ns = idmap_namespace(s->host_uid, err)) < 0)
 		goto out;
 	ok = true;

@@ -39,8 +39,9 @@ struct sandbox;
 bool sandbox_root_available(struct error *err);
 
 /* Makes s's root (rootfs, the layers and the overlays mounted on the host);
- * fills s->rootfs. */
-bool sandbox_root_make(struct sandbox *s, struct error *err);
+ * fills s->rootfs. With restore_dir, the snapshot's files (snapshot.h) go
+ * into the layers and the sandbox's directories first. */
+bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err);
 
 /* Unmounts the host's copies of the overlays (bwrap has its own, or the
  * sandbox failed); nothing when there are none. */

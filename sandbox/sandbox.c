@@ -224,9 +224,16 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
 	/* Without one, the host's system directories are read-only
 	 * (describe says why). */
+	s->has_volume = o->workspace_dir || o->workspace_image;
 	struct error read_only;
-	if (s->isolated && sandbox_root_available(&read_only) && !sandbox_root_make(s, err))
+	if (s->isolated && sandbox_root_available(&read_only) &&
+	    !sandbox_root_make(s, o->restore_dir, err))
 		goto fail;
+	if (o->restore_dir && !s->rootfs[0]) {
+		error_set(err, 0, "restoring a snapshot needs a writable root: %s",
+			  s->isolated ? read_only.message : "this sandbox is not isolated");
+		goto fail;
+	}
 	if (o->workspace_dir) {
 		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
 		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",

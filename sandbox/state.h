@@ -36,6 +36,7 @@ struct sandbox {
 	 * not mounted. */
 	char volume_mount[240];
 	int volume_loop; /* a volume's image: its loop device, or -1 */
+	bool has_volume; /* /workspace is a volume's */
 	/* A writable root (root.h): rootfs is bound at /, the overlays' layers
 	 * are in layers; rootfs_fd is -1 and rootfs "" with a read-only one.
 	 * root_mounted: the host still has its copies of the overlays. */

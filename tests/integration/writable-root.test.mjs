@@ -11,10 +11,10 @@ import { tempDir } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
+import { BUILD_AND_INSTALL, PACKAGE } from '../lib/packages.mjs';
 
 const MIB = 1 << 20;
 const LIMIT = 64 * MIB;
-const PACKAGE = `lizard-probe-${process.pid}`;
 let daemon, client, dataDir;
 
 before(async () => {
@@ -44,18 +44,7 @@ async function exec(session, command, user = 'user') {
 
 const kill = (session) => client.call('kill_session', { session });
 
-// Builds a package inside with dpkg-deb (from the host's /usr, seen
-// inside) and installs it as root: a program in /usr/bin and an entry in
-// dpkg's database.
-export const BUILD_AND_INSTALL = `set -e
-mkdir -p /tmp/pkg/DEBIAN /tmp/pkg/usr/bin
-printf 'Package: ${PACKAGE}\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: test <t@example.org>\\nDescription: probe\\n' > /tmp/pkg/DEBIAN/control
-printf '#!/bin/sh\\necho installed-inside\\n' > /tmp/pkg/usr/bin/${PACKAGE}
-chmod 755 /tmp/pkg/usr/bin/${PACKAGE}
-dpkg-deb --build /tmp/pkg /tmp/probe.deb >/dev/null
-dpkg -i /tmp/probe.deb >/dev/null
-${PACKAGE}
-dpkg-query -W -f '\${Status}\\n' ${PACKAGE}`;
+
 
 test('root inside installs a package with dpkg -i; the host and another session do not see it', async () => {
   const session = await create();
