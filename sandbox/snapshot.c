@@ -1,78 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/snapshot.h"
 
+#include "sandbox/command.h"
 #include "sandbox/state.h"
-#include "util/clock.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* A copy of gigabytes takes a while; a stuck one must not hold a worker. */
 #define TOOL_TIMEOUT_MS 600000
-
-/* Runs argv (an absolute program) to its end within the deadline; its
- * output is kept for the message. */
-static bool run_tool(const char *const *argv, struct error *err)
-{
-	int out[2];
-	if (pipe2(out, O_CLOEXEC) != 0)
-		return error_set(err, errno, "cannot create a pipe for %s", argv[0]);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null_fd = open("/dev/null", O_RDONLY);
-		dup2(null_fd, STDIN_FILENO);
-		dup2(out[1], STDOUT_FILENO);
-		dup2(out[1], STDERR_FILENO);
-		static char *const env[] = { "PATH=/usr/bin:/bin", "LANG=C", NULL };
-		execve(argv[0], (char *const *)argv, env);
-		_exit(127);
-	}
-	close(out[1]);
-	if (pid < 0) {
-		close(out[0]);
-		return error_set(err, errno, "cannot start %s", argv[0]);
-	}
-	char said[300] = "";
-	size_t used = 0;
-	int64_t deadline = clock_monotonic_ms() + TOOL_TIMEOUT_MS;
-	for (;;) {
-		int64_t left = deadline - clock_monotonic_ms();
-		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
-		int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		char chunk[256];
-		ssize_t got = read(out[0], chunk, sizeof(chunk));
-		if (got <= 0)
-			break;
-		size_t keep = (size_t)got < sizeof(said) - 1 - used ? (size_t)got
-								    : sizeof(said) - 1 - used;
-		memcpy(said + used, chunk, keep);
-		used += keep;
-		said[used] = '\0';
-	}
-	close(out[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return true;
-	said[strcspn(said, "\n")] = '\0';
-	return error_set(err, 0, "%s failed%s%s", argv[0], said[0] ? ": " : " (or took too long)",
-			 said);
-}
 
 /* Copies the contents of directory from into directory to (made when
  * missing, 0700), as they are. */
@@ -83,7 +23,7 @@ static bool copy_tree(const char *from, const char *to, struct error *err)
 	char source[600];
 	snprintf(source, sizeof(source), "%s/.", from);
 	const char *argv[] = { "/bin/cp", "-a", "--no-target-directory", source, to, NULL };
-	return run_tool(argv, err);
+	return sandbox_command_run(argv, -1, TOOL_TIMEOUT_MS, "cp", err);
 }
 
 static bool chown_tree(const char *path, uid_t from, uid_t to, struct error *err)
@@ -95,7 +35,8 @@ static bool chown_tree(const char *path, uid_t from, uid_t to, struct error *err
 	snprintf(to_group, sizeof(to_group), ":%u", (unsigned)to);
 	const char *owners[] = { "/bin/chown", "-R", "-h", from_owner, to_owner, path, NULL };
 	const char *groups[] = { "/bin/chown", "-R", "-h", from_group, to_group, path, NULL };
-	return from == to || (run_tool(owners, err) && run_tool(groups, err));
+	return from == to || (sandbox_command_run(owners, -1, TOOL_TIMEOUT_MS, "chown", err) &&
+			      sandbox_command_run(groups, -1, TOOL_TIMEOUT_MS, "chown", err));
 }
 
 /* What a snapshot holds: name in it, and where it is in the sandbox. */
