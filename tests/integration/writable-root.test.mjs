@@ -115,3 +115,52 @@ test('filling the writable root stops at the disk limit with ENOSPC; the bridge 
     await kill(other);
   }
 });
+
+// The bridge's janitor: the process it forks at start to clean up after it.
+const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).find((p) => {
+  try {
+    const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+    return /^Name:\s+lizard-janitor$/m.test(status) && new RegExp(`^PPid:\\s+${pid}$`, 'm').test(status);
+  } catch {
+    return false;
+  }
+});
+
+test('a bridge killed with its janitor leaves no mount and no layer once the next one starts', async () => {
+  const killed = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir] });
+  const own = await httpClient(killed);
+  const created = await own.call('create_session', { template: 'base', size: 'small' });
+  const session = JSON.parse(textOf(created)).session;
+  const r = await own.call('exec', { session, command: 'echo layer > /usr/in-the-layer && echo written', user: 'root' });
+  assert.equal(r.structuredContent.stdout, 'written\n');
+  const privateDir = path.dirname((await sandboxOf(own, session)).dir);
+  assert.ok(fs.existsSync(path.join(privateDir, 'disk.img')), privateDir);
+  const daemonDir = path.dirname(privateDir);
+  const janitor = janitorOf(killed.child.pid);
+  assert.ok(janitor, 'the bridge has a janitor');
+  process.kill(janitor, 'SIGKILL');
+  process.kill(killed.child.pid, 'SIGKILL');
+  await killed.exited;
+  await own.close().catch(() => {});
+  const mountsUnder = () => fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .filter((l) => l.split(' ')[4]?.startsWith(`${daemonDir}/`));
+  assert.ok(mountsUnder().length > 0, 'the killed bridge left its session\'s disk mounted');
+  const next = await startDaemon({ args: ['--data-dir', dataDir] });
+  try {
+    assert.deepEqual(mountsUnder(), []);
+    assert.equal(fs.existsSync(daemonDir), false, `${daemonDir} is still there`);
+    // No process anywhere still sees the layer (the sandbox's mount
+    // namespace went with its processes).
+    const seen = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/mountinfo`, 'utf8').includes(privateDir);
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(seen, []);
+    assert.equal(fs.existsSync('/usr/in-the-layer'), false);
+  } finally {
+    await next.stop();
+  }
+});
