@@ -106,6 +106,32 @@ class Lifetime(OnEachBridge):
             self.bridge().delete_volume(name)
         self.assertNotIn(name, [v.name for v in self.bridge().list_volumes()])
 
+    def test_a_snapshot_restores_and_a_fork_goes_on_on_its_own(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("snapshots need a writable root, which needs a root daemon")
+        with self.bridge().create("base") as source:
+            source.fs.write("/etc/py-snapshot", "in the root")
+            source.process.exec_("echo home > ~/home.txt")
+            snap = source.snapshot()
+            self.assertEqual((snap.template, snap.session), ("base", source.sandbox_id))
+            self.assertGreater(snap.bytes, 0)
+            try:
+                self.assertIn(snap.snapshot_id, [s.snapshot_id for s in self.bridge().list_snapshots()])
+                with Sandbox.restore(snap, bridge=self.bridge()) as restored:
+                    self.assertEqual(restored.fs.read("/etc/py-snapshot"), "in the root")
+                    self.assertEqual(restored.process.exec_("cat ~/home.txt").stdout, "home\n")
+                with self.bridge().create(snap.snapshot_id) as again:
+                    self.assertEqual(again.fs.read("/etc/py-snapshot"), "in the root")
+            finally:
+                self.bridge().delete_snapshot(snap.snapshot_id)
+            self.assertNotIn(snap.snapshot_id, [s.snapshot_id for s in self.bridge().list_snapshots()])
+            with source.fork() as fork:
+                self.assertEqual(fork.fs.read("/etc/py-snapshot"), "in the root")
+                fork.fs.write("/tmp/only-fork", "fork")
+                source.fs.write("/tmp/only-source", "source")
+                self.assertEqual(fork.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-fork\n")
+                self.assertEqual(source.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-source\n")
+
 
 both_modes(Lifetime, globals())
 

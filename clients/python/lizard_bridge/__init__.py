@@ -41,6 +41,7 @@ from lizard_bridge.results import (
     StreamInfo,
     Volume,
     VolumeInfo,
+    SnapshotInfo,
     WaitResult,
     WriteInfo,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "TransportError",
     "Volume",
     "VolumeInfo",
+    "SnapshotInfo",
     "WaitResult",
     "WriteInfo",
 ]

@@ -27,7 +27,7 @@ from lizard_bridge._mcp import McpSession, OnProgress, ToolResult
 from lizard_bridge._stdio import StdioTransport
 from lizard_bridge._transport import Deadline, JsonObject
 from lizard_bridge.errors import AuthError, BridgeError
-from lizard_bridge.results import SandboxInfo, Volume, VolumeInfo, reader
+from lizard_bridge.results import SandboxInfo, SnapshotInfo, Volume, VolumeInfo, reader
 from lizard_bridge.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -248,3 +248,13 @@ class Bridge:
     def delete_volume(self, name: str) -> None:
         """Deletes a volume no session has mounted, and its files."""
         self.call_tool("delete_volume", {"name": name}, seconds=_VOLUME_SECONDS)
+
+    # -- snapshots (Sandbox.snapshot and Sandbox.fork make them) --
+
+    def list_snapshots(self) -> builtins.list[SnapshotInfo]:
+        r = reader("list_snapshots", self.call_tool("list_snapshots", seconds=_VOLUME_SECONDS).structured)
+        return [SnapshotInfo.from_data(item, "list_snapshots") for item in r.array("snapshots")]
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        """Deletes a snapshot; sandboxes restored from it keep their copies."""
+        self.call_tool("delete_snapshot", {"snapshot": snapshot_id}, seconds=_VOLUME_SECONDS)

@@ -272,6 +272,30 @@ class VolumeInfo:
         )
 
 
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """A snapshot (snapshot_session, list_snapshots): a session's files and
+    how it was made; restore with Sandbox.restore(snapshot_id) or
+    Bridge.create(template=snapshot_id). bytes: its disk space on the host."""
+
+    snapshot_id: str
+    template: Optional[str]
+    session: Optional[str]
+    created: Optional[str]
+    bytes: int
+
+    @classmethod
+    def from_data(cls, data: Any, tool: str = "snapshot_session") -> "SnapshotInfo":
+        r = _Reader(tool, data)
+        return cls(
+            snapshot_id=r.text("snapshot"),
+            template=r.opt_text("template"),
+            session=r.opt_text("session"),
+            created=r.opt_text("created"),
+            bytes=int(r.opt_number("bytes") or 0),
+        )
+
+
 # The result forms run_code names, besides extra (any other MIME type).
 _RESULT_FORMS = ("text", "html", "markdown", "svg", "png", "jpeg", "latex", "javascript")
 
