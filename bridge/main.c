@@ -9,6 +9,7 @@
 #include "bridge/server/server.h"
 #include "bridge/session/session.h"
 #include "bridge/tools/catalog.h"
+#include "bridge/tools/templates.h"
 #include "mcp/server.h"
 #include "mcp/workers.h"
 #include "mcp/stdio.h"
@@ -63,6 +64,7 @@ static const char usage[] =
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]...\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
+	"       lizard-bridge template build|list|delete ... (template --help)\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
 	"stdio   serve MCP on stdin/stdout. Without --vnc it starts a local desktop\n"
@@ -630,6 +632,8 @@ int main(int argc, char **argv)
 		return run_bridge(argc - 2, argv + 2, false);
 	if (strcmp(argv[1], "serve") == 0)
 		return run_bridge(argc - 2, argv + 2, true);
+	if (strcmp(argv[1], "template") == 0)
+		return tools_template_command(argc - 1, argv + 1);
 	if (strcmp(argv[1], "call") == 0)
 		return bridge_client_run(argc - 2, argv + 2);
 	fprintf(stderr, "lizard-bridge: unknown command '%s'\n\n%s", argv[1], usage);

@@ -91,6 +91,8 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	s->uid_range = spec->uid_range ? *spec->uid_range : SANDBOX_UID_RANGE_DEFAULT;
 	if (spec->restore_dir && !(s->restore_dir = strdup(spec->restore_dir)))
 		goto oom_session;
+	if (spec->image)
+		snprintf(s->image, sizeof(s->image), "%s", spec->image);
 	if (spec->volume)
 		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);

@@ -41,6 +41,7 @@ struct bridge_session {
 	char volume[SANDBOX_NAME_MAX + 1]; /* "" for none */
 	bool volume_held;
 	char *restore_dir; /* NULL: none */
+	char image[80];    /* "" for none */
 	struct sandbox_uid_range uid_range;
 	struct bridge_code_contexts *code; /* run_code's contexts */
 	struct vnc_framebuffer *fb;

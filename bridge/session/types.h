@@ -54,6 +54,9 @@ struct bridge_session_spec {
 	/* Local desktops: a snapshot's directory to start from (the sandbox's
 	 * snapshot.h); NULL: none. Copied. */
 	const char *restore_dir;
+	/* The template or snapshot restore_dir holds, for session_info's
+	 * "image"; NULL with it. Copied. */
+	const char *image;
 };
 
 #endif

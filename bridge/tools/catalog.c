@@ -11,6 +11,7 @@
 #include "bridge/tools/screen.h"
 #include "bridge/tools/sessions.h"
 #include "bridge/tools/snapshots.h"
+#include "bridge/tools/templates.h"
 #include "bridge/tools/tool_schemas.h" /* generated from bridge/tools/schemas */
 #include "bridge/tools/volumes.h"
 
@@ -520,6 +521,41 @@ static const struct bridge_tool catalog[] = {
 		.input_schema = tools_schema_delete_snapshot_input,
 		.output_schema = tools_schema_delete_snapshot_output,
 		.handler = tools_delete_snapshot,
+		.sessionless = true,
+	},
+	/* templates.h */
+	{
+		.name = "build_template",
+		.title = "Build a template",
+		.description = "Build a template for create_session: from base (host, the default, "
+			       "or a template built before), write files and run commands as root "
+			       "with the network on (apt-get install works), and keep the result. "
+			       "Its log streams as progress; a failed build leaves nothing. start "
+			       "says what runs in its sessions (base, bare or desktop).",
+		.input_schema = tools_schema_build_template_input,
+		.output_schema = tools_schema_build_template_output,
+		.handler = tools_build_template,
+		.sessionless = true,
+	},
+	{
+		.name = "list_templates",
+		.title = "List templates",
+		.description = "The built-in templates and those built with build_template, with "
+			       "their base, what starts in them and their disk space.",
+		.input_schema = tools_schema_list_templates_input,
+		.output_schema = tools_schema_list_templates_output,
+		.handler = tools_list_templates,
+		.read_only = true,
+		.sessionless = true,
+	},
+	{
+		.name = "delete_template",
+		.title = "Delete a template",
+		.description = "Remove a built template; refused while a session or a snapshot "
+			       "uses it.",
+		.input_schema = tools_schema_delete_template_input,
+		.output_schema = tools_schema_delete_template_output,
+		.handler = tools_delete_template,
 		.sessionless = true,
 	},
 };

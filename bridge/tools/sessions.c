@@ -3,6 +3,7 @@
 
 #include "bridge/tools/common.h"
 #include "bridge/tools/snapshots.h"
+#include "bridge/tools/templates.h"
 #include "bridge/context.h"
 
 #include "bridge/tools/geometry.h"
@@ -117,10 +118,11 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	return true;
 }
 
-/* restore_dir: a snapshot's files to start with (args then name its
- * template); NULL: none. */
+/* restore_dir: a snapshot's or built template's files to start with
+ * (args then name its template kind), image its name; NULL: none. */
 static void create_session(struct mcp_call *call, const cJSON *args,
-			   struct bridge_tools_context *context, const char *restore_dir)
+			   struct bridge_tools_context *context, const char *restore_dir,
+			   const char *image)
 {
 	const char *template = tools_string(args, "template", NULL);
 	const char *url = tools_string(args, "vnc", NULL);
@@ -155,6 +157,7 @@ static void create_session(struct mcp_call *call, const cJSON *args,
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
 		.uid_range = &context->uid_range,
 		.restore_dir = restore_dir,
+		.image = image,
 	};
 	struct sandbox_limits limits;
 	if (!size_and_screen(context, call, args, url != NULL, &spec, &limits))
@@ -249,17 +252,22 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 			  struct bridge_tools_context *context)
 {
 	const char *template = tools_string(args, "template", NULL);
-	if (!template || !tools_is_snapshot_id(template)) {
-		create_session(call, args, context, NULL);
+	static const char *const built_in[] = { "desktop", "bare", "base", "interpreter" };
+	bool own = !template;
+	for (size_t i = 0; !own && i < sizeof(built_in) / sizeof(built_in[0]); i++)
+		own = strcmp(template, built_in[i]) == 0;
+	if (own) {
+		create_session(call, args, context, NULL, NULL);
 		return;
 	}
+	/* A snapshot or a built template (templates.h). */
 	char dir[600];
-	cJSON *meta = tools_snapshot_load(context, call, template, dir, sizeof(dir));
+	cJSON *meta = tools_image_load(context, call, template, dir, sizeof(dir));
 	if (!meta)
 		return;
 	cJSON *merged = restored_args(args, meta);
 	if (merged)
-		create_session(call, merged, context, dir);
+		create_session(call, merged, context, dir, template);
 	else
 		mcp_call_fail(call, "out of memory");
 	cJSON_Delete(merged);

@@ -44,7 +44,7 @@ bool tools_snapshot_store_ready(struct bridge_tools_context *c, struct mcp_call 
 	return false;
 }
 
-static cJSON *read_meta(const char *dir)
+cJSON *tools_kept_read_meta(const char *dir)
 {
 	char path[700];
 	snprintf(path, sizeof(path), "%s/meta.json", dir);
@@ -54,7 +54,6 @@ static cJSON *read_meta(const char *dir)
 	char text[64 * 1024];
 	size_t n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
-	text[n] = '\0';
 	cJSON *meta = cJSON_ParseWithLength(text, n);
 	if (meta && !cJSON_IsObject(meta)) {
 		cJSON_Delete(meta);
@@ -63,13 +62,26 @@ static cJSON *read_meta(const char *dir)
 	return meta;
 }
 
+void tools_kept_delete(struct mcp_call *call, const char *dir, const char *key, const char *name)
+{
+	struct error err;
+	if (!sandbox_tree_remove(dir, &err)) {
+		mcp_call_fail(call, "could not delete %s %s: %s", key, name, err.message);
+		return;
+	}
+	cJSON *reply = cJSON_CreateObject();
+	cJSON_AddStringToObject(reply, key, name);
+	cJSON_AddBoolToObject(reply, "deleted", true);
+	tools_reply_data(call, reply);
+}
+
 cJSON *tools_snapshot_load(struct bridge_tools_context *c, struct mcp_call *call, const char *id,
 			   char *dir, size_t size)
 {
 	if (!tools_snapshot_store_ready(c, call))
 		return NULL;
 	snprintf(dir, size, "%s/%s", c->snapshots_dir, id);
-	cJSON *meta = tools_is_snapshot_id(id) ? read_meta(dir) : NULL;
+	cJSON *meta = tools_is_snapshot_id(id) ? tools_kept_read_meta(dir) : NULL;
 	const cJSON *template = cJSON_GetObjectItemCaseSensitive(meta, "template");
 	if (!cJSON_IsString(template)) {
 		cJSON_Delete(meta);
@@ -82,7 +94,7 @@ cJSON *tools_snapshot_load(struct bridge_tools_context *c, struct mcp_call *call
 /* What list_snapshots and snapshot_session say of one. */
 static cJSON *describe(const char *dir, const char *id)
 {
-	cJSON *meta = read_meta(dir);
+	cJSON *meta = tools_kept_read_meta(dir);
 	cJSON *out = cJSON_CreateObject();
 	if (!out) {
 		cJSON_Delete(meta);
@@ -190,13 +202,5 @@ void tools_delete_snapshot(struct mcp_call *call, const cJSON *args, struct brid
 		return;
 	cJSON_Delete(meta);
 	/* Sessions restored from it hold copies: nothing else uses it. */
-	struct error err;
-	if (!sandbox_tree_remove(dir, &err)) {
-		mcp_call_fail(call, "could not delete snapshot %s: %s", id, err.message);
-		return;
-	}
-	cJSON *reply = cJSON_CreateObject();
-	cJSON_AddStringToObject(reply, "snapshot", id);
-	cJSON_AddBoolToObject(reply, "deleted", true);
-	tools_reply_data(call, reply);
+	tools_kept_delete(call, dir, "snapshot", id);
 }

@@ -26,6 +26,12 @@ bool tools_is_snapshot_id(const char *name);
 struct cJSON *tools_snapshot_load(struct bridge_tools_context *context, struct mcp_call *call,
 				  const char *id, char *dir, size_t size);
 
+/* What dir/meta.json (a snapshot's or a built template's) says; NULL
+ * when it is missing or not a JSON object. */
+struct cJSON *tools_kept_read_meta(const char *dir);
+/* Removes a snapshot's or template's directory and answers {key: name,
+ * deleted: true}, or fails the call saying why. */
+void tools_kept_delete(struct mcp_call *call, const char *dir, const char *key, const char *name);
 /* Whether snapshots can be kept here; the call failed with why not. */
 bool tools_snapshot_store_ready(struct bridge_tools_context *context, struct mcp_call *call);
 /* Makes a snapshot of session; its id in id. A failure leaves nothing and

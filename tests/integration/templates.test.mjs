@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// Templates an operator builds from the host's system, with files and
+// commands run as root, start sessions that have them; one in use cannot
+// be deleted, and a build that fails leaves nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { tempDir } from '../lib/process.mjs';
+import { startDaemon, bridgeBin } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+
+let daemon, client, dataDir;
+
+before(async () => {
+  assert.equal(process.getuid(), 0, 'templates need a writable root, which needs a root daemon, as the suite runs');
+  dataDir = tempDir('lizard-template-data-');
+  daemon = await startDaemon({ args: ['--data-dir', dataDir] });
+  client = await httpClient(daemon);
+});
+
+after(async () => {
+  await client?.close();
+  await daemon?.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function call(tool, args) {
+  const r = await client.call(tool, args);
+  assert.equal(r.isError, false, `${tool}: ${textOf(r)}`);
+  return r.structuredContent;
+}
+
+const exec = async (session, command) => (await call('exec', { session, command, timeout_ms: 60000 })).stdout;
+const templateDirs = () => fs.existsSync(path.join(dataDir, 'templates')) ? fs.readdirSync(path.join(dataDir, 'templates')) : [];
+
+test('a template built from the host with a file and a command starts sessions that have them; in use it cannot be deleted', async () => {
+  const name = `tpl-${process.pid}`;
+  const built = await call('build_template', {
+    name,
+    files: [{ path: '/etc/lizard-template.conf', text: 'from the file\n' }, { path: '/usr/local/bin/hello-tpl', text: '#!/bin/sh\necho hello from the template\n', mode: 0o755 }],
+    commands: ['mkdir -p /opt && echo "from the command: $TPL_VAR" > /opt/made-by-command', 'test "$(id -u)" = 0'],
+    envs: { TPL_VAR: 'kept' },
+  });
+  assert.equal(built.name, name);
+  assert.equal(built.base, 'host');
+  assert.equal(built.start, 'base');
+  assert.ok(built.bytes > 0, JSON.stringify(built));
+  const listed = await call('list_templates', {});
+  assert.deepEqual(listed.templates.filter((t) => t.built_in).map((t) => t.name), ['desktop', 'bare', 'base', 'interpreter']);
+  assert.ok(listed.templates.some((t) => t.name === name && !t.built_in));
+
+  const { session, image } = await call('create_session', { template: name });
+  assert.equal(image, name);
+  try {
+    assert.equal(await exec(session, 'cat /etc/lizard-template.conf /opt/made-by-command; hello-tpl; echo $TPL_VAR'),
+      'from the file\nfrom the command: kept\nhello from the template\nkept\n');
+    const refused = await client.call('delete_template', { name });
+    assert.equal(refused.isError, true);
+    assert.match(textOf(refused), new RegExp(`in use by session ${session}`));
+  } finally {
+    await client.call('kill_session', { session });
+  }
+  // The host never saw any of it.
+  assert.equal(fs.existsSync('/etc/lizard-template.conf'), false);
+  assert.equal(fs.existsSync('/opt/made-by-command'), false);
+  assert.equal((await call('delete_template', { name })).deleted, true);
+  assert.deepEqual(templateDirs(), []);
+  const gone = await client.call('create_session', { template: name });
+  assert.equal(gone.isError, true);
+});
+
+test('a build whose command fails leaves no template', async () => {
+  const name = `broken-${process.pid}`;
+  const r = await client.call('build_template', { name, files: [{ path: '/etc/half-made', text: 'x' }], commands: ['true', 'echo about to fail >&2; exit 3', 'touch /never'] });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /command 2 \(echo about to fail >&2; exit 3\) exited with status 3: about to fail/);
+  assert.equal((await call('list_templates', {})).templates.some((t) => t.name === name), false);
+  assert.deepEqual(templateDirs(), []);
+  const refused = await client.call('build_template', { name: 'desktop' });
+  assert.equal(refused.isError, true);
+});
+
+test('lizard-bridge template build makes a template from host files that the daemon starts', async () => {
+  const name = `cli-${process.pid}`;
+  const source = path.join(tempDir('lizard-template-src-'), 'note.txt');
+  fs.writeFileSync(source, 'copied from the host\n');
+  const out = execFileSync(bridgeBin, ['template', 'build', name, '--file', `${source}:/srv/note.txt`, '--run', 'chmod 600 /srv/note.txt', '--data-dir', dataDir],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
+  assert.match(out, new RegExp(`built template ${name} in [0-9.]+ s, [0-9.]+ MiB on disk`));
+  const { session } = await call('create_session', { template: name });
+  try {
+    assert.equal((await call('exec', { session, command: 'cat /srv/note.txt; stat -c %a:%U /srv/note.txt', user: 'root' })).stdout,
+      'copied from the host\n600:root\n');
+  } finally {
+    await client.call('kill_session', { session });
+  }
+  const listed = execFileSync(bridgeBin, ['template', 'list', '--data-dir', dataDir], { encoding: 'utf8' });
+  assert.match(listed, new RegExp(`"name":"${name}"`));
+  execFileSync(bridgeBin, ['template', 'delete', name, '--data-dir', dataDir]);
+  assert.deepEqual(templateDirs(), []);
+});
