@@ -132,6 +132,27 @@ class Lifetime(OnEachBridge):
                 self.assertEqual(fork.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-fork\n")
                 self.assertEqual(source.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-source\n")
 
+    def test_a_built_template_starts_sandboxes_that_have_its_files(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("templates need a writable root, which needs a root daemon")
+        name = f"py-tpl-{os.getpid()}-{secrets.token_hex(3)}"
+        log: list = []
+        built = self.bridge().build_template(name, files={"/etc/py-template": "from python\n", "/srv/raw.bin": bytes([0, 1, 255])},
+                                             commands=["echo made-by-command > /srv/made"], on_log=log.append)
+        try:
+            self.assertEqual((built.name, built.built_in, built.base, built.start), (name, False, "host", "base"))
+            self.assertIn("$ echo made-by-command > /srv/made\n", "".join(log))
+            self.assertIn(name, [t.name for t in self.bridge().list_templates()])
+            with self.bridge().create(name) as sandbox:
+                self.assertEqual(sandbox.fs.read("/etc/py-template"), "from python\n")
+                self.assertEqual(sandbox.process.exec_("cat /srv/made; od -An -tu1 /srv/raw.bin", user="root").stdout.split(),
+                                 ["made-by-command", "0", "1", "255"])
+                with self.assertRaises(ToolError):
+                    self.bridge().delete_template(name)
+        finally:
+            self.bridge().delete_template(name)
+        self.assertNotIn(name, [t.name for t in self.bridge().list_templates()])
+
 
 both_modes(Lifetime, globals())
 

@@ -42,6 +42,7 @@ from lizard_bridge.results import (
     Volume,
     VolumeInfo,
     SnapshotInfo,
+    TemplateInfo,
     WaitResult,
     WriteInfo,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "Volume",
     "VolumeInfo",
     "SnapshotInfo",
+    "TemplateInfo",
     "WaitResult",
     "WriteInfo",
 ]
