@@ -21,6 +21,22 @@ const char *const sandbox_root_overlaid[] = { "usr",         "etc",           "v
 					      "var/lib/apt", "var/cache/apt", "var/cache/debconf",
 					      NULL };
 
+struct idmap_child {
+	int ready, done, done_write;
+	_Alignas(16) char stack[16384];
+};
+
+/* Runs in the new user namespace; says so, then waits for the daemon. */
+static int idmap_child_main(void *arg)
+{
+	struct idmap_child *child = arg;
+	close(child->done_write);
+	char byte = 'u';
+	(void)!write(child->ready, &byte, 1);
+	(void)!read(child->done, &byte, 1); /* until the daemon closes it */
+	return 0;
+}
+
 /* A user namespace whose only uid and gid are 0, shown on the host as
  * host_id: what an idmapped mount takes to show the host's uid 0 as
  * host_id. A child makes it and waits while the daemon writes its maps
@@ -35,20 +51,17 @@ static int idmap_namespace(uid_t host_id, struct error *err)
 		close(ready[1]);
 		return error_set(err, errno, "cannot create a pipe"), -1;
 	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(done[1]);
-		char byte = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'e';
-		(void)!write(ready[1], &byte, 1);
-		(void)!read(done[0], &byte, 1); /* until the daemon closes it */
-		_exit(0);
-	}
+	/* A child that shares the daemon's memory (no copy of its page tables:
+	 * a fork of the daemon costs tens of ms) and only waits. */
+	struct idmap_child child = { .ready = ready[1], .done = done[0], .done_write = done[1] };
+	pid_t pid = clone(idmap_child_main, child.stack + sizeof(child.stack),
+			  CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
 	close(ready[1]);
 	close(done[0]);
 	int ns = -1;
 	char byte = 0;
 	if (pid < 0) {
-		error_set(err, errno, "cannot fork to make an id mapping");
+		error_set(err, errno, "cannot start a process to make an id mapping");
 		goto out;
 	}
 	if (read(ready[0], &byte, 1) != 1 || byte != 'u') {
@@ -197,12 +210,15 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 	    (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0 ||
 	    (merged = make_path(s->rootfs_fd, name, s->host_uid, err)) < 0)
 		goto out;
-	/* /usr holds nothing secret and is large: it is shown whole. */
+	/* Secrets live in /etc and debconf's database; /usr and the package
+	 * manager's files hold none (their root-only entries are locks and
+	 * _apt's partial downloads) and are large, so they are shown whole:
+	 * walking them would cost every session's start tens of ms. */
+	bool secret = strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0;
 	if (strcmp(name, "etc") == 0 &&
 	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, err))
 		goto out;
-	if (strcmp(name, "usr") != 0 &&
-	    !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
+	if (secret && !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
 		goto out;
 	char options[256], target[64];
 	snprintf(options, sizeof(options),
