@@ -186,13 +186,15 @@ static int make_path(int root, const char *path, uid_t owner, struct error *err)
 
 /* Mounts an overlay of the host's /name over the merged directory of
  * rootfs, its upper layer layers/upper/<flat> and its work directory
- * layers/work/<flat>. */
+ * layers/work/<flat>; with an image (a Debian release's root), the image
+ * over rootfs itself (name ""), its layer layers/upper/root. */
 static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_fd, int work_fd,
 			struct error *err)
 {
-	char host_path[128], flat[128];
-	snprintf(host_path, sizeof(host_path), "/%s", name);
-	snprintf(flat, sizeof(flat), "%s", name);
+	char host_path[600], flat[128];
+	bool image = !name[0];
+	snprintf(host_path, sizeof(host_path), "%s/%s", image ? s->image_dir : "", name);
+	snprintf(flat, sizeof(flat), "%s", image ? "root" : name);
 	for (char *c = flat; *c; c++)
 		if (*c == '/')
 			*c = '-';
@@ -208,15 +210,28 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 	uid_t owner = st.st_uid == 0 ? s->host_uid : 65534;
 	if ((upper = make_dir(upper_fd, flat, st.st_mode & 07777, owner, err)) < 0 ||
 	    (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0 ||
-	    (merged = make_path(s->rootfs_fd, name, s->host_uid, err)) < 0)
+	    (merged = image ? fcntl(s->rootfs_fd, F_DUPFD_CLOEXEC, 3)
+			    : make_path(s->rootfs_fd, name, s->host_uid, err)) < 0)
 		goto out;
+	if (image) {
+		/* Its own users, with the sandbox's user added; no host secrets. */
+		char source[700];
+		snprintf(source, sizeof(source), "%s/etc", s->image_dir);
+		int etc = make_dir(upper, "etc", 0755, s->host_uid, err);
+		bool written = etc >= 0 && sandbox_root_write_users(etc, s->host_uid,
+								    s->inside_home, source, err);
+		if (etc >= 0)
+			close(etc);
+		if (!written)
+			goto out;
+	}
 	/* Secrets live in /etc and debconf's database; /usr and the package
 	 * manager's files hold none (their root-only entries are locks and
 	 * _apt's partial downloads) and are large, so they are shown whole:
 	 * walking them would cost every session's start tens of ms. */
 	bool secret = strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0;
 	if (strcmp(name, "etc") == 0 &&
-	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, err))
+	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, "/etc", err))
 		goto out;
 	if (secret && !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
 		goto out;
@@ -260,7 +275,9 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 	if ((ns = idmap_namespace(s->host_uid, err)) < 0)
 		goto out;
 	ok = true;
-	for (size_t i = 0; ok && sandbox_root_overlaid[i]; i++)
+	if (s->image_dir[0])
+		ok = overlay_one(s, "", ns, upper, work, err);
+	for (size_t i = 0; ok && !s->image_dir[0] && sandbox_root_overlaid[i]; i++)
 		ok = overlay_one(s, sandbox_root_overlaid[i], ns, upper, work, err);
 out:
 	for (int *fd = (int[]){ ns, layers, upper, work }, i = 0; i < 4; i++)
@@ -274,7 +291,9 @@ void sandbox_root_release_host(struct sandbox *s)
 	if (!s->root_mounted)
 		return;
 	/* Nothing of the sandbox has run yet, so nothing has moved these. */
-	for (size_t i = 0; sandbox_root_overlaid[i]; i++) {
+	if (s->image_dir[0])
+		umount2(s->rootfs, MNT_DETACH | UMOUNT_NOFOLLOW);
+	for (size_t i = 0; !s->image_dir[0] && sandbox_root_overlaid[i]; i++) {
 		char path[400];
 		snprintf(path, sizeof(path), "%s/%s", s->rootfs, sandbox_root_overlaid[i]);
 		umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW); /* some were never mounted */

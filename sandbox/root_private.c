@@ -131,9 +131,11 @@ bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid,
 /* Appends the lines of the host's file whose third field (the id) is
  * below 1000 and whose name is not taken by the sandbox, cut to their
  * first `fields` fields (the rest: empty), to out. */
-static void system_lines(const char *file, int fields, FILE *out, FILE *names)
+static void system_lines(const char *etc, const char *file, int fields, FILE *out, FILE *names)
 {
-	FILE *in = fopen(file, "re");
+	char path[700];
+	snprintf(path, sizeof(path), "%s/%s", etc, file);
+	FILE *in = fopen(path, "re");
 	if (!in)
 		return;
 	char line[1024];
@@ -179,7 +181,8 @@ static bool write_file(int dir, const char *name, const char *text, size_t len, 
 	return ok;
 }
 
-bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home, struct error *err)
+bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home,
+			      const char *source_etc, struct error *err)
 {
 	/* A restored snapshot's (snapshot.h), with the users it added. */
 	if (faccessat(upper_etc, "passwd", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
@@ -191,10 +194,10 @@ bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home, s
 	bool ok = false;
 	if (!u || !g || !n)
 		goto out;
-	system_lines("/etc/passwd", 7, u, n);
+	system_lines(source_etc, "passwd", 7, u, n);
 	fprintf(u, "user:x:%d:%d:user:%s:/bin/sh\n", SANDBOX_USER_ID, SANDBOX_USER_ID, home);
 	fprintf(n, "user\n");
-	system_lines("/etc/group", 3, g, NULL);
+	system_lines(source_etc, "group", 3, g, NULL);
 	fprintf(g, "user:x:%d:\n", SANDBOX_USER_ID);
 	fclose(n);
 	n = NULL;

@@ -18,8 +18,10 @@
 bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid, struct error *err);
 
 /* Writes passwd, group, shadow and gshadow into upper_etc (the layer over
- * /etc): the host's system accounts and groups (ids below 1000) without
- * members or passwords, and the sandbox's user with HOME home. */
-bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home, struct error *err);
+ * /etc): the system accounts and groups (ids below 1000) of source_etc
+ * (the host's /etc, or an image's) without members or passwords, and the
+ * sandbox's user with HOME home. */
+bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home,
+			      const char *source_etc, struct error *err);
 
 #endif

@@ -21,6 +21,7 @@
 #include "sandbox/private_dir.h"
 #include "sandbox/root.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/snapshot.h"
 #include "sandbox/state.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
@@ -225,11 +226,15 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	/* Without one, the host's system directories are read-only
 	 * (describe says why). */
 	s->has_volume = o->workspace_dir || o->workspace_image;
+	if (o->image_dir)
+		snprintf(s->image_dir, sizeof(s->image_dir), "%s", o->image_dir);
+	else if (o->restore_dir)
+		sandbox_snapshot_image(o->restore_dir, s->image_dir, sizeof(s->image_dir));
 	struct error read_only;
 	if (s->isolated && sandbox_root_available(&read_only) &&
 	    !sandbox_root_make(s, o->restore_dir, err))
 		goto fail;
-	if (o->restore_dir && !s->rootfs[0]) {
+	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {
 		error_set(err, 0, "restoring a snapshot needs a writable root: %s",
 			  s->isolated ? read_only.message : "this sandbox is not isolated");
 		goto fail;

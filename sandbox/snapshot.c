@@ -83,12 +83,45 @@ bool sandbox_snapshot_save(struct sandbox *s, const char *dest, struct error *er
 		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
 			unlink(path);
 	}
+	/* What it rests on, unless that is in dest itself (a template's
+	 * build, whose image comes along with it). */
+	size_t dest_len = strlen(dest);
+	if (s->image_dir[0] &&
+	    !(strncmp(s->image_dir, dest, dest_len) == 0 && s->image_dir[dest_len] == '/')) {
+		snprintf(path, sizeof(path), "%s/lower", dest);
+		FILE *lower = fopen(path, "wxe");
+		bool written = lower && fprintf(lower, "%s\n", s->image_dir) > 0;
+		if (lower && fclose(lower) != 0)
+			written = false;
+		if (!written)
+			return error_set(err, errno, "cannot write %s", path);
+	}
 	snprintf(path, sizeof(path), "%s/uid", dest);
 	FILE *f = fopen(path, "wxe");
 	if (!f)
 		return error_set(err, errno, "cannot create %s", path);
 	fprintf(f, "%u\n", (unsigned)s->host_uid);
 	return fclose(f) == 0 || error_set(err, errno, "cannot write %s", path);
+}
+
+void sandbox_snapshot_image(const char *dir, char *out, size_t size)
+{
+	out[0] = '\0';
+	char path[700];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/image", dir);
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(out, size, "%s", path);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/lower", dir);
+	FILE *f = fopen(path, "re");
+	if (f && fgets(out, (int)size, f))
+		out[strcspn(out, "\n")] = '\0';
+	else
+		out[0] = '\0';
+	if (f)
+		fclose(f);
 }
 
 bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *err)

@@ -20,6 +20,7 @@
 #include "util/error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct sandbox;
@@ -32,5 +33,10 @@ bool sandbox_snapshot_save(struct sandbox *sandbox, const char *dest, struct err
 /* Copies a snapshot's files (dir, made by sandbox_snapshot_save) into s,
  * made but not yet started, giving them to s's host uid. */
 bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *err);
+
+/* The image (a Debian release's root) a snapshot or template in dir rests
+ * on: its own dir/image, or the one dir/lower names; "" when it rests on
+ * the host's system. */
+void sandbox_snapshot_image(const char *dir, char *out, size_t size);
 
 #endif

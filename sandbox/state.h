@@ -41,6 +41,7 @@ struct sandbox {
 	 * are in layers; rootfs_fd is -1 and rootfs "" with a read-only one.
 	 * root_mounted: the host still has its copies of the overlays. */
 	char rootfs[240], layers[240];
+	char image_dir[512]; /* a Debian release's root under everything; "" */
 	int rootfs_fd;
 	bool root_mounted;
 	char log_path[240];

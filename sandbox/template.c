@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/template.h"
 
+#include "sandbox/command.h"
 #include "sandbox/files.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
@@ -9,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What a command prints beyond this is in the log only. */
 #define KEPT_OUTPUT 4096
@@ -88,8 +90,12 @@ bool sandbox_template_build(const struct sandbox_template_build *b, const char *
 		.envs = b->envs,
 		.uid_range = b->uid_range,
 		.restore_dir = b->from_dir,
+		.image_dir = b->image_dir,
 	};
-	say(b, "starting a sandbox from %s\n", b->from_dir ? "the base template" : "the host");
+	say(b, "starting a sandbox from %s\n",
+	    b->from_dir    ? "the base template"
+	    : b->image_dir ? "the image"
+			   : "the host");
 	struct sandbox *s = sandbox_create(&options, err);
 	if (!s)
 		return false;
@@ -110,4 +116,31 @@ bool sandbox_template_build(const struct sandbox_template_build *b, const char *
 	struct error ended;
 	sandbox_destroy(s, &ended);
 	return ok;
+}
+
+bool sandbox_template_debootstrap(const char *release, const char *packages, const char *dir,
+				  int timeout_ms, struct error *err)
+{
+	static const char *const candidates[] = { "/usr/bin/mmdebstrap",
+						  "/usr/local/bin/mmdebstrap" };
+	const char *mmdebstrap = NULL;
+	for (size_t i = 0; i < 2 && !mmdebstrap; i++)
+		if (access(candidates[i], X_OK) == 0)
+			mmdebstrap = candidates[i];
+	if (!mmdebstrap)
+		return error_set(err, 0,
+				 "a Debian release as base needs mmdebstrap: apt-get "
+				 "install mmdebstrap");
+	char include[4200];
+	snprintf(include, sizeof(include), "--include=%s", packages);
+	const char *argv[10] = { mmdebstrap, "--variant=apt",
+				 geteuid() == 0 ? "--mode=root" : "--mode=unshare",
+				 "--format=directory", "--quiet" };
+	size_t n = 5;
+	if (packages && packages[0])
+		argv[n++] = include;
+	argv[n++] = release;
+	argv[n++] = dir;
+	argv[n] = NULL;
+	return sandbox_command_run(argv, -1, timeout_ms, "mmdebstrap", err);
 }

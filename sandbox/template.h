@@ -25,6 +25,8 @@ struct sandbox_template_file {
 struct sandbox_template_build {
 	/* A template's or snapshot's directory to start from; NULL: the host. */
 	const char *from_dir;
+	/* Or a whole root filesystem (sandbox_options.image_dir); NULL: none. */
+	const char *image_dir;
 	const struct sandbox_template_file *files;
 	size_t file_count;
 	const char *const *commands; /* /bin/sh -c, as root, in order; NULL-terminated or NULL */
@@ -39,5 +41,12 @@ struct sandbox_template_build {
 /* Builds into dest, a new empty directory of the daemon's. */
 bool sandbox_template_build(const struct sandbox_template_build *build, const char *dest,
 			    struct error *err);
+
+/* A Debian release's root filesystem at dir (a new path) with mmdebstrap
+ * (variant apt, so apt-get works inside; its default mirror,
+ * deb.debian.org), packages ("a,b", or "") added: owned by root when the
+ * daemon is, as a writable root's idmapped mount expects. */
+bool sandbox_template_debootstrap(const char *release, const char *packages, const char *dir,
+				  int timeout_ms, struct error *err);
 
 #endif

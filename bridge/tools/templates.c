@@ -7,6 +7,7 @@
 #include "bridge/session/registry.h"
 #include "mcp/server.h"
 #include "sandbox/name.h"
+#include "sandbox/snapshot.h"
 #include "sandbox/template.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
@@ -172,6 +173,70 @@ static void build_log(void *context, const char *text, size_t len)
 	free(message);
 }
 
+/* Debian releases mmdebstrap can make a base of. */
+#define RELEASES "bullseye, bookworm, trixie, sid, oldstable, stable, testing, unstable"
+
+static bool is_release(const char *name)
+{
+	static const char *const releases[] = { "bullseye",  "bookworm", "trixie",  "sid",
+						"oldstable", "stable",   "testing", "unstable" };
+	for (size_t i = 0; i < sizeof(releases) / sizeof(releases[0]); i++)
+		if (strcmp(name, releases[i]) == 0)
+			return true;
+	return false;
+}
+
+/* packages ([names]) as "a,b,c", each a Debian package name. */
+static bool package_list(const cJSON *list, char *out, size_t size, struct error *err)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	const cJSON *item;
+	cJSON_ArrayForEach(item, list)
+	{
+		const char *name = cJSON_GetStringValue(item);
+		size_t len = name ? strlen(name) : 0;
+		bool valid = len >= 2 && len <= 100 &&
+			     strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789.+-") == len &&
+			     name[0] != '-' && name[0] != '.';
+		if (!valid)
+			return error_set(err, 0, "package %.100s is not a Debian package name",
+					 name ? name : "(not a string)");
+		if (used + len + 2 > size)
+			return error_set(err, 0, "too many packages");
+		used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", name);
+	}
+	return true;
+}
+
+/* commands with first in front, as a new list (the old one is freed). */
+static const char **prepend(const char **commands, const char *first, struct error *err)
+{
+	size_t n = 0;
+	while (commands && commands[n])
+		n++;
+	const char **list = calloc(n + 2, sizeof(char *));
+	if (!list) {
+		free(commands);
+		return error_null(err, ENOMEM, "out of memory");
+	}
+	list[0] = first;
+	for (size_t i = 0; i < n; i++)
+		list[i + 1] = commands[i];
+	free(commands);
+	return list;
+}
+
+/* A Debian release's root at dir (sandbox/template.h), said in the log. */
+static bool debootstrap(const char *release, const char *packages, const char *dir,
+			struct build_log *log, struct error *err)
+{
+	char said[200];
+	int n = snprintf(said, sizeof(said), "mmdebstrap %s (a minute or more)\n", release);
+	build_log(log, said, (size_t)n);
+	return sandbox_template_debootstrap(release, packages, dir, COMMAND_TIMEOUT_MS, err);
+}
+
 /* Builds the template spec names ({name, base, start, files, commands,
  * envs}) into templates/<name>, under a .partial name renamed at the end,
  * so that a failed build leaves nothing. */
@@ -196,15 +261,26 @@ static bool build(const char *templates, const cJSON *spec, const struct sandbox
 	struct stat st;
 	if (lstat(final, &st) == 0)
 		return error_set(err, EEXIST, "template %s exists; delete_template it first", name);
+	bool release = false;
 	if (strcmp(base, "host") != 0) {
 		if (!sandbox_name_check("template", base, err))
 			return false;
 		snprintf(from, sizeof(from), "%s/%s", templates, base);
 		cJSON *meta = tools_kept_read_meta(from);
 		cJSON_Delete(meta);
-		if (!meta)
-			return error_set(err, 0, "base %s is not host or a built template", base);
+		release = !meta && is_release(base);
+		if (release)
+			from[0] = '\0';
+		else if (!meta)
+			return error_set(err, 0,
+					 "base %s is not host, a Debian release (%s) or a built "
+					 "template",
+					 base, RELEASES);
 	}
+	char packages[4096] = "";
+	if (!package_list(cJSON_GetObjectItemCaseSensitive(spec, "packages"), packages,
+			  sizeof(packages), err))
+		return false;
 	struct sandbox_template_file files[MAX_FILES];
 	void *buffers[MAX_FILES] = { 0 };
 	size_t file_count = 0;
@@ -219,8 +295,27 @@ static bool build(const char *templates, const cJSON *spec, const struct sandbox
 	if (ok && mkdir(partial, 0700) != 0)
 		ok = error_set(err, errno, "cannot create %s", partial);
 	int64_t started = clock_monotonic_ms();
+	char image[900];
+	snprintf(image, sizeof(image), "%s/image", partial);
+	if (ok && release)
+		ok = debootstrap(base, packages, image, log, err);
+	/* On another base, the packages come with apt-get, as a first command. */
+	char *install = NULL;
+	if (ok && !release && packages[0]) {
+		for (char *c = packages; *c; c++)
+			if (*c == ',')
+				*c = ' ';
+		if (asprintf(
+			    &install,
+			    "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -q -y "
+			    "--no-install-recommends %s",
+			    packages) < 0)
+			install = NULL;
+		ok = install && (commands = prepend(commands, install, err));
+	}
 	if (ok) {
 		struct sandbox_template_build b = {
+			.image_dir = release ? image : NULL,
 			.from_dir = from[0] ? from : NULL,
 			.files = files,
 			.file_count = file_count,
@@ -265,6 +360,7 @@ static bool build(const char *templates, const cJSON *spec, const struct sandbox
 		free((char *)envs[i]);
 	free(envs);
 	free(commands);
+	free(install);
 	return ok;
 }
 
@@ -342,7 +438,8 @@ void tools_list_templates(struct mcp_call *call, const cJSON *args, struct bridg
 
 /* Who uses the template name: a session started from it or a snapshot of
  * one; "" when nobody. */
-static void user_of(struct bridge_tools_context *c, const char *name, char *who, size_t size)
+static void user_of(struct bridge_tools_context *c, const char *templates, const char *name,
+		    char *who, size_t size)
 {
 	who[0] = '\0';
 	cJSON *sessions = bridge_registry_describe(c->registry);
@@ -367,7 +464,12 @@ static void user_of(struct bridge_tools_context *c, const char *name, char *who,
 		cJSON *meta = tools_kept_read_meta(dir);
 		const char *image = cJSON_GetStringValue(
 			cJSON_GetObjectItemCaseSensitive(meta, "image"));
-		if (image && strcmp(image, name) == 0)
+		/* Or rests on its image (a snapshot of a session restored from
+		 * a snapshot of one). */
+		char lower[700], own[700];
+		sandbox_snapshot_image(dir, lower, sizeof(lower));
+		snprintf(own, sizeof(own), "%s/%s/image", templates, name);
+		if ((image && strcmp(image, name) == 0) || (lower[0] && strcmp(lower, own) == 0))
 			snprintf(who, size, "snapshot %.150s", entry->d_name);
 		cJSON_Delete(meta);
 	}
@@ -395,7 +497,10 @@ void tools_delete_template(struct mcp_call *call, const cJSON *args, struct brid
 		return;
 	cJSON_Delete(meta);
 	char who[200];
-	user_of(c, name, who, sizeof(who));
+	char templates[600];
+	if (!templates_dir(c, call, templates, sizeof(templates)))
+		return;
+	user_of(c, templates, name, who, sizeof(who));
 	if (who[0]) {
 		mcp_call_fail(call, "template %s is in use by %s; end or delete that first", name,
 			      who);

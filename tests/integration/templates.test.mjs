@@ -101,3 +101,41 @@ test('lizard-bridge template build makes a template from host files that the dae
   execFileSync(bridgeBin, ['template', 'delete', name, '--data-dir', dataDir]);
   assert.deepEqual(templateDirs(), []);
 });
+
+test('a template from a Debian release (mmdebstrap) with a package starts sessions of that release; its snapshots rest on it', { skip: !fs.existsSync('/usr/bin/mmdebstrap') && 'mmdebstrap is not installed (apt-get install mmdebstrap)' }, async () => {
+  const name = `bookworm-${process.pid}`;
+  const log = [];
+  const r = await client.client.callTool({ name: 'build_template', arguments: { name, base: 'bookworm', packages: ['hello'], commands: ['hello > /srv/greeting'] } },
+    undefined, { timeout: 900000, onprogress: (p) => log.push(p.message ?? '') });
+  assert.equal(r.isError, false, textOf(r));
+  const built = r.structuredContent;
+  assert.equal(built.base, 'bookworm');
+  // The release's whole root: tens of MB, not the host's.
+  assert.ok(built.bytes > 50 * (1 << 20), JSON.stringify(built));
+  assert.match(log.join(''), /mmdebstrap bookworm/);
+  const { session } = await call('create_session', { template: name });
+  let snapshot;
+  try {
+    assert.equal(await exec(session, 'cut -d. -f1 /etc/debian_version; cat /srv/greeting; hello; id -un'), '12\nHello, world!\nHello, world!\nuser\n');
+    const installed = await call('exec', { session, user: 'root', command: `dpkg-query -W -f '\${Status}' hello && echo && echo changed > /etc/motd && cat /etc/motd` });
+    assert.equal(installed.stdout, 'install ok installed\nchanged\n');
+    snapshot = (await call('snapshot_session', { session })).snapshot;
+    // The snapshot holds the session's changes, not the release again.
+    const listed = (await call('list_snapshots', {})).snapshots.find((s) => s.snapshot === snapshot);
+    assert.ok(listed.bytes < built.bytes / 4, JSON.stringify(listed));
+  } finally {
+    await client.call('kill_session', { session });
+  }
+  const restored = (await call('create_session', { template: snapshot })).session;
+  try {
+    assert.equal(await exec(restored, 'cat /etc/motd; hello'), 'changed\nHello, world!\n');
+  } finally {
+    await client.call('kill_session', { session: restored });
+  }
+  const refused = await client.call('delete_template', { name });
+  assert.equal(refused.isError, true);
+  assert.match(textOf(refused), new RegExp(`in use by snapshot ${snapshot}`));
+  await call('delete_snapshot', { snapshot });
+  assert.equal((await call('delete_template', { name })).deleted, true);
+  assert.deepEqual(templateDirs(), []);
+});
