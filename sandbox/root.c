@@ -235,6 +235,13 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		goto out;
 	if (secret && !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
 		goto out;
+	/* apt's partial directories belong to _apt, unmapped inside, so root
+	 * there could not use them: apt makes them again in the layer. */
+	const char *partial = strcmp(name, "var/cache/apt") == 0 ? "archives/partial"
+			      : strcmp(name, "var/lib/apt") == 0 ? "lists/partial"
+								 : NULL;
+	if (partial && !sandbox_root_hide_one(host_path, upper, partial, s->host_uid, err))
+		goto out;
 	char options[256], target[64];
 	snprintf(options, sizeof(options),
 		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"

@@ -111,6 +111,28 @@ static bool hide_in(int host, int upper, struct walk *w, int depth)
 	return ok;
 }
 
+bool sandbox_root_hide_one(const char *host_path, int upper, const char *relative, uid_t host_uid,
+			   struct error *err)
+{
+	char path[700], dir[200];
+	struct stat st, entry;
+	const char *slash = strchr(relative, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - relative) : 0, relative);
+	snprintf(path, sizeof(path), "%s/%s", host_path, relative);
+	if (lstat(path, &entry) != 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/%s", host_path, dir);
+	if (!slash || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return true;
+	struct walk w = { .host_uid = host_uid, .device = st.st_dev, .err = err };
+	int up = upper_dir(upper, dir, &st, &w);
+	if (up < 0)
+		return false;
+	bool ok = mknodat(up, slash + 1, S_IFCHR, makedev(0, 0)) == 0 || errno == EEXIST;
+	close(up);
+	return ok || error_set(err, errno, "cannot hide the host's %s/%s", host_path, relative);
+}
+
 bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid, struct error *err)
 {
 	int host = open(host_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -221,7 +243,26 @@ bool sandbox_root_write_users(int upper_etc, uid_t host_uid, const char *home,
 		fclose(gs);
 	fclose(u);
 	u = NULL;
-	ok = users && groups && shadow && gshadow &&
+	/* apt would drop to _apt, which the sandbox cannot become (one uid,
+	 * no setgroups): it fetches as root instead, as in containers. */
+	static const char apt_conf[] = "APT::Sandbox::User \"root\";\n";
+	int apt = openat(upper_etc, "apt", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int conf = -1;
+	if (apt < 0 && mkdirat(upper_etc, "apt", 0755) == 0)
+		apt = openat(upper_etc, "apt", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (apt >= 0 && (mkdirat(apt, "apt.conf.d", 0755) == 0 || errno == EEXIST))
+		conf = openat(apt, "apt.conf.d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (apt >= 0) {
+		if (fchown(apt, host_uid, host_uid) != 0)
+			conf = conf >= 0 ? (close(conf), -1) : -1;
+		close(apt);
+	}
+	bool apt_ok = conf >= 0 && fchown(conf, host_uid, host_uid) == 0 &&
+		      write_file(conf, "00lizard-sandbox", apt_conf, sizeof(apt_conf) - 1, 0644,
+				 host_uid, err);
+	if (conf >= 0)
+		close(conf);
+	ok = apt_ok && users && groups && shadow && gshadow &&
 	     write_file(upper_etc, "passwd", users, users_len, 0644, host_uid, err) &&
 	     write_file(upper_etc, "group", groups, groups_len, 0644, host_uid, err) &&
 	     write_file(upper_etc, "shadow", shadow, shadow_len, 0640, host_uid, err) &&

@@ -17,6 +17,12 @@
  * as host_uid. */
 bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid, struct error *err);
 
+/* A whiteout in upper for the host's host_path/relative ("dir/name"), its
+ * directory made in upper as the host has it; nothing when the host has
+ * no such entry. */
+bool sandbox_root_hide_one(const char *host_path, int upper, const char *relative, uid_t host_uid,
+			   struct error *err);
+
 /* Writes passwd, group, shadow and gshadow into upper_etc (the layer over
  * /etc): the system accounts and groups (ids below 1000) of source_etc
  * (the host's /etc, or an image's) without members or passwords, and the

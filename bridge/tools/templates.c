@@ -561,7 +561,8 @@ static cJSON *cli_file(const char *spec)
 }
 
 static const char cli_usage[] =
-	"usage: lizard-bridge template build NAME [--base host|TEMPLATE] [--start base|bare|desktop]\n"
+	"usage: lizard-bridge template build NAME [--base host|RELEASE|TEMPLATE]\n"
+	"                                   [--start base|bare|desktop] [--package NAME]...\n"
 	"                                   [--file HOST_PATH:/INSIDE/PATH]... [--run COMMAND]...\n"
 	"                                   [--env NAME=VALUE]... [--data-dir DIR]\n"
 	"       lizard-bridge template list [--data-dir DIR]\n"
@@ -578,6 +579,7 @@ int tools_template_command(int argc, char **argv)
 	cJSON *files = cJSON_AddArrayToObject(spec, "files");
 	cJSON *commands = cJSON_AddArrayToObject(spec, "commands");
 	cJSON *envs = cJSON_AddObjectToObject(spec, "envs");
+	cJSON *packages = cJSON_AddArrayToObject(spec, "packages");
 	int status = 2;
 	for (int i = 2; i < argc; i++) {
 		const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -590,6 +592,8 @@ int tools_template_command(int argc, char **argv)
 			data_dir = value;
 		} else if (strcmp(arg, "--base") == 0 || strcmp(arg, "--start") == 0) {
 			cJSON_AddStringToObject(spec, arg + 2, value);
+		} else if (strcmp(arg, "--package") == 0) {
+			cJSON_AddItemToArray(packages, cJSON_CreateString(value));
 		} else if (strcmp(arg, "--run") == 0) {
 			cJSON_AddItemToArray(commands, cJSON_CreateString(value));
 		} else if (strcmp(arg, "--env") == 0) {

@@ -164,3 +164,19 @@ test('a bridge killed with its janitor leaves no mount and no layer once the nex
     await next.stop();
   }
 });
+
+// It downloads from deb.debian.org, and tests talk only to this machine:
+// it runs when LIZARD_TEST_DEBIAN_MIRROR=1 says that is fine.
+test('root inside installs a package with apt-get from the network', { skip: process.env.LIZARD_TEST_DEBIAN_MIRROR !== '1' && 'downloads from deb.debian.org; set LIZARD_TEST_DEBIAN_MIRROR=1 to run it' }, async () => {
+  const session = await create();
+  try {
+    // The exit status is not asserted: man-db's trigger, which other
+    // packages' installs run, chowns to the man user, which a sandbox of
+    // one host uid cannot map (README: Writable roots).
+    const r = await exec(session, 'apt-get update -q >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive apt-get install -q -y hello >/dev/null 2>&1; hello; dpkg-query -W -f \'${Status}\\n\' hello', 'root');
+    assert.equal(r.stdout, 'Hello, world!\ninstall ok installed\n', r.stderr);
+    assert.equal(fs.existsSync('/usr/bin/hello'), false);
+  } finally {
+    await kill(session);
+  }
+});
