@@ -230,8 +230,12 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		snprintf(s->image_dir, sizeof(s->image_dir), "%s", o->image_dir);
 	else if (o->restore_dir)
 		sandbox_snapshot_image(o->restore_dir, s->image_dir, sizeof(s->image_dir));
+	/* The benchmark's comparison with the read-only root of before. */
+	const char *bench_read_only = getenv("LIZARD_BENCH_READ_ONLY_ROOT");
+	bool writable = !(bench_read_only && strcmp(bench_read_only, "1") == 0);
 	struct error read_only;
-	if (s->isolated && sandbox_root_available(&read_only) &&
+	error_set(&read_only, 0, "LIZARD_BENCH_READ_ONLY_ROOT=1 keeps the host's root read-only");
+	if (s->isolated && writable && sandbox_root_available(&read_only) &&
 	    !sandbox_root_make(s, o->restore_dir, err))
 		goto fail;
 	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {

@@ -20,3 +20,5 @@ echo "== the code interpreter: run_code against jupyter_client"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/code.mjs 200
 echo "== sizes: pause/resume latency and idle desktop memory (cgroups)"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/resources.mjs 20
+echo "== writable roots, snapshots and restores"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/images.mjs 10
