@@ -207,6 +207,14 @@ bool bridge_session_while_frozen(struct bridge_session *s,
 	bool ready = s->state == BRIDGE_READY, paused = s->paused;
 	pthread_mutex_unlock(&s->lock);
 	bool ok = ready || error_set(err, 0, "session %s is not ready", s->id);
+	/* Unfrozen, its programs could swap a directory for a link while
+	 * the daemon copies, and have the host's files copied in. */
+	if (ok && !s->cgroup)
+		ok = error_set(err, 0,
+			       "session %s has no cgroup to freeze while its files are copied: it "
+			       "was created without a size because this daemon cannot create "
+			       "cgroups (see its start log)",
+			       s->id);
 	struct error failed;
 	bool freeze = ok && s->cgroup && !paused;
 	/* As pause does: a frozen Xvnc must not look like a dead one. */

@@ -19,9 +19,9 @@ struct cJSON;
 bool bridge_session_pause(struct bridge_session *session, struct error *err);
 bool bridge_session_resume(struct bridge_session *session, struct error *err);
 bool bridge_session_paused(struct bridge_session *session);
-/* Runs work on a ready local session with its processes frozen when it
- * has a cgroup (left as they were when it is paused), then thaws them;
- * false with a message when it is not such a session or work failed. */
+/* Runs work on a ready local session with its processes frozen (left as
+ * they were when it is paused), then thaws them; false with a message
+ * when it is not such a session, has no cgroup, or work failed. */
 bool bridge_session_while_frozen(struct bridge_session *session,
 				 bool (*work)(struct bridge_session *, void *, struct error *),
 				 void *context, struct error *err);
