@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -18,22 +19,23 @@ bool sandbox_command_run(const char *const *argv, int keep_fd, int timeout_ms, c
 	int out[2];
 	if (pipe2(out, O_CLOEXEC) != 0)
 		return error_set(err, errno, "cannot create a pipe for %s", what);
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null_fd = open("/dev/null", O_RDONLY);
-		dup2(null_fd, STDIN_FILENO);
-		dup2(out[1], STDOUT_FILENO);
-		dup2(out[1], STDERR_FILENO);
-		if (keep_fd >= 0)
-			fcntl(keep_fd, F_SETFD, 0);
-		static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
-		execve(argv[0], (char *const *)argv, env);
-		_exit(127);
-	}
+	/* posix_spawn: no copy of the daemon's page tables (a fork of it
+	 * costs tens of ms), which a snapshot's restore pays many times. */
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+	if (keep_fd >= 0) /* onto itself: it stays open across the exec */
+		posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
+	static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
+	pid_t pid;
+	int failed = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv, env);
+	posix_spawn_file_actions_destroy(&actions);
 	close(out[1]);
-	if (pid < 0) {
+	if (failed) {
 		close(out[0]);
-		return error_set(err, errno, "cannot start %s", what);
+		return error_set(err, failed, "cannot start %s", what);
 	}
 	char said[300] = "";
 	size_t used = 0;

@@ -14,29 +14,33 @@
 /* A copy of gigabytes takes a while; a stuck one must not hold a worker. */
 #define TOOL_TIMEOUT_MS 600000
 
-/* Copies the contents of directory from into directory to (made when
- * missing, 0700), as they are. */
-static bool copy_tree(const char *from, const char *to, struct error *err)
+/* Copies the contents of each directory pairs[2i] into pairs[2i + 1]
+ * (made when missing), as they are, and gives what uid from owned there
+ * to uid to: one shell that runs cp and chown for them all, since every
+ * program the daemon starts itself costs it far more than one a small
+ * shell starts. The paths travel as arguments, never inside the script. */
+static bool copy_trees(const char *const *pairs, size_t count, uid_t from, uid_t to,
+		       struct error *err)
 {
-	if (mkdir(to, 0700) != 0 && errno != EEXIST)
-		return error_set(err, errno, "cannot create %s", to);
-	char source[600];
-	snprintf(source, sizeof(source), "%s/.", from);
-	const char *argv[] = { "/bin/cp", "-a", "--no-target-directory", source, to, NULL };
-	return sandbox_command_run(argv, -1, TOOL_TIMEOUT_MS, "cp", err);
-}
-
-static bool chown_tree(const char *path, uid_t from, uid_t to, struct error *err)
-{
-	char from_owner[32], to_owner[32], from_group[32], to_group[32];
-	snprintf(from_owner, sizeof(from_owner), "--from=%u", (unsigned)from);
-	snprintf(to_owner, sizeof(to_owner), "%u", (unsigned)to);
-	snprintf(from_group, sizeof(from_group), "--from=:%u", (unsigned)from);
-	snprintf(to_group, sizeof(to_group), ":%u", (unsigned)to);
-	const char *owners[] = { "/bin/chown", "-R", "-h", from_owner, to_owner, path, NULL };
-	const char *groups[] = { "/bin/chown", "-R", "-h", from_group, to_group, path, NULL };
-	return from == to || (sandbox_command_run(owners, -1, TOOL_TIMEOUT_MS, "chown", err) &&
-			      sandbox_command_run(groups, -1, TOOL_TIMEOUT_MS, "chown", err));
+	static const char script[] = "f=$1; t=$2; shift 2\n"
+				     "while [ $# -gt 1 ]; do\n"
+				     "  mkdir -p -m 0700 -- \"$2\" &&\n"
+				     "  cp -a --no-target-directory -- \"$1/.\" \"$2\" || exit 1\n"
+				     "  if [ \"$f\" != \"$t\" ]; then\n"
+				     "    chown -R -h --from=\"$f\" \"$t\" -- \"$2\" &&\n"
+				     "    chown -R -h --from=\":$f\" \":$t\" -- \"$2\" || exit 1\n"
+				     "  fi\n"
+				     "  shift 2\n"
+				     "done\n";
+	char from_text[16], to_text[16];
+	snprintf(from_text, sizeof(from_text), "%u", (unsigned)from);
+	snprintf(to_text, sizeof(to_text), "%u", (unsigned)to);
+	const char *argv[8 + 2 * 8] = { "/bin/sh", "-c", script, "sh", from_text, to_text };
+	size_t n = 6;
+	for (size_t i = 0; i < 2 * count && n < sizeof(argv) / sizeof(argv[0]) - 1; i++)
+		argv[n++] = pairs[i];
+	argv[n] = NULL;
+	return sandbox_command_run(argv, -1, TOOL_TIMEOUT_MS, "copying the snapshot's files", err);
 }
 
 /* What a snapshot holds: name in it, and where it is in the sandbox. */
@@ -67,13 +71,16 @@ bool sandbox_snapshot_save(struct sandbox *s, const char *dest, struct error *er
 				 "(session_info's isolation text says why)");
 	struct part parts[5];
 	size_t n = parts_of(s, parts);
-	char upper[300], path[700];
+	char upper[300], path[700], targets[5][700];
+	const char *pairs[10];
 	snprintf(upper, sizeof(upper), "%s/upper", s->layers);
 	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dest, parts[i].name);
-		if (!copy_tree(parts[i].path ? parts[i].path : upper, path, err))
-			return false;
+		snprintf(targets[i], sizeof(targets[i]), "%s/%s", dest, parts[i].name);
+		pairs[2 * i] = parts[i].path ? parts[i].path : upper;
+		pairs[2 * i + 1] = targets[i];
 	}
+	if (!copy_trees(pairs, n, s->host_uid, s->host_uid, err))
+		return false;
 	/* bwrap makes these links again at every start, and refuses to find
 	 * them there. */
 	static const char *const links[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
@@ -136,17 +143,18 @@ bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *
 	if (!read)
 		return error_set(err, errno, "cannot read %s", path);
 	struct part parts[5];
-	size_t n = parts_of(s, parts);
-	char upper[300];
+	size_t n = parts_of(s, parts), count = 0;
+	char upper[300], sources[5][700];
+	const char *pairs[10];
 	snprintf(upper, sizeof(upper), "%s/upper", s->layers);
 	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, parts[i].name);
+		snprintf(sources[count], sizeof(sources[count]), "%s/%s", dir, parts[i].name);
 		struct stat st;
-		if (stat(path, &st) != 0)
+		if (stat(sources[count], &st) != 0)
 			continue; /* it had a volume there, or no disk */
-		const char *to = parts[i].path ? parts[i].path : upper;
-		if (!copy_tree(path, to, err) || !chown_tree(to, uid, s->host_uid, err))
-			return false;
+		pairs[2 * count] = sources[count];
+		pairs[2 * count + 1] = parts[i].path ? parts[i].path : upper;
+		count++;
 	}
-	return true;
+	return copy_trees(pairs, count, uid, s->host_uid, err);
 }
