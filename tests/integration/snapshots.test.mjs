@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { tempDir } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
@@ -107,5 +108,29 @@ test('a session with a volume cannot be forked', async () => {
   } finally {
     await kill(session);
     await client.call('delete_volume', { name });
+  }
+});
+
+test('links a session plants are kept as links: a snapshot copies none of the host files they name', async () => {
+  const { session } = await call('create_session', { template: 'base', size: 'small' });
+  let snapshot;
+  try {
+    await exec(session, 'ln -s /root ~/root-link && ln -s /etc/shadow /tmp/shadow-link && ln -s / /workspace/slash');
+    snapshot = (await call('snapshot_session', { session })).snapshot;
+  } finally {
+    await kill(session);
+  }
+  const dir = path.join(dataDir, 'snapshots', snapshot);
+  for (const [part, name, target] of [['home', 'root-link', '/root'], ['tmp', 'shadow-link', '/etc/shadow'], ['workspace', 'slash', '/']]) {
+    const file = path.join(dir, part, name);
+    assert.equal(fs.lstatSync(file).isSymbolicLink(), true, file);
+    assert.equal(fs.readlinkSync(file), target);
+  }
+  const restored = (await call('create_session', { template: snapshot })).session;
+  try {
+    assert.equal((await exec(restored, 'readlink ~/root-link /tmp/shadow-link; cut -d: -f2 /tmp/shadow-link | sort -u', 'root')).stdout, '/root\n/etc/shadow\n*\n');
+  } finally {
+    await kill(restored);
+    await call('delete_snapshot', { snapshot });
   }
 });
