@@ -16,7 +16,7 @@ let daemon, client, dataDir;
 before(async () => {
   assert.equal(process.getuid(), 0, 'templates need a writable root, which needs a root daemon, as the suite runs');
   dataDir = tempDir('lizard-template-data-');
-  daemon = await startDaemon({ args: ['--data-dir', dataDir] });
+  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:256M', '--data-dir', dataDir] });
   client = await httpClient(daemon);
 });
 
@@ -51,17 +51,24 @@ test('a template built from the host with a file and a command starts sessions t
   assert.deepEqual(listed.templates.filter((t) => t.built_in).map((t) => t.name), ['desktop', 'bare', 'base', 'interpreter']);
   assert.ok(listed.templates.some((t) => t.name === name && !t.built_in));
 
-  const { session, image } = await call('create_session', { template: name });
+  const { session, image } = await call('create_session', { template: name, size: 'small' });
   assert.equal(image, name);
+  let snapshot;
   try {
     assert.equal(await exec(session, 'cat /etc/lizard-template.conf /opt/made-by-command; hello-tpl; echo $TPL_VAR'),
       'from the file\nfrom the command: kept\nhello from the template\nkept\n');
     const refused = await client.call('delete_template', { name });
     assert.equal(refused.isError, true);
     assert.match(textOf(refused), new RegExp(`in use by session ${session}`));
+    snapshot = (await call('snapshot_session', { session })).snapshot;
   } finally {
     await client.call('kill_session', { session });
   }
+  // A snapshot of one of its sessions holds it too.
+  const held = await client.call('delete_template', { name });
+  assert.equal(held.isError, true);
+  assert.match(textOf(held), new RegExp(`in use by snapshot ${snapshot}`));
+  await call('delete_snapshot', { snapshot });
   // The host never saw any of it.
   assert.equal(fs.existsSync('/etc/lizard-template.conf'), false);
   assert.equal(fs.existsSync('/opt/made-by-command'), false);
