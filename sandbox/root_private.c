@@ -40,8 +40,6 @@ static bool hidden_from_others(const struct stat *st)
 	return (st->st_mode & need) != need;
 }
 
-static bool hide_in(int host, int upper, struct walk *w, int depth);
-
 /* The upper directory name (made when missing, owned and moded as the
  * host's), for whiteouts below it. */
 static int upper_dir(int upper, const char *name, const struct stat *st, struct walk *w)
@@ -60,9 +58,28 @@ static int upper_dir(int upper, const char *name, const struct stat *st, struct 
 	return fd;
 }
 
-/* Whether the host directory host holds, at any depth, something to hide;
- * whiteouts for them in upper. */
-static bool hide_in(int host, int upper, struct walk *w, int depth)
+/* An upper directory made only once something below it is hidden, so
+ * that the walk writes nothing where nothing is hidden (and never touches
+ * what a restored layer holds there). */
+struct lazy_dir {
+	struct lazy_dir *parent; /* NULL: fd is the layer's, given */
+	const char *name;
+	struct stat st;
+	int fd; /* -1 until made */
+};
+
+static int lazy_fd(struct lazy_dir *d, struct walk *w)
+{
+	if (d->fd >= 0 || !d->parent)
+		return d->fd;
+	int parent = lazy_fd(d->parent, w);
+	d->fd = parent < 0 ? -1 : upper_dir(parent, d->name, &d->st, w);
+	return d->fd;
+}
+
+/* Whiteouts in the layer for what the host directory host holds, at any
+ * depth, that others may not read. */
+static bool hide_in(int host, struct lazy_dir *upper, struct walk *w, int depth)
 {
 	int listing = dup(host);
 	DIR *dir = listing >= 0 ? fdopendir(listing) : NULL;
@@ -84,7 +101,10 @@ static bool hide_in(int host, int upper, struct walk *w, int depth)
 			break;
 		}
 		if (hidden_from_others(&st)) {
-			if (mknodat(upper, name, S_IFCHR, makedev(0, 0)) != 0 && errno != EEXIST)
+			int fd = lazy_fd(upper, w);
+			if (fd < 0)
+				ok = false;
+			else if (mknodat(fd, name, S_IFCHR, makedev(0, 0)) != 0 && errno != EEXIST)
 				ok = error_set(w->err, errno, "cannot hide the host's %s", name);
 			continue;
 		}
@@ -94,18 +114,11 @@ static bool hide_in(int host, int upper, struct walk *w, int depth)
 		int below = openat(host, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (below < 0)
 			continue;
-		/* Made only when something below is hidden; removed otherwise,
-		 * so that the lower layer's directory shows through as it is. */
-		int up = upper_dir(upper, name, &st, w);
-		if (up < 0) {
-			close(below);
-			ok = false;
-			break;
-		}
-		ok = hide_in(below, up, w, depth + 1);
-		close(up);
+		struct lazy_dir child = { .parent = upper, .name = name, .st = st, .fd = -1 };
+		ok = hide_in(below, &child, w, depth + 1);
+		if (child.fd >= 0)
+			close(child.fd);
 		close(below);
-		unlinkat(upper, name, AT_REMOVEDIR); /* fails when it holds whiteouts */
 	}
 	closedir(dir);
 	return ok;
@@ -143,7 +156,8 @@ bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid,
 		return error_set(err, errno, "cannot open %s", host_path);
 	}
 	struct walk w = { .host_uid = host_uid, .device = st.st_dev, .err = err };
-	bool ok = hide_in(host, upper, &w, 0);
+	struct lazy_dir top = { .parent = NULL, .name = host_path, .fd = upper };
+	bool ok = hide_in(host, &top, &w, 0);
 	close(host);
 	if (!ok)
 		error_prefix(err, "in %s", host_path);
