@@ -6,31 +6,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '../lib/process.mjs';
-import { startDaemon } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { daemonWithData } from '../lib/bridge.mjs';
+import { textOf } from '../lib/mcp.mjs';
 import { BUILD_AND_INSTALL, PACKAGE } from '../lib/packages.mjs';
 
-let daemon, client, dataDir;
+let bridge, client, dataDir, call;
 
 before(async () => {
   assert.equal(process.getuid(), 0, 'snapshots need a writable root, which needs a root daemon, as the suite runs');
-  dataDir = tempDir('lizard-snapshot-data-');
-  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:256M', '--data-dir', dataDir] });
-  client = await httpClient(daemon);
+  bridge = await daemonWithData('lizard-snapshot-data-', ['--sizes', 'small=1:1G:512:256M']);
+  ({ client, dataDir, call } = bridge);
 });
 
 after(async () => {
-  await client?.close();
-  await daemon?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await bridge?.close();
 });
-
-async function call(tool, args) {
-  const r = await client.call(tool, args);
-  assert.equal(r.isError, false, `${tool}: ${textOf(r)}`);
-  return r.structuredContent;
-}
 
 const exec = async (session, command, user = 'user') =>
   (await call('exec', { session, command, user, timeout_ms: 120000 }));

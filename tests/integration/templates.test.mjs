@@ -8,29 +8,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { tempDir } from '../lib/process.mjs';
-import { startDaemon, bridgeBin } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { bridgeBin, daemonWithData } from '../lib/bridge.mjs';
+import { textOf } from '../lib/mcp.mjs';
 
-let daemon, client, dataDir;
+let bridge, client, dataDir, call;
 
 before(async () => {
   assert.equal(process.getuid(), 0, 'templates need a writable root, which needs a root daemon, as the suite runs');
-  dataDir = tempDir('lizard-template-data-');
-  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:256M', '--data-dir', dataDir] });
-  client = await httpClient(daemon);
+  bridge = await daemonWithData('lizard-template-data-', ['--sizes', 'small=1:1G:512:256M']);
+  ({ client, dataDir, call } = bridge);
 });
 
 after(async () => {
-  await client?.close();
-  await daemon?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await bridge?.close();
 });
-
-async function call(tool, args) {
-  const r = await client.call(tool, args);
-  assert.equal(r.isError, false, `${tool}: ${textOf(r)}`);
-  return r.structuredContent;
-}
 
 const exec = async (session, command) => (await call('exec', { session, command, timeout_ms: 60000 })).stdout;
 const templateDirs = () => fs.existsSync(path.join(dataDir, 'templates')) ? fs.readdirSync(path.join(dataDir, 'templates')) : [];

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { tempDir } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
-import { sandboxOf } from '../lib/sandbox.mjs';
+import { janitorOf, sandboxOf } from '../lib/sandbox.mjs';
 import { BUILD_AND_INSTALL, PACKAGE } from '../lib/packages.mjs';
 
 const MIB = 1 << 20;
@@ -113,16 +113,6 @@ test('filling the writable root stops at the disk limit with ENOSPC; the bridge 
   } finally {
     await kill(session);
     await kill(other);
-  }
-});
-
-// The bridge's janitor: the process it forks at start to clean up after it.
-const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).find((p) => {
-  try {
-    const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
-    return /^Name:\s+lizard-janitor$/m.test(status) && new RegExp(`^PPid:\\s+${pid}$`, 'm').test(status);
-  } catch {
-    return false;
   }
 });
 
