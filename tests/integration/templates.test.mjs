@@ -82,7 +82,8 @@ test('a build whose command fails leaves no template', async () => {
 
 test('lizard-bridge template build makes a template from host files that the daemon starts', async () => {
   const name = `cli-${process.pid}`;
-  const source = path.join(tempDir('lizard-template-src-'), 'note.txt');
+  const sourceDir = tempDir('lizard-template-src-');
+  const source = path.join(sourceDir, 'note.txt');
   fs.writeFileSync(source, 'copied from the host\n');
   const out = execFileSync(bridgeBin, ['template', 'build', name, '--file', `${source}:/srv/note.txt`, '--run', 'chmod 600 /srv/note.txt', '--data-dir', dataDir],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120000 });
@@ -98,6 +99,7 @@ test('lizard-bridge template build makes a template from host files that the dae
   assert.match(listed, new RegExp(`"name":"${name}"`));
   execFileSync(bridgeBin, ['template', 'delete', name, '--data-dir', dataDir]);
   assert.deepEqual(templateDirs(), []);
+  fs.rmSync(sourceDir, { recursive: true, force: true });
 });
 
 // It downloads the release from deb.debian.org, and tests talk only to
