@@ -135,10 +135,11 @@ static void describe(struct sandbox *s, bool limited)
 	struct error why;
 	char root[400];
 	if (s->rootfs[0] || sandbox_root_available(&why))
-		snprintf(
-			root, sizeof(root),
-			"a writable root of its own over the host's system directories (its changes "
-			"are the session's and go with it; the host's files never change)");
+		snprintf(root, sizeof(root),
+			 "a writable root of its own over %s (its changes are the session's and go "
+			 "with it; the host's files never change)",
+			 s->image_dir[0] ? "a Debian release's root built for its template"
+					 : "the host's system directories");
 	else
 		snprintf(root, sizeof(root), "host system directories read-only (%.300s)",
 			 why.message);
