@@ -9,6 +9,7 @@
 #include "bridge/server/server.h"
 #include "bridge/session/session.h"
 #include "bridge/tools/catalog.h"
+#include "bridge/tools/templates.h"
 #include "mcp/server.h"
 #include "mcp/workers.h"
 #include "mcp/stdio.h"
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef LIZARD_VERSION
@@ -64,6 +66,7 @@ static const char usage[] =
 	"                           [--port-idle-timeout SECONDS] [--max-port-connections N]\n"
 	"                           [--port-upgraded-idle-timeout SECONDS]\n"
 	"       lizard-bridge call [--url URL] [--json] TOOL [KEY=VALUE ...] [-o FILE]\n"
+	"       lizard-bridge template build|list|delete ... (template --help)\n"
 	"       lizard-bridge --help | --version\n"
 	"\n"
 	"stdio   serve MCP on stdin/stdout. Without --vnc it starts a local desktop\n"
@@ -431,8 +434,12 @@ static void open_resources(struct bridge_tools_context *c, const char *data_dir)
 		if (sandbox_data_dir_default(dir, sizeof(dir), &failed))
 			data_dir = dir;
 	}
-	if (data_dir)
+	if (data_dir) {
 		c->volumes = sandbox_volumes_open(data_dir, &failed);
+		snprintf(c->snapshots_dir, sizeof(c->snapshots_dir), "%.480s/snapshots", data_dir);
+		if (mkdir(c->snapshots_dir, 0700) != 0 && errno != EEXIST)
+			c->snapshots_dir[0] = '\0';
+	}
 	if (!c->volumes) {
 		snprintf(c->volumes_why, sizeof(c->volumes_why), "%s", failed.message);
 		log_warn("volumes are unavailable: %s", failed.message);
@@ -656,6 +663,8 @@ int main(int argc, char **argv)
 		return run_bridge(argc - 2, argv + 2, false);
 	if (strcmp(argv[1], "serve") == 0)
 		return run_bridge(argc - 2, argv + 2, true);
+	if (strcmp(argv[1], "template") == 0)
+		return tools_template_command(argc - 1, argv + 1);
 	if (strcmp(argv[1], "call") == 0)
 		return bridge_client_run(argc - 2, argv + 2);
 	fprintf(stderr, "lizard-bridge: unknown command '%s'\n\n%s", argv[1], usage);

@@ -7,6 +7,7 @@
 #include "sandbox/state.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,22 @@
 
 /* Where the daemon's binary appears inside, for bwrap to start as init. */
 #define INIT_PATH "/run/lizard-init"
+/* With an image (another system's root), where the host's /usr appears
+ * read-only: the init, the daemon's binary, runs with the host's dynamic
+ * loader and libraries from there, the image's programs with their own. */
+#define HOST_USR "/run/lizard-host-usr"
+
+/* The host's dynamic loader, under /usr (merged /usr); "" when unknown. */
+static void host_loader(char *out, size_t size)
+{
+	static const char *const loaders[] = { "/lib64/ld-linux-x86-64.so.2",
+					       "/lib/ld-linux-aarch64.so.1" };
+	char resolved[PATH_MAX];
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]) && !out[0]; i++)
+		if (realpath(loaders[i], resolved) && strncmp(resolved, "/usr/", 5) == 0)
+			snprintf(out, size, "%s%.3000s", HOST_USR, resolved + 4);
+}
 
 const char *sandbox_bwrap_path(void)
 {
@@ -116,14 +133,24 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	 * CAP_SETFCAP, and `user: root` means root inside. */
 	add(a, "--cap-add", "ALL", NULL);
 	add(a, "--hostname", "sandbox", NULL);
-	add(a, "--ro-bind", "/usr", "/usr");
+	/* A writable root (root.h) brings /usr, /etc and the package
+	 * databases along as overlays mounted in it. */
+	if (s->rootfs[0])
+		add(a, "--bind", s->rootfs, "/");
+	else
+		add(a, "--ro-bind", "/usr", "/usr");
 	static const char *const system_paths[] = { "/bin",   "/sbin",  "/lib",
 						    "/lib32", "/lib64", "/libx32" };
-	for (int i = 0; i < 6; i++)
+	/* An image has its own. */
+	for (int i = 0; i < 6 && !s->image_dir[0]; i++)
 		add_system_path(a, system_paths[i], links[i], 128);
-	add(a, "--ro-bind", "/etc", "/etc");
-	add(a, "--ro-bind-data", "7", "/etc/passwd");
-	add(a, "--ro-bind-data", "8", "/etc/group");
+	if (!s->rootfs[0])
+		add(a, "--ro-bind", "/etc", "/etc");
+	/* A writable root has its own, in its layer (root_private.h). */
+	if (!s->rootfs[0]) {
+		add(a, "--ro-bind-data", "7", "/etc/passwd");
+		add(a, "--ro-bind-data", "8", "/etc/group");
+	}
 	if (resolv_dest)
 		add(a, "--ro-bind-data", "10", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
@@ -139,14 +166,18 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	 * stays in the sandbox's network namespace. */
 	add(a, "--bind", s->x11_dir, "/tmp/.X11-unix");
 	add(a, "--dir", "/var/tmp", NULL);
+	if (s->rootfs[0])
+		add(a, "--dir", "/var/log", NULL);
 	/* Without the system's font cache every program that draws text
 	 * (openbox, Chromium) would rebuild one in the fresh HOME: seconds. */
-	if (access("/var/cache/fontconfig", F_OK) == 0)
+	if (!s->image_dir[0] && access("/var/cache/fontconfig", F_OK) == 0)
 		add(a, "--ro-bind", "/var/cache/fontconfig", "/var/cache/fontconfig");
 	add(a, "--bind", s->home, s->inside_home);
 	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, s->inside_workspace);
 	add(a, "--bind", s->run_dir, s->inside_run_dir);
 	add(a, "--ro-bind-fd", "4", INIT_PATH);
+	if (s->image_dir[0])
+		add(a, "--ro-bind", "/usr", HOST_USR);
 	add(a, "--chdir", s->inside_home, NULL);
 	/* Loaded last, right before the init's exec: the init and all it
 	 * starts run under it. */
@@ -263,7 +294,19 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 	char *bwrap_argv[] = { (char *)bwrap,  "--args", "6",        "--", INIT_PATH,
 			       "sandbox-init", "3",      "isolated", NULL };
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
-	char *const *argv = s->isolated ? bwrap_argv : plain;
+	char loader[PATH_MAX], libraries[PATH_MAX];
+	host_loader(loader, sizeof(loader));
+	snprintf(libraries, sizeof(libraries), "%s", loader);
+	char *slash = strrchr(libraries, '/');
+	if (slash)
+		*slash = '\0';
+	char *through_loader[] = { (char *)bwrap,    "--args",  "6",       "--",           loader,
+				   "--library-path", libraries, INIT_PATH, "sandbox-init", "3",
+				   "isolated",       NULL };
+
+	char *const *argv = !s->isolated                   ? plain
+			    : s->image_dir[0] && loader[0] ? through_loader
+							   : bwrap_argv;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 	sandbox_child_setup(join, s->host_uid, parent);
 	int null_fd = open("/dev/null", O_RDWR);

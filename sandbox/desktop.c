@@ -232,7 +232,8 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 					   .workspace_dir = o->workspace_dir,
 					   .workspace_image = o->workspace_image,
 					   .disk_bytes = o->disk_bytes,
-					   .uid_range = o->uid_range };
+					   .uid_range = o->uid_range,
+					   .restore_dir = o->restore_dir };
 	d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;

@@ -31,6 +31,7 @@ struct sandbox_desktop_options {
 	const char *workspace_image;   /* likewise */
 	uint64_t disk_bytes;           /* likewise */
 	const struct sandbox_uid_range *uid_range; /* likewise */
+	const char *restore_dir;                   /* likewise */
 };
 
 struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_options *options,

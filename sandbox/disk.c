@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/command.h"
 #include "util/clock.h"
 
 #define MKFS_TIMEOUT_MS 30000
@@ -84,59 +85,10 @@ static bool run_mkfs(int image, uint64_t bytes, uid_t uid, bool journal, const c
 			       NULL };
 	if (!mkfs)
 		return error_set(err, 0, "mke2fs is not installed (apt-get install e2fsprogs)");
-	int out[2];
-	if (pipe2(out, O_CLOEXEC) != 0)
-		return error_set(err, errno, "cannot create a pipe for mke2fs");
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null_fd = open("/dev/null", O_RDONLY);
-		dup2(null_fd, STDIN_FILENO);
-		dup2(out[1], STDOUT_FILENO);
-		dup2(out[1], STDERR_FILENO);
-		fcntl(image, F_SETFD, 0); /* the one descriptor it gets */
-		static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
-		execve(mkfs, (char *const *)argv, env);
-		_exit(127);
-	}
-	close(out[1]);
-	if (pid < 0) {
-		close(out[0]);
-		return error_set(err, errno, "cannot start mke2fs");
-	}
-	char said[300] = "";
-	size_t used = 0;
-	int64_t deadline = clock_monotonic_ms() + MKFS_TIMEOUT_MS;
-	for (;;) {
-		int64_t left = deadline - clock_monotonic_ms();
-		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
-		int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		char chunk[256];
-		ssize_t got = read(out[0], chunk, sizeof(chunk));
-		if (got <= 0)
-			break;
-		size_t keep = (size_t)got < sizeof(said) - 1 - used ? (size_t)got
-								    : sizeof(said) - 1 - used;
-		memcpy(said + used, chunk, keep);
-		used += keep;
-		said[used] = '\0';
-	}
-	close(out[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	/* The image is the one descriptor it gets. */
+	if (sandbox_command_run(argv, image, MKFS_TIMEOUT_MS, "mke2fs", err))
 		return true;
-	for (size_t i = 0; i < used; i++)
-		if (said[i] == '\n')
-			said[i] = ' ';
-	return error_set(err, 0, "mke2fs could not make %s/%s%s%s", where, name,
-			 said[0] ? ": " : " (it did not finish in time)", said);
+	return error_prefix(err, "cannot make %s/%s", where, name);
 }
 
 bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t bytes, uid_t uid,

@@ -19,7 +19,9 @@
 #include "sandbox/log.h"
 #include "sandbox/network.h"
 #include "sandbox/private_dir.h"
+#include "sandbox/root.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/snapshot.h"
 #include "sandbox/state.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
@@ -130,6 +132,17 @@ static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 
 static void describe(struct sandbox *s, bool limited)
 {
+	struct error why;
+	char root[400];
+	if (s->rootfs[0] || sandbox_root_available(&why))
+		snprintf(root, sizeof(root),
+			 "a writable root of its own over %s (its changes are the session's and go "
+			 "with it; the host's files never change)",
+			 s->image_dir[0] ? "a Debian release's root built for its template"
+					 : "the host's system directories");
+	else
+		snprintf(root, sizeof(root), "host system directories read-only (%.300s)",
+			 why.message);
 	if (!s->isolated) {
 		snprintf(s->description, sizeof(s->description),
 			 "NOT isolated: started unsandboxed for a benchmark comparison "
@@ -148,8 +161,7 @@ static void describe(struct sandbox *s, bool limited)
 	snprintf(
 		s->description, sizeof(s->description),
 		"Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
-		"mount, user, IPC, UTS and network namespaces; host system directories read-only, "
-		"own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
+		"mount, user, IPC, UTS and network namespaces; %s, own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
 		"still shows the host paths its binds come from); programs run as an unprivileged "
 		"user (host uid %u for the sandbox's root). A seccomp filter refuses (EPERM) what "
 		"a desktop does not need: keyrings, perf events, io_uring, BPF, userfaultfd, kernel "
@@ -157,7 +169,7 @@ static void describe(struct sandbox *s, bool limited)
 		"log, socket families but UNIX, IPv4, IPv6 and netlink, raw and packet sockets, "
 		"netfilter and xfrm, and personality flags that weaken memory protections; a 32-bit "
 		"or x32 system call kills its process. %s %s",
-		(unsigned)s->host_uid, network,
+		root, (unsigned)s->host_uid, network,
 		limited ? "CPU, memory and processes are limited by its cgroup (its size)."
 			: "No limits on CPU, memory or processes.");
 }
@@ -171,7 +183,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	}
 	s->control = -1;
 	s->log_fd = -1;
-	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = s->volume_loop = -1;
+	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = s->volume_loop = s->rootfs_fd = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
@@ -212,6 +224,26 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		 s->isolated ? SANDBOX_RUN_DIR : s->run_dir);
 	snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
 		 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+	/* Without one, the host's system directories are read-only
+	 * (describe says why). */
+	s->has_volume = o->workspace_dir || o->workspace_image;
+	if (o->image_dir)
+		snprintf(s->image_dir, sizeof(s->image_dir), "%s", o->image_dir);
+	else if (o->restore_dir)
+		sandbox_snapshot_image(o->restore_dir, s->image_dir, sizeof(s->image_dir));
+	/* The benchmark's comparison with the read-only root of before. */
+	const char *bench_read_only = getenv("LIZARD_BENCH_READ_ONLY_ROOT");
+	bool writable = !(bench_read_only && strcmp(bench_read_only, "1") == 0);
+	struct error read_only;
+	error_set(&read_only, 0, "LIZARD_BENCH_READ_ONLY_ROOT=1 keeps the host's root read-only");
+	if (s->isolated && writable && sandbox_root_available(&read_only) &&
+	    !sandbox_root_make(s, o->restore_dir, err))
+		goto fail;
+	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {
+		error_set(err, 0, "restoring a snapshot needs a writable root: %s",
+			  s->isolated ? read_only.message : "this sandbox is not isolated");
+		goto fail;
+	}
 	if (o->workspace_dir) {
 		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
 		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
@@ -269,6 +301,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	s->pid = pid;
 	bool started = wait_for_init(s, err);
 	started = sandbox_private_dir_unbind_volume(s, started ? err : NULL) && started;
+	sandbox_root_release_host(s);
 	if (started && s->isolated) {
 		s->init_pid = sandbox_bwrap_read_pid(fds.info_read, INIT_START_TIMEOUT_MS);
 		protect_init(s);
@@ -341,6 +374,9 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 	bool ok = true;
 	/* A start that failed before its end: never remove through the binding. */
 	ok = keep_first(sandbox_private_dir_unbind_volume(s, &failed), err, &failed) && ok;
+	sandbox_root_release_host(s);
+	if (s->rootfs_fd >= 0)
+		close(s->rootfs_fd);
 	if (s->control >= 0)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0)

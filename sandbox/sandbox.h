@@ -55,6 +55,14 @@ struct sandbox_options {
 	/* Where a root daemon takes the sandbox's host uid from (uid.h);
 	 * NULL: SANDBOX_UID_RANGE_DEFAULT. */
 	const struct sandbox_uid_range *uid_range;
+	/* A snapshot's directory (snapshot.h) whose files the sandbox starts
+	 * with; NULL: none. Needs a writable root. */
+	const char *restore_dir;
+	/* A whole root filesystem (a Debian release's, made by mmdebstrap,
+	 * owned by the host's root) to start from instead of the host's
+	 * system directories; NULL: the host's. A restore_dir that rests on
+	 * one names it itself (snapshot.h). Needs a writable root. */
+	const char *image_dir;
 };
 
 /* Failures fill err (error.h) with a sentence that says what failed and,

@@ -82,9 +82,39 @@ static void unmount_left(const char *daemon_dir)
 	closedir(dir);
 }
 
+/* Whatever else is mounted under daemon_dir (a writable root's overlays,
+ * root.h, when the daemon died while starting a sandbox): deepest first,
+ * as /proc/self/mountinfo lists them (its paths escape spaces as \040,
+ * which a daemon's directory never holds). */
+static void unmount_under(const char *daemon_dir)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	enum { MAX_MOUNTS = 256 };
+	char(*found)[400] = malloc(MAX_MOUNTS * sizeof(*found));
+	if (!found) {
+		fclose(f);
+		return;
+	}
+	size_t count = 0, prefix = strlen(daemon_dir);
+	char line[4096];
+	while (count < MAX_MOUNTS && fgets(line, sizeof(line), f)) {
+		char point[400];
+		if (sscanf(line, "%*s %*s %*s %*s %399s", point) == 1 &&
+		    strncmp(point, daemon_dir, prefix) == 0 && point[prefix] == '/')
+			snprintf(found[count++], sizeof(found[0]), "%s", point);
+	}
+	fclose(f);
+	while (count > 0)
+		umount2(found[--count], MNT_DETACH | UMOUNT_NOFOLLOW);
+	free(found);
+}
+
 /* Unmounts what is left in one daemon's directory and removes it. */
 static bool remove_daemon_dir(const char *path, struct error *err)
 {
+	unmount_under(path);
 	unmount_left(path);
 	return sandbox_tree_remove(path, err);
 }

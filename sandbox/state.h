@@ -36,6 +36,14 @@ struct sandbox {
 	 * not mounted. */
 	char volume_mount[240];
 	int volume_loop; /* a volume's image: its loop device, or -1 */
+	bool has_volume; /* /workspace is a volume's */
+	/* A writable root (root.h): rootfs is bound at /, the overlays' layers
+	 * are in layers; rootfs_fd is -1 and rootfs "" with a read-only one.
+	 * root_mounted: the host still has its copies of the overlays. */
+	char rootfs[240], layers[240];
+	char image_dir[512]; /* a Debian release's root under everything; "" */
+	int rootfs_fd;
+	bool root_mounted;
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];
 	struct sandbox_log *log; /* programs' default stdout and stderr */

@@ -22,3 +22,5 @@ echo "== sizes: pause/resume latency and idle desktop memory (cgroups)"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/resources.mjs 20
 echo "== a service in a sandbox: expose_port against slirp4netns's add_hostfwd"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/ports.mjs 3
+echo "== writable roots, snapshots and restores"
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/images.mjs 10

@@ -73,6 +73,8 @@ cJSON *bridge_session_describe(struct bridge_session *s)
 	cJSON_AddItemToObject(info, "metadata", cJSON_Duplicate(s->metadata, true));
 	if (s->volume[0])
 		cJSON_AddStringToObject(info, "volume", s->volume);
+	if (s->image[0])
+		cJSON_AddStringToObject(info, "image", s->image);
 	bridge_session_describe_resources(s, info);
 	bridge_session_describe_ports(s, info);
 	struct sandbox *sandbox = bridge_session_sandbox(s);

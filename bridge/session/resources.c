@@ -186,6 +186,51 @@ bool bridge_session_resume(struct bridge_session *s, struct error *err)
 	return ok;
 }
 
+static void set_conn_paused(struct bridge_session *s, bool paused)
+{
+	pthread_rwlock_rdlock(&s->conn_lock);
+	vnc_conn_set_paused(s->conn, paused);
+	pthread_rwlock_unlock(&s->conn_lock);
+}
+
+bool bridge_session_while_frozen(struct bridge_session *s,
+				 bool (*work)(struct bridge_session *, void *, struct error *),
+				 void *context, struct error *err)
+{
+	if (s->kind == BRIDGE_ATTACHED || !bridge_session_sandbox(s))
+		return error_set(err, 0,
+				 "session %s is not a local sandbox; only local sessions have "
+				 "files the bridge can keep",
+				 s->id);
+	pthread_mutex_lock(&pause_lock);
+	pthread_mutex_lock(&s->lock);
+	bool ready = s->state == BRIDGE_READY, paused = s->paused;
+	pthread_mutex_unlock(&s->lock);
+	bool ok = ready || error_set(err, 0, "session %s is not ready", s->id);
+	/* Unfrozen, its programs could swap a directory for a link while
+	 * the daemon copies, and have the host's files copied in. */
+	if (ok && !s->cgroup)
+		ok = error_set(err, 0,
+			       "session %s has no cgroup to freeze while its files are copied: it "
+			       "was created without a size because this daemon cannot create "
+			       "cgroups (see its start log)",
+			       s->id);
+	struct error failed;
+	bool freeze = ok && s->cgroup && !paused;
+	/* As pause does: a frozen Xvnc must not look like a dead one. */
+	if (freeze)
+		set_conn_paused(s, true);
+	if (freeze && !(ok = sandbox_cgroup_freeze(s->cgroup, FREEZE_TIMEOUT_MS, &failed)))
+		error_set(err, 0, "cannot freeze session %s: %s", s->id, failed.message);
+	ok = ok && work(s, context, err);
+	if (freeze && !sandbox_cgroup_thaw(s->cgroup, FREEZE_TIMEOUT_MS, &failed))
+		log_warn("session %s stays frozen: %s", s->id, failed.message);
+	if (freeze)
+		set_conn_paused(s, false);
+	pthread_mutex_unlock(&pause_lock);
+	return ok;
+}
+
 bool bridge_session_paused(struct bridge_session *s)
 {
 	pthread_mutex_lock(&s->lock);

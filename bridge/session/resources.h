@@ -19,6 +19,12 @@ struct cJSON;
 bool bridge_session_pause(struct bridge_session *session, struct error *err);
 bool bridge_session_resume(struct bridge_session *session, struct error *err);
 bool bridge_session_paused(struct bridge_session *session);
+/* Runs work on a ready local session with its processes frozen (left as
+ * they were when it is paused), then thaws them; false with a message
+ * when it is not such a session, has no cgroup, or work failed. */
+bool bridge_session_while_frozen(struct bridge_session *session,
+				 bool (*work)(struct bridge_session *, void *, struct error *),
+				 void *context, struct error *err);
 /* What a session's cgroup uses now (BRIDGE_USAGE_UNKNOWN where it cannot
  * tell); false when it has none. */
 #define BRIDGE_USAGE_UNKNOWN UINT64_MAX

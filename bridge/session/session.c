@@ -90,6 +90,10 @@ struct bridge_session *bridge_session_create(const char *id, const struct bridge
 	}
 	s->volumes = spec->volumes;
 	s->uid_range = spec->uid_range ? *spec->uid_range : SANDBOX_UID_RANGE_DEFAULT;
+	if (spec->restore_dir && !(s->restore_dir = strdup(spec->restore_dir)))
+		goto oom_session;
+	if (spec->image)
+		snprintf(s->image, sizeof(s->image), "%s", spec->image);
 	if (spec->volume)
 		snprintf(s->volume, sizeof(s->volume), "%s", spec->volume);
 	bridge_session_set_timeout(s, spec->timeout_ms);
@@ -274,6 +278,7 @@ static bool start_local(struct bridge_session *s, struct error *err)
 		.envs = (const char *const *)s->envs,
 		.disk_bytes = s->limited ? s->limits.disk_bytes : 0,
 		.uid_range = &s->uid_range,
+		.restore_dir = s->restore_dir,
 	};
 	struct error failed;
 	char workspace[512];
@@ -451,6 +456,7 @@ void bridge_session_unref(struct bridge_session *s)
 	for (size_t i = 0; s->envs && s->envs[i]; i++)
 		free(s->envs[i]);
 	free(s->envs);
+	free(s->restore_dir);
 	bridge_code_contexts_destroy(s->code);
 	vnc_framebuffer_destroy(s->fb);
 	vnc_capture_cache_destroy(s->capture_cache);

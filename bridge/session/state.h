@@ -40,6 +40,8 @@ struct bridge_session {
 	struct sandbox_volumes *volumes;
 	char volume[SANDBOX_NAME_MAX + 1]; /* "" for none */
 	bool volume_held;
+	char *restore_dir; /* NULL: none */
+	char image[80];    /* "" for none */
 	struct sandbox_uid_range uid_range;
 	struct bridge_code_contexts *code; /* run_code's contexts */
 	char access_token[48];             /* ports.c; set once at creation */

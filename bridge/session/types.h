@@ -51,6 +51,12 @@ struct bridge_session_spec {
 	/* Local desktops of a root daemon: where the sandbox's host uid comes
 	 * from; NULL: the default range. Copied. */
 	const struct sandbox_uid_range *uid_range;
+	/* Local desktops: a snapshot's directory to start from (the sandbox's
+	 * snapshot.h); NULL: none. Copied. */
+	const char *restore_dir;
+	/* The template or snapshot restore_dir holds, for session_info's
+	 * "image"; NULL with it. Copied. */
+	const char *image;
 };
 
 #endif

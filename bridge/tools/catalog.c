@@ -11,6 +11,8 @@
 #include "bridge/tools/ports.h"
 #include "bridge/tools/screen.h"
 #include "bridge/tools/sessions.h"
+#include "bridge/tools/snapshots.h"
+#include "bridge/tools/templates.h"
 #include "bridge/tools/tool_schemas.h" /* generated from bridge/tools/schemas */
 #include "bridge/tools/volumes.h"
 
@@ -512,6 +514,87 @@ static const struct bridge_tool catalog[] = {
 		.output_schema = tools_schema_unexpose_port_output,
 		.handler = tools_unexpose_port,
 		.quick = true,
+	},
+	/* snapshots.h */
+	{
+		.name = "snapshot_session",
+		.title = "Snapshot a session",
+		.description =
+			"Keep a local session's files as they are now: its whole root (what "
+			"it installed or changed), HOME, /tmp and /workspace (not a volume), "
+			"with its template, screen, envs and metadata. Its processes are "
+			"frozen for the copy and then go on; memory and running programs are "
+			"not kept (pause_session keeps those). create_session "
+			"template=<snapshot> starts a copy.",
+		.input_schema = tools_schema_snapshot_session_input,
+		.output_schema = tools_schema_snapshot_session_output,
+		.handler = tools_snapshot_session,
+	},
+	{
+		.name = "fork_session",
+		.title = "Fork a session",
+		.description = "Snapshot a local session and start a new session from the snapshot "
+			       "in one call; both then go on independently. A session with a volume "
+			       "cannot be forked.",
+		.input_schema = tools_schema_fork_session_input,
+		.output_schema = tools_schema_fork_session_output,
+		.handler = tools_fork_session,
+	},
+	{
+		.name = "list_snapshots",
+		.title = "List snapshots",
+		.description = "Every snapshot with the session and template it came from and the "
+			       "disk space it takes, and the total.",
+		.input_schema = tools_schema_list_snapshots_input,
+		.output_schema = tools_schema_list_snapshots_output,
+		.handler = tools_list_snapshots,
+		.read_only = true,
+		.sessionless = true,
+	},
+	{
+		.name = "delete_snapshot",
+		.title = "Delete a snapshot",
+		.description = "Remove a snapshot and its files. Sessions restored from it keep "
+			       "running: they hold copies.",
+		.input_schema = tools_schema_delete_snapshot_input,
+		.output_schema = tools_schema_delete_snapshot_output,
+		.handler = tools_delete_snapshot,
+		.sessionless = true,
+	},
+	/* templates.h */
+	{
+		.name = "build_template",
+		.title = "Build a template",
+		.description = "Build a template for create_session: from base (host, the default, "
+			       "or a template built before), write files and run commands as root "
+			       "with the network on (apt-get install works), and keep the result. "
+			       "Its log streams as progress; a failed build leaves nothing. start "
+			       "says what runs in its sessions (base, bare or desktop).",
+		.input_schema = tools_schema_build_template_input,
+		.output_schema = tools_schema_build_template_output,
+		.handler = tools_build_template,
+		.sessionless = true,
+	},
+	{
+		.name = "list_templates",
+		.title = "List templates",
+		.description = "The built-in templates and those built with build_template, with "
+			       "their base, what starts in them and their disk space.",
+		.input_schema = tools_schema_list_templates_input,
+		.output_schema = tools_schema_list_templates_output,
+		.handler = tools_list_templates,
+		.read_only = true,
+		.sessionless = true,
+	},
+	{
+		.name = "delete_template",
+		.title = "Delete a template",
+		.description = "Remove a built template; refused while a session or a snapshot "
+			       "uses it.",
+		.input_schema = tools_schema_delete_template_input,
+		.output_schema = tools_schema_delete_template_output,
+		.handler = tools_delete_template,
+		.sessionless = true,
 	},
 };
 

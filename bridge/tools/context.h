@@ -37,6 +37,9 @@ struct bridge_tools_context {
 	/* NULL when the data directory could not be opened (why in volumes_why). */
 	struct sandbox_volumes *volumes;
 	char volumes_why[512];
+	/* Where snapshots are kept (data directory/snapshots, the daemon's,
+	 * 0700); "" when there is none. */
+	char snapshots_dir[512];
 	/* Where viewer links point and how viewers wake the server (main
 	 * fills it before the tools are registered). */
 	const struct bridge_viewer_links *viewer_links;

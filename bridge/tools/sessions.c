@@ -2,6 +2,8 @@
 #include "bridge/tools/sessions.h"
 
 #include "bridge/tools/common.h"
+#include "bridge/tools/snapshots.h"
+#include "bridge/tools/templates.h"
 #include "bridge/context.h"
 
 #include "bridge/tools/geometry.h"
@@ -116,8 +118,11 @@ static bool size_and_screen(struct bridge_tools_context *c, struct mcp_call *cal
 	return true;
 }
 
-void tools_create_session(struct mcp_call *call, const cJSON *args,
-			  struct bridge_tools_context *context)
+/* restore_dir: a snapshot's or built template's files to start with
+ * (args then name its template kind), image its name; NULL: none. */
+static void create_session(struct mcp_call *call, const cJSON *args,
+			   struct bridge_tools_context *context, const char *restore_dir,
+			   const char *image)
 {
 	const char *template = tools_string(args, "template", NULL);
 	const char *url = tools_string(args, "vnc", NULL);
@@ -136,6 +141,14 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 		kind = BRIDGE_BASE;
 	else if (template && strcmp(template, "interpreter") == 0)
 		kind = BRIDGE_INTERPRETER;
+	else if (template && strcmp(template, "desktop") != 0) {
+		mcp_call_fail(
+			call,
+			"template %s is not desktop, bare, base, interpreter or a snapshot id "
+			"(snap-...; list_snapshots names them)",
+			template);
+		return;
+	}
 	struct bridge_session_spec spec = {
 		.kind = kind,
 		.width = DEFAULT_WIDTH,
@@ -143,6 +156,8 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 		.timeout_ms = tools_int(args, "timeout_ms", DEFAULT_TIMEOUT_MS),
 		.metadata = cJSON_GetObjectItemCaseSensitive(args, "metadata"),
 		.uid_range = &context->uid_range,
+		.restore_dir = restore_dir,
+		.image = image,
 	};
 	struct sandbox_limits limits;
 	if (!size_and_screen(context, call, args, url != NULL, &spec, &limits))
@@ -209,6 +224,87 @@ void tools_create_session(struct mcp_call *call, const cJSON *args,
 	}
 	tools_reply_data(call, bridge_session_describe(s));
 	bridge_session_unref(s);
+}
+
+/* args for a session like the snapshot's: its template, and its screen,
+ * envs and metadata where args do not give them. */
+static cJSON *restored_args(const cJSON *args, const cJSON *meta)
+{
+	cJSON *merged = cJSON_Duplicate(args, true);
+	if (!merged)
+		return NULL;
+	cJSON_ReplaceItemInObjectCaseSensitive(
+		merged, "template",
+		cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(meta, "template"), true));
+	static const char *const kept[][2] = { { "envs", "envs" },
+					       { "metadata", "metadata" },
+					       { "size", "screen" } };
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(meta, kept[i][0]);
+		if (item && !cJSON_IsNull(item) &&
+		    !cJSON_GetObjectItemCaseSensitive(merged, kept[i][1]))
+			cJSON_AddItemToObject(merged, kept[i][1], cJSON_Duplicate(item, true));
+	}
+	return merged;
+}
+
+void tools_create_session(struct mcp_call *call, const cJSON *args,
+			  struct bridge_tools_context *context)
+{
+	const char *template = tools_string(args, "template", NULL);
+	static const char *const built_in[] = { "desktop", "bare", "base", "interpreter" };
+	bool own = !template;
+	for (size_t i = 0; !own && i < sizeof(built_in) / sizeof(built_in[0]); i++)
+		own = strcmp(template, built_in[i]) == 0;
+	if (own) {
+		create_session(call, args, context, NULL, NULL);
+		return;
+	}
+	/* A snapshot or a built template (templates.h). */
+	char dir[600];
+	cJSON *meta = tools_image_load(context, call, template, dir, sizeof(dir));
+	if (!meta)
+		return;
+	cJSON *merged = restored_args(args, meta);
+	if (merged)
+		create_session(call, merged, context, dir, template);
+	else
+		mcp_call_fail(call, "out of memory");
+	cJSON_Delete(merged);
+	cJSON_Delete(meta);
+}
+
+/* A snapshot of the session, started at once (snapshots.h). */
+void tools_fork_session(struct mcp_call *call, const cJSON *args, struct bridge_tools_context *c)
+{
+	struct bridge_session *s = tools_session(c, call, args);
+	if (!s || !tools_snapshot_store_ready(c, call))
+		return;
+	cJSON *info = bridge_session_describe(s);
+	const cJSON *volume = cJSON_GetObjectItemCaseSensitive(info, "volume");
+	const cJSON *resources = cJSON_GetObjectItemCaseSensitive(info, "resources");
+	const cJSON *size = cJSON_GetObjectItemCaseSensitive(resources, "size");
+	if (cJSON_IsString(volume)) {
+		mcp_call_fail(call,
+			      "session %s has volume %s at /workspace, which one session uses at a "
+			      "time: it cannot be forked (snapshot_session keeps its other files)",
+			      bridge_session_id(s), volume->valuestring);
+		cJSON_Delete(info);
+		return;
+	}
+	char id[32];
+	cJSON *create = cJSON_CreateObject();
+	bool ok = create && tools_snapshot_take(c, call, s, id, sizeof(id));
+	if (ok) {
+		cJSON_AddStringToObject(create, "template", id);
+		if (cJSON_IsString(size))
+			cJSON_AddStringToObject(create, "size", size->valuestring);
+		tools_create_session(call, create, c);
+	} else if (!create) {
+		mcp_call_fail(call, "out of memory");
+	}
+	cJSON_Delete(create);
+	cJSON_Delete(info);
 }
 
 void tools_list_sessions(struct mcp_call *call, const cJSON *args,

@@ -8,8 +8,8 @@
 
 #include "bridge/tools/context.h"
 
-tools_handler tools_create_session, tools_list_sessions, tools_session_info, tools_set_timeout,
-	tools_pause_session, tools_resume_session, tools_start_stream, tools_stop_stream,
-	tools_kill_session;
+tools_handler tools_create_session, tools_fork_session, tools_list_sessions, tools_session_info,
+	tools_set_timeout, tools_pause_session, tools_resume_session, tools_start_stream,
+	tools_stop_stream, tools_kill_session;
 
 #endif

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { waitFor, sleep, tempDir } from '../lib/process.mjs';
 import { connectBridge } from '../lib/mcp.mjs';
 import { desktopFromLog } from '../lib/x11.mjs';
-import { sandboxPidNamespace, processesInPidNamespace } from '../lib/sandbox.mjs';
+import { janitorOf, sandboxPidNamespace, processesInPidNamespace } from '../lib/sandbox.mjs';
 
 async function startedDesktop() {
   const bridge = await connectBridge([]);
@@ -20,16 +20,6 @@ async function startedDesktop() {
   desktop.processes = () => processesInPidNamespace(namespace);
   return { bridge, desktop };
 }
-
-// The bridge's janitor: the process it forks at start to clean up after it.
-const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).find((p) => {
-  try {
-    const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
-    return /^Name:\s+lizard-janitor$/m.test(status) && new RegExp(`^PPid:\\s+${pid}$`, 'm').test(status);
-  } catch {
-    return false;
-  }
-});
 
 for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL', 'SIGKILL of it and its janitor']) {
   test(`no desktop process is left after the bridge ends by ${how}`, async () => {

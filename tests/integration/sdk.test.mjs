@@ -30,14 +30,15 @@ test('lists every computer-use tool with an object schema', async () => {
   const { tools } = await bridge.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
-    'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_code_context', 'create_session',
-    'create_volume', 'cursor_position', 'delete_volume', 'drag', 'exec', 'expose_port', 'get_host',
-    'hold_key', 'kill_session',
-    'launch', 'list_code_contexts', 'list_files', 'list_sessions', 'list_volumes', 'mouse_down',
-    'mouse_up', 'move_mouse', 'open_url', 'pause_session', 'press', 'read_file',
-    'remove_code_context', 'restart_code_context', 'resume_session', 'run_code', 'screen_size',
-    'screenshot', 'scroll', 'session_info', 'set_timeout', 'start_stream', 'stop_stream', 'type',
-    'unexpose_port', 'wait', 'write_file',
+    'build_template', 'click', 'clipboard_get', 'clipboard_set', 'computer', 'create_code_context',
+    'create_session', 'create_volume', 'cursor_position', 'delete_snapshot', 'delete_template',
+    'delete_volume', 'drag', 'exec', 'expose_port', 'fork_session', 'get_host', 'hold_key',
+    'kill_session', 'launch', 'list_code_contexts', 'list_files', 'list_sessions', 'list_snapshots',
+    'list_templates', 'list_volumes', 'mouse_down', 'mouse_up', 'move_mouse', 'open_url',
+    'pause_session', 'press', 'read_file', 'remove_code_context', 'restart_code_context',
+    'resume_session', 'run_code', 'screen_size', 'screenshot', 'scroll', 'session_info',
+    'set_timeout', 'snapshot_session', 'start_stream', 'stop_stream', 'type', 'unexpose_port',
+    'wait', 'write_file',
   ]);
   for (const tool of tools) assert.equal(tool.inputSchema.type, 'object');
 });

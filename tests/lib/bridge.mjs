@@ -71,3 +71,26 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
     },
   };
 }
+
+// A daemon with its own data directory and an HTTP client, for the tests
+// of what lives there (snapshots, templates): call() fails the test on a
+// tool error and gives the structured result; close() ends both and
+// removes the directory.
+export async function daemonWithData(prefix, args = []) {
+  const { tempDir } = await import('./process.mjs');
+  const { httpClient, textOf } = await import('./mcp.mjs');
+  const dataDir = tempDir(prefix);
+  const daemon = await startDaemon({ args: [...args, '--data-dir', dataDir] });
+  const client = await httpClient(daemon);
+  const call = async (tool, args) => {
+    const r = await client.call(tool, args);
+    if (r.isError) throw new Error(`${tool}: ${textOf(r)}`);
+    return r.structuredContent;
+  };
+  const close = async () => {
+    await client.close();
+    await daemon.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { daemon, client, dataDir, call, close };
+}

@@ -78,3 +78,13 @@ export function sandboxText(client, session, file, length, options) {
     return text.length >= length ? text : null;
   }, options);
 }
+
+// The bridge's janitor: the process it forks at start to clean up after it.
+export const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).find((p) => {
+  try {
+    const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+    return /^Name:\s+lizard-janitor$/m.test(status) && new RegExp(`^PPid:\\s+${pid}$`, 'm').test(status);
+  } catch {
+    return false;
+  }
+});

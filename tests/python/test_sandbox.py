@@ -106,6 +106,53 @@ class Lifetime(OnEachBridge):
             self.bridge().delete_volume(name)
         self.assertNotIn(name, [v.name for v in self.bridge().list_volumes()])
 
+    def test_a_snapshot_restores_and_a_fork_goes_on_on_its_own(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("snapshots need a writable root, which needs a root daemon")
+        with self.bridge().create("base") as source:
+            source.fs.write("/etc/py-snapshot", "in the root")
+            source.process.exec_("echo home > ~/home.txt")
+            snap = source.snapshot()
+            self.assertEqual((snap.template, snap.session), ("base", source.sandbox_id))
+            self.assertGreater(snap.bytes, 0)
+            try:
+                self.assertIn(snap.snapshot_id, [s.snapshot_id for s in self.bridge().list_snapshots()])
+                with Sandbox.restore(snap, bridge=self.bridge()) as restored:
+                    self.assertEqual(restored.fs.read("/etc/py-snapshot"), "in the root")
+                    self.assertEqual(restored.process.exec_("cat ~/home.txt").stdout, "home\n")
+                with self.bridge().create(snap.snapshot_id) as again:
+                    self.assertEqual(again.fs.read("/etc/py-snapshot"), "in the root")
+            finally:
+                self.bridge().delete_snapshot(snap.snapshot_id)
+            self.assertNotIn(snap.snapshot_id, [s.snapshot_id for s in self.bridge().list_snapshots()])
+            with source.fork() as fork:
+                self.assertEqual(fork.fs.read("/etc/py-snapshot"), "in the root")
+                fork.fs.write("/tmp/only-fork", "fork")
+                source.fs.write("/tmp/only-source", "source")
+                self.assertEqual(fork.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-fork\n")
+                self.assertEqual(source.process.exec_("ls /tmp/only-*").stdout, "/tmp/only-source\n")
+
+    def test_a_built_template_starts_sandboxes_that_have_its_files(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("templates need a writable root, which needs a root daemon")
+        name = f"py-tpl-{os.getpid()}-{secrets.token_hex(3)}"
+        log: list = []
+        built = self.bridge().build_template(name, files={"/etc/py-template": "from python\n", "/srv/raw.bin": bytes([0, 1, 255])},
+                                             commands=["echo made-by-command > /srv/made"], on_log=log.append)
+        try:
+            self.assertEqual((built.name, built.built_in, built.base, built.start), (name, False, "host", "base"))
+            self.assertIn("$ echo made-by-command > /srv/made\n", "".join(log))
+            self.assertIn(name, [t.name for t in self.bridge().list_templates()])
+            with self.bridge().create(name) as sandbox:
+                self.assertEqual(sandbox.fs.read("/etc/py-template"), "from python\n")
+                self.assertEqual(sandbox.process.exec_("cat /srv/made; od -An -tu1 /srv/raw.bin", user="root").stdout.split(),
+                                 ["made-by-command", "0", "1", "255"])
+                with self.assertRaises(ToolError):
+                    self.bridge().delete_template(name)
+        finally:
+            self.bridge().delete_template(name)
+        self.assertNotIn(name, [t.name for t in self.bridge().list_templates()])
+
 
 both_modes(Lifetime, globals())
 

@@ -42,6 +42,8 @@ from lizard_bridge.results import (
     StreamInfo,
     Volume,
     VolumeInfo,
+    SnapshotInfo,
+    TemplateInfo,
     WaitResult,
     WriteInfo,
 )
@@ -79,6 +81,8 @@ __all__ = [
     "TransportError",
     "Volume",
     "VolumeInfo",
+    "SnapshotInfo",
+    "TemplateInfo",
     "WaitResult",
     "WriteInfo",
 ]

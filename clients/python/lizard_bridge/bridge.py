@@ -15,19 +15,20 @@ trip plus what the tool itself may take (an exec's timeout_ms)."""
 
 from __future__ import annotations
 
+import base64
 import builtins
 import os
 import shutil
 import socket
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from lizard_bridge._http import HttpTransport
 from lizard_bridge._mcp import McpSession, OnProgress, ToolResult
 from lizard_bridge._stdio import StdioTransport
 from lizard_bridge._transport import Deadline, JsonObject
 from lizard_bridge.errors import AuthError, BridgeError
-from lizard_bridge.results import SandboxInfo, Volume, VolumeInfo, reader
+from lizard_bridge.results import SandboxInfo, SnapshotInfo, TemplateInfo, Volume, VolumeInfo, reader
 from lizard_bridge.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -248,3 +249,58 @@ class Bridge:
     def delete_volume(self, name: str) -> None:
         """Deletes a volume no session has mounted, and its files."""
         self.call_tool("delete_volume", {"name": name}, seconds=_VOLUME_SECONDS)
+
+    # -- snapshots (Sandbox.snapshot and Sandbox.fork make them) --
+
+    def list_snapshots(self) -> builtins.list[SnapshotInfo]:
+        r = reader("list_snapshots", self.call_tool("list_snapshots", seconds=_VOLUME_SECONDS).structured)
+        return [SnapshotInfo.from_data(item, "list_snapshots") for item in r.array("snapshots")]
+
+    # -- templates --
+
+    def list_templates(self) -> builtins.list[TemplateInfo]:
+        r = reader("list_templates", self.call_tool("list_templates", seconds=_VOLUME_SECONDS).structured)
+        return [TemplateInfo.from_data(item) for item in r.array("templates")]
+
+    def build_template(
+        self,
+        name: str,
+        *,
+        base: Optional[str] = None,
+        start: Optional[str] = None,
+        files: Optional[Mapping[str, Union[str, bytes]]] = None,
+        commands: Optional[Sequence[str]] = None,
+        envs: Optional[Mapping[str, str]] = None,
+        on_log: Optional[Callable[[str], None]] = None,
+        timeout_s: float = 3600.0,
+    ) -> TemplateInfo:
+        """Builds template name for create(name): from base ("host", the
+        default, or a template built before), files {path inside: text or
+        bytes} written as root, then commands run as root with the network
+        on; start "base" (default), "bare" or "desktop". on_log gets the
+        build's log as it comes. A failed build raises ToolError and leaves
+        nothing."""
+        listed = [
+            {"path": path, "text": data} if isinstance(data, str)
+            else {"path": path, "data": base64.b64encode(bytes(data)).decode("ascii")}
+            for path, data in (files or {}).items()
+        ]
+        arguments = {
+            "name": name,
+            "base": base,
+            "start": start,
+            "files": listed or None,
+            "commands": list(commands) if commands is not None else None,
+            "envs": dict(envs) if envs is not None else None,
+        }
+        progress = (lambda p: on_log(str(p.get("message", "")))) if on_log else None
+        result = self.call_tool("build_template", arguments, seconds=timeout_s, on_progress=progress)
+        return TemplateInfo.from_data(result.structured, "build_template")
+
+    def delete_template(self, name: str) -> None:
+        """Deletes a built template; refused while a session or a snapshot uses it."""
+        self.call_tool("delete_template", {"name": name}, seconds=_VOLUME_SECONDS)
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        """Deletes a snapshot; sandboxes restored from it keep their copies."""
+        self.call_tool("delete_snapshot", {"snapshot": snapshot_id}, seconds=_VOLUME_SECONDS)

@@ -294,6 +294,57 @@ class VolumeInfo:
         )
 
 
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """A snapshot (snapshot_session, list_snapshots): a session's files and
+    how it was made; restore with Sandbox.restore(snapshot_id) or
+    Bridge.create(template=snapshot_id). bytes: its disk space on the host."""
+
+    snapshot_id: str
+    template: Optional[str]
+    session: Optional[str]
+    created: Optional[str]
+    bytes: int
+
+    @classmethod
+    def from_data(cls, data: Any, tool: str = "snapshot_session") -> "SnapshotInfo":
+        r = _Reader(tool, data)
+        return cls(
+            snapshot_id=r.text("snapshot"),
+            template=r.opt_text("template"),
+            session=r.opt_text("session"),
+            created=r.opt_text("created"),
+            bytes=int(r.opt_number("bytes") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """A template (list_templates, build_template): built_in for desktop,
+    bare, base and interpreter; start says what runs in its sessions; bytes
+    its disk space on the host; build_ms how long its build took."""
+
+    name: str
+    built_in: bool
+    start: Optional[str]
+    base: Optional[str]
+    bytes: int
+    build_ms: Optional[int]
+
+    @classmethod
+    def from_data(cls, data: Any, tool: str = "list_templates") -> "TemplateInfo":
+        r = _Reader(tool, data)
+        took = r.opt_number("build_ms")
+        return cls(
+            name=r.text("name"),
+            built_in=r.flag("built_in"),
+            start=r.opt_text("start"),
+            base=r.opt_text("base"),
+            bytes=int(r.opt_number("bytes") or 0),
+            build_ms=None if took is None else int(took),
+        )
+
+
 # The result forms run_code names, besides extra (any other MIME type).
 _RESULT_FORMS = ("text", "html", "markdown", "svg", "png", "jpeg", "latex", "javascript")
 

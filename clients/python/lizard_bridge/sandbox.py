@@ -22,7 +22,17 @@ from lizard_bridge._mcp import ToolResult
 from lizard_bridge._transport import JsonObject
 from lizard_bridge.desktop import Desktop
 from lizard_bridge.errors import BridgeError, NotFoundError, TransportError
-from lizard_bridge.results import CodeContext, Execution, ExecResult, ExposedPort, FileEntry, SandboxInfo, WriteInfo, reader
+from lizard_bridge.results import (
+    CodeContext,
+    Execution,
+    ExecResult,
+    ExposedPort,
+    FileEntry,
+    SandboxInfo,
+    SnapshotInfo,
+    WriteInfo,
+    reader,
+)
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -308,6 +318,27 @@ class Sandbox:
     def pause(self) -> SandboxInfo:
         """Freezes every process; memory and processes stay as they are."""
         return SandboxInfo.from_data(self._call("pause_session", {}).structured, "pause_session")
+
+    def snapshot(self) -> SnapshotInfo:
+        """Keeps the sandbox's files (its whole root, HOME, /tmp, /workspace
+        but a volume) with its template, screen, envs and metadata; its
+        processes are frozen for the copy, then go on. Memory and running
+        programs are not kept (pause keeps them)."""
+        return SnapshotInfo.from_data(self._call("snapshot_session", {}, seconds=_CREATE_SECONDS).structured)
+
+    def fork(self) -> "Sandbox":
+        """A new sandbox of the same bridge from a snapshot of this one,
+        taken now; the two go on independently."""
+        result = self._call("fork_session", {}, seconds=_CREATE_SECONDS)
+        return Sandbox._created(self._bridge, result, False)
+
+    @classmethod
+    def restore(cls: Type[S], snapshot: Union[str, SnapshotInfo], *, bridge: Optional["Bridge"] = None,
+                **options: Any) -> S:
+        """A new sandbox from a snapshot (its id or SnapshotInfo); options
+        as for create."""
+        snapshot_id = snapshot.snapshot_id if isinstance(snapshot, SnapshotInfo) else snapshot
+        return cls.create(snapshot_id, bridge=bridge, **options)
 
     def resume(self) -> SandboxInfo:
         return SandboxInfo.from_data(self._call("resume_session", {}).structured, "resume_session")

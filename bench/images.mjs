@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// Writable roots, snapshots and restores: create_session template=base to
+// its first exec with the writable root and with the read-only host root
+// of before (LIZARD_BENCH_READ_ONLY_ROOT=1) in the same run, a snapshot of
+// a session that changed 100 MB, and a restore of a base snapshot to its
+// first exec.
+//
+// Usage: node bench/images.mjs [rounds]   (scripts/bench.sh runs it)
+// Needs a root daemon (a writable root needs idmapped mounts).
+import fs from 'node:fs';
+import { median, percentile } from './lib.mjs';
+import { startDaemon } from '../tests/lib/bridge.mjs';
+import { httpClient, textOf } from '../tests/lib/mcp.mjs';
+import { tempDir } from '../tests/lib/process.mjs';
+
+const rounds = Number(process.argv[2] || 10);
+const ms = (v) => `${v.toFixed(1)} ms`;
+const dataDir = tempDir('lizard-bench-images-');
+
+async function bridge(env = {}) {
+  const daemon = await startDaemon({ args: ['--data-dir', dataDir], env });
+  const client = await httpClient(daemon);
+  const call = async (tool, args) => {
+    const r = await client.call(tool, args);
+    if (r.isError) throw new Error(`${tool}: ${textOf(r)}`);
+    return r.structuredContent;
+  };
+  return { call, close: async () => { await client.close(); await daemon.stop(); } };
+}
+
+// Milliseconds from create_session to the end of its first exec.
+async function startToExec(b, template) {
+  const t0 = performance.now();
+  const { session } = await b.call('create_session', { template });
+  await b.call('exec', { session, command: 'true' });
+  const took = performance.now() - t0;
+  await b.call('kill_session', { session });
+  return took;
+}
+
+const writable = await bridge();
+const readOnly = await bridge({ LIZARD_BENCH_READ_ONLY_ROOT: '1' });
+try {
+  const times = { writable: [], readOnly: [], snapshot: [], restore: [] };
+  // Interleaved, so that the machine's load falls on both alike.
+  for (let i = 0; i < rounds; i++) {
+    times.writable.push(await startToExec(writable, 'base'));
+    times.readOnly.push(await startToExec(readOnly, 'base'));
+  }
+  const { session } = await writable.call('create_session', { template: 'base' });
+  await writable.call('exec', { session, user: 'root', timeout_ms: 120000, command: 'head -c 104857600 /dev/urandom > /usr/bench-100m' });
+  const snapshots = [];
+  for (let i = 0; i < Math.min(rounds, 5); i++) {
+    const t0 = performance.now();
+    snapshots.push((await writable.call('snapshot_session', { session })).snapshot);
+    times.snapshot.push(performance.now() - t0);
+  }
+  await writable.call('kill_session', { session });
+  const { session: plain } = await writable.call('create_session', { template: 'base' });
+  const base = (await writable.call('snapshot_session', { session: plain })).snapshot;
+  await writable.call('kill_session', { session: plain });
+  for (let i = 0; i < rounds; i++) times.restore.push(await startToExec(writable, base));
+  for (const id of [...snapshots, base]) await writable.call('delete_snapshot', { snapshot: id });
+
+  const overhead = (median(times.writable) / median(times.readOnly) - 1) * 100;
+  console.log('\nWritable roots, snapshots and restores (one run)\n');
+  console.log('| measurement | median | p95 | goal | notes |');
+  console.log('|---|---:|---:|---:|---|');
+  console.log(`| \`create_session template=base\` to first \`exec\`, writable root | ${ms(median(times.writable))} | ${ms(percentile(times.writable, 95))} | < 50 ms | ${rounds} runs over HTTP, interleaved with the next row |`);
+  console.log(`| the same, read-only host root (LIZARD_BENCH_READ_ONLY_ROOT=1) | ${ms(median(times.readOnly))} | ${ms(percentile(times.readOnly, 95))} | | writable root adds ${overhead.toFixed(0)}% (goal < 10%) |`);
+  console.log(`| \`snapshot_session\`, 100 MB changed | ${ms(median(times.snapshot))} | ${ms(percentile(times.snapshot, 95))} | < 2 s | ${times.snapshot.length} runs, processes frozen for the copy |`);
+  console.log(`| restore of a base snapshot to first \`exec\` | ${ms(median(times.restore))} | ${ms(percentile(times.restore, 95))} | < 400 ms | ${rounds} runs |`);
+} finally {
+  await writable.close();
+  await readOnly.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}

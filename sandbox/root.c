@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+#include "sandbox/root.h"
+
+#include "sandbox/root_private.h"
+#include "sandbox/snapshot.h"
+#include "sandbox/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *const sandbox_root_overlaid[] = { "usr",         "etc",           "var/lib/dpkg",
+					      "var/lib/apt", "var/cache/apt", "var/cache/debconf",
+					      NULL };
+
+struct idmap_child {
+	int ready, done, done_write;
+	_Alignas(16) char stack[16384];
+};
+
+/* Runs in the new user namespace; says so, then waits for the daemon. */
+static int idmap_child_main(void *arg)
+{
+	struct idmap_child *child = arg;
+	close(child->done_write);
+	char byte = 'u';
+	(void)!write(child->ready, &byte, 1);
+	(void)!read(child->done, &byte, 1); /* until the daemon closes it */
+	return 0;
+}
+
+/* A user namespace whose only uid and gid are 0, shown on the host as
+ * host_id: what an idmapped mount takes to show the host's uid 0 as
+ * host_id. A child makes it and waits while the daemon writes its maps
+ * and opens it; the descriptor keeps it once the child is gone. */
+static int idmap_namespace(uid_t host_id, struct error *err)
+{
+	int ready[2], done[2];
+	if (pipe2(ready, O_CLOEXEC) != 0)
+		return error_set(err, errno, "cannot create a pipe"), -1;
+	if (pipe2(done, O_CLOEXEC) != 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return error_set(err, errno, "cannot create a pipe"), -1;
+	}
+	/* A child that shares the daemon's memory (no copy of its page tables:
+	 * a fork of the daemon costs tens of ms) and only waits. */
+	struct idmap_child child = { .ready = ready[1], .done = done[0], .done_write = done[1] };
+	pid_t pid = clone(idmap_child_main, child.stack + sizeof(child.stack),
+			  CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
+	close(ready[1]);
+	close(done[0]);
+	int ns = -1;
+	char byte = 0;
+	if (pid < 0) {
+		error_set(err, errno, "cannot start a process to make an id mapping");
+		goto out;
+	}
+	if (read(ready[0], &byte, 1) != 1 || byte != 'u') {
+		error_set(err, 0, "cannot create a user namespace for an id mapping");
+		goto out;
+	}
+	char path[64], map[64];
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_id);
+	static const char *const maps[] = { "uid_map", "gid_map" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, maps[i]);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		bool written = fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map);
+		if (fd >= 0)
+			close(fd);
+		if (!written) {
+			error_set(err, errno, "cannot write %s", path);
+			goto out;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
+	if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		error_set(err, errno, "cannot open %s", path);
+out:
+	close(ready[0]);
+	close(done[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return ns;
+}
+
+/* A detached, read-only copy of the host's directory path whose files of
+ * the host's root are the namespace ns's root. */
+static int idmapped_tree(const char *path, int ns, struct error *err)
+{
+	int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return error_set(err, errno, "cannot clone the mount of %s", path), -1;
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NODEV,
+		.userns_fd = (uint64_t)ns,
+	};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+		error_set(err, errno,
+			  "cannot make an idmapped mount of %s (its filesystem may not support "
+			  "idmapped mounts)",
+			  path);
+		close(tree);
+		return -1;
+	}
+	return tree;
+}
+
+static struct {
+	pthread_once_t once;
+	bool available;
+	struct error why;
+} probe = { .once = PTHREAD_ONCE_INIT };
+
+static void probe_once(void)
+{
+	if (geteuid() != 0) {
+		error_set(&probe.why, 0,
+			  "a writable root needs the daemon to run as root, for idmapped mounts "
+			  "of the host's directories");
+		return;
+	}
+	int ns = idmap_namespace(65534, &probe.why);
+	int tree = ns >= 0 ? idmapped_tree("/usr", ns, &probe.why) : -1;
+	probe.available = tree >= 0;
+	if (tree >= 0)
+		close(tree);
+	if (ns >= 0)
+		close(ns);
+	if (!probe.available)
+		error_prefix(&probe.why, "a writable root needs idmapped mounts");
+}
+
+bool sandbox_root_available(struct error *err)
+{
+	pthread_once(&probe.once, probe_once);
+	if (!probe.available && err)
+		*err = probe.why;
+	return probe.available;
+}
+
+/* Opens (making it when missing) the directory name in parent, given to
+ * owner with mode; never through a link. */
+static int make_dir(int parent, const char *name, mode_t mode, uid_t owner, struct error *err)
+{
+	if (mkdirat(parent, name, mode) != 0 && errno != EEXIST)
+		return error_set(err, errno, "cannot create %s", name), -1;
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno, "cannot open %s", name), -1;
+	if (fchown(fd, owner, owner) != 0 || fchmod(fd, mode) != 0) {
+		error_set(err, errno, "cannot give %s to uid %u", name, (unsigned)owner);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Makes the nested directories of relative path under root (given to
+ * owner, 0755) and returns the last one's descriptor. */
+static int make_path(int root, const char *path, uid_t owner, struct error *err)
+{
+	int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	for (const char *part = path; *part && fd >= 0;) {
+		size_t len = strcspn(part, "/");
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)len, part);
+		int next = make_dir(fd, name, 0755, owner, err);
+		close(fd);
+		fd = next;
+		part += len + (part[len] == '/');
+	}
+	return fd;
+}
+
+/* Mounts an overlay of the host's /name over the merged directory of
+ * rootfs, its upper layer layers/upper/<flat> and its work directory
+ * layers/work/<flat>; with an image (a Debian release's root), the image
+ * over rootfs itself (name ""), its layer layers/upper/root. */
+static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_fd, int work_fd,
+			struct error *err)
+{
+	char host_path[600], flat[128];
+	bool image = !name[0];
+	snprintf(host_path, sizeof(host_path), "%s/%s", image ? s->image_dir : "", name);
+	snprintf(flat, sizeof(flat), "%s", image ? "root" : name);
+	for (char *c = flat; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	struct stat st;
+	if (stat(host_path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return true; /* nothing of the host's to show there */
+	int lower = -1, upper = -1, work = -1, merged = -1;
+	bool ok = false;
+	if ((lower = idmapped_tree(host_path, ns, err)) < 0)
+		goto out;
+	/* The overlay's directory takes its owner and mode from the upper
+	 * layer's: the sandbox's root, as the host's root owns it. */
+	uid_t owner = st.st_uid == 0 ? s->host_uid : 65534;
+	if ((upper = make_dir(upper_fd, flat, st.st_mode & 07777, owner, err)) < 0 ||
+	    (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0 ||
+	    (merged = image ? fcntl(s->rootfs_fd, F_DUPFD_CLOEXEC, 3)
+			    : make_path(s->rootfs_fd, name, s->host_uid, err)) < 0)
+		goto out;
+	if (image) {
+		/* Its own users, with the sandbox's user added; no host secrets. */
+		char source[700];
+		snprintf(source, sizeof(source), "%s/etc", s->image_dir);
+		int etc = make_dir(upper, "etc", 0755, s->host_uid, err);
+		bool written = etc >= 0 && sandbox_root_write_users(etc, s->host_uid,
+								    s->inside_home, source, err);
+		if (etc >= 0)
+			close(etc);
+		if (!written)
+			goto out;
+	}
+	/* Secrets live in /etc and debconf's database; /usr and the package
+	 * manager's files hold none (their root-only entries are locks and
+	 * _apt's partial downloads) and are large, so they are shown whole:
+	 * walking them would cost every session's start tens of ms. */
+	bool secret = strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0;
+	if (strcmp(name, "etc") == 0 &&
+	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, "/etc", err))
+		goto out;
+	if (secret && !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
+		goto out;
+	/* apt's partial directories belong to _apt, unmapped inside, so root
+	 * there could not use them: apt makes them again in the layer. */
+	const char *partial = strcmp(name, "var/cache/apt") == 0 ? "archives/partial"
+			      : strcmp(name, "var/lib/apt") == 0 ? "lists/partial"
+								 : NULL;
+	if (partial && !sandbox_root_hide_one(host_path, upper, partial, s->host_uid, err))
+		goto out;
+	char options[256], target[64];
+	snprintf(options, sizeof(options),
+		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
+		 "redirect_dir=off,index=off,metacopy=off,xino=off",
+		 lower, upper, work);
+	snprintf(target, sizeof(target), "/proc/self/fd/%d", merged);
+	if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+		error_set(err, errno, "cannot mount an overlay of %s at %s/%s", host_path,
+			  s->rootfs, name);
+		goto out;
+	}
+	s->root_mounted = true;
+	ok = true;
+out:
+	for (int *fd = (int[]){ lower, upper, work, merged }, i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return ok;
+}
+
+bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err)
+{
+	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
+	const char *under = s->on_disk ? s->disk_mount : s->dir;
+	snprintf(s->rootfs, sizeof(s->rootfs), "%s/rootfs", under);
+	snprintf(s->layers, sizeof(s->layers), "%s/layers", under);
+	int ns = -1, layers = -1, upper = -1, work = -1;
+	bool ok = false;
+	if ((s->rootfs_fd = make_dir(parent, "rootfs", 0755, s->host_uid, err)) < 0 ||
+	    (layers = make_dir(parent, "layers", 0700, geteuid(), err)) < 0 ||
+	    (upper = make_dir(layers, "upper", 0700, geteuid(), err)) < 0 ||
+	    (work = make_dir(layers, "work", 0700, geteuid(), err)) < 0) {
+		error_prefix(err, "in %s", under);
+		goto out;
+	}
+	if (restore_dir && !sandbox_snapshot_restore(s, restore_dir, err))
+		goto out;
+	if ((ns = idmap_namespace(s->host_uid, err)) < 0)
+		goto out;
+	ok = true;
+	if (s->image_dir[0])
+		ok = overlay_one(s, "", ns, upper, work, err);
+	for (size_t i = 0; ok && !s->image_dir[0] && sandbox_root_overlaid[i]; i++)
+		ok = overlay_one(s, sandbox_root_overlaid[i], ns, upper, work, err);
+out:
+	for (int *fd = (int[]){ ns, layers, upper, work }, i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return ok;
+}
+
+void sandbox_root_release_host(struct sandbox *s)
+{
+	if (!s->root_mounted)
+		return;
+	/* Nothing of the sandbox has run yet, so nothing has moved these. */
+	if (s->image_dir[0])
+		umount2(s->rootfs, MNT_DETACH | UMOUNT_NOFOLLOW);
+	for (size_t i = 0; !s->image_dir[0] && sandbox_root_overlaid[i]; i++) {
+		char path[400];
+		snprintf(path, sizeof(path), "%s/%s", s->rootfs, sandbox_root_overlaid[i]);
+		umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW); /* some were never mounted */
+	}
+	s->root_mounted = false;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* A sandbox's writable root: its programs may change any file of the
+ * system (root inside can `dpkg -i` and `apt-get install`), and what they
+ * change goes into the session's own layer, gone with the session; the
+ * host's files never change.
+ *
+ * The root is a directory of the session's (dir/rootfs, or on the disk
+ * when the session has one, so that it counts against the disk's size)
+ * that bwrap binds at /, with an overlay over each host system directory
+ * (/usr, /etc, and the package databases under /var). The lower layer of
+ * each overlay is the host's directory through an idmapped mount that
+ * shows the host's uid 0 as the sandbox's host uid: the files the host's
+ * root owns belong to the sandbox's root inside, which may then change
+ * them (copied up into the session's layer), while the host's uid 0 stays
+ * unmapped in the sandbox's user namespace. The upper layers lie in
+ * layers/, which the daemon owns and the sandbox never sees but through
+ * the overlays.
+ *
+ * Idmapped mounts need the daemon to be root (CAP_SYS_ADMIN in the host's
+ * user namespace) and the host's filesystem to support them (ext4, xfs,
+ * btrfs, tmpfs): sandbox_root_available says which is missing. Without
+ * them the host's system directories stay read-only, as before.
+ *
+ * The overlays are mounted on the host under the private directory and
+ * unmounted there as soon as bwrap holds its own copy, before any program
+ * of the sandbox runs: from then on they live only in the sandbox's mount
+ * namespace and go with it, even when the daemon is killed. Private to
+ * sandbox/. */
+#ifndef LIZARD_SANDBOX_ROOT_H
+#define LIZARD_SANDBOX_ROOT_H
+
+#include "util/error.h"
+
+#include <stdbool.h>
+
+struct sandbox;
+
+/* Whether this daemon can give sandboxes a writable root; why not in err. */
+bool sandbox_root_available(struct error *err);
+
+/* Makes s's root (rootfs, the layers and the overlays mounted on the host);
+ * fills s->rootfs. With restore_dir, the snapshot's files (snapshot.h) go
+ * into the layers and the sandbox's directories first. */
+bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err);
+
+/* Unmounts the host's copies of the overlays (bwrap has its own, or the
+ * sandbox failed); nothing when there are none. */
+void sandbox_root_release_host(struct sandbox *s);
+
+/* The host directories the root overlays, as they appear inside. */
+extern const char *const sandbox_root_overlaid[];
+
+#endif

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// A Debian package a test builds inside a session and installs as root.
+export const PACKAGE = `lizard-probe-${process.pid}`;
+
+// Builds a package inside with dpkg-deb (from the host's /usr, seen
+// inside) and installs it as root: a program in /usr/bin and an entry in
+// dpkg's database.
+export const BUILD_AND_INSTALL = `set -e
+mkdir -p /tmp/pkg/DEBIAN /tmp/pkg/usr/bin
+printf 'Package: ${PACKAGE}\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: test <t@example.org>\\nDescription: probe\\n' > /tmp/pkg/DEBIAN/control
+printf '#!/bin/sh\\necho installed-inside\\n' > /tmp/pkg/usr/bin/${PACKAGE}
+chmod 755 /tmp/pkg/usr/bin/${PACKAGE}
+dpkg-deb --build /tmp/pkg /tmp/probe.deb >/dev/null
+dpkg -i /tmp/probe.deb >/dev/null
+${PACKAGE}
+dpkg-query -W -f '\${Status}\\n' ${PACKAGE}`;
