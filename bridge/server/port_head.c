@@ -123,6 +123,8 @@ static bool take_header(struct port_request *r, struct port_span name, struct po
 		r->origin = value;
 	} else if (port_span_is(name, "x-forwarded-for")) {
 		r->forwarded_for = value;
+	} else if (port_span_is(name, "x-forwarded-proto")) {
+		r->forwarded_proto = value;
 	} else if (port_span_is(name, "accept")) {
 		r->accept = value;
 	} else if (port_span_is(name, "upgrade")) {
@@ -312,10 +314,14 @@ size_t port_head_rewrite(const char *data, const struct port_request *r, const c
 		put(out, size, &used, r->forwarded_for.ptr, r->forwarded_for.len);
 		put(out, size, &used, ", ", 2);
 	}
+	/* Only the two values a proxy in front can mean, and only from one we
+	 * trust: anything else would reach the service as said. */
+	bool https = keep_chain && port_span_is(r->forwarded_proto, "https");
 	char forwarded[PORT_HEAD_GROWTH];
 	int n = snprintf(forwarded, sizeof(forwarded),
-			 "%s\r\nX-Forwarded-Host: %.*s\r\nX-Forwarded-Proto: http\r\n\r\n", client,
-			 (int)(r->host.len < 256 ? r->host.len : 256), r->host.ptr);
+			 "%s\r\nX-Forwarded-Host: %.*s\r\nX-Forwarded-Proto: %s\r\n\r\n", client,
+			 (int)(r->host.len < 256 ? r->host.len : 256), r->host.ptr,
+			 https ? "https" : "http");
 	put(out, size, &used, forwarded, n > 0 ? (size_t)n : 0);
 	return used;
 }

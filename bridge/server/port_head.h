@@ -27,8 +27,9 @@ struct port_span {
 struct port_request {
 	struct port_span method, target, version;
 	struct port_span host, origin, accept, upgrade;
-	struct port_span session, port; /* the routing headers */
-	struct port_span forwarded_for; /* the client's X-Forwarded-For */
+	struct port_span session, port;   /* the routing headers */
+	struct port_span forwarded_for;   /* the client's X-Forwarded-For */
+	struct port_span forwarded_proto; /* and X-Forwarded-Proto */
 	/* The access token, from wherever it came first. */
 	struct port_span token;
 	bool token_in_header, token_in_query, token_in_cookie;
@@ -53,7 +54,8 @@ enum port_head_result port_head_parse(const char *data, size_t len, struct port_
  * PORT_HEAD_GROWTH); returns its length. client is the peer's address as
  * text, for X-Forwarded-For: appended to the chain the request carries
  * when the peer is a trusted proxy (keep_chain), the whole of it
- * otherwise (a client's own header could say anything). */
+ * otherwise (a client's own header could say anything). X-Forwarded-Proto
+ * is http, or https when a trusted proxy says so (its TLS in front). */
 size_t port_head_rewrite(const char *data, const struct port_request *r, const char *client,
 			 bool keep_chain, char *out, size_t size);
 /* The target without the token parameter (for a redirect's Location);

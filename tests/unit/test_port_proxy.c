@@ -148,6 +148,19 @@ static void the_rewrite_drops_token_cookie_and_routing_and_sets_forwarded(void)
 	port_head_rewrite(head, &r, "10.0.0.2", true, out, sizeof(out));
 	ASSERT_CONTAINS(out, "X-Forwarded-For: 6.6.6.6, 10.0.0.2\r\n");
 	ASSERT(!strstr(out, "X-Forwarded-For: 6.6.6.6\r\n"));
+	/* https only when a trusted proxy (its TLS in front) says so. */
+	const char *tls = "GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: https\r\n\r\n";
+	ASSERT_EQ(parse(tls, &r), PORT_HEAD_OK);
+	port_head_rewrite(tls, &r, "10.0.0.2", true, out, sizeof(out));
+	ASSERT_CONTAINS(out, "X-Forwarded-Proto: https\r\n\r\n");
+	ASSERT(!strstr(out, "X-Forwarded-Proto: http\r\n"));
+	port_head_rewrite(tls, &r, "127.0.0.1", false, out, sizeof(out));
+	ASSERT_CONTAINS(out, "X-Forwarded-Proto: http\r\n\r\n");
+	ASSERT(!strstr(out, "https"));
+	const char *odd = "GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: gopher\r\n\r\n";
+	ASSERT_EQ(parse(odd, &r), PORT_HEAD_OK);
+	port_head_rewrite(odd, &r, "10.0.0.2", true, out, sizeof(out));
+	ASSERT_CONTAINS(out, "X-Forwarded-Proto: http\r\n\r\n");
 }
 
 static void bodies_end_where_their_framing_says(void)
