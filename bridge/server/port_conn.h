@@ -70,6 +70,7 @@ struct port_conn {
 	char client_text[64]; /* its address, for X-Forwarded-For */
 	struct bridge_address address;
 	bool unauthorized; /* counts for its address's cap (port_proxy.h) */
+	bool handed_off;   /* back to lws: still held until lws adopted it */
 	bool peer_trusted; /* a --trusted-proxy: its X-Forwarded-For is kept */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;

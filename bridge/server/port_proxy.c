@@ -133,7 +133,10 @@ int port_proxy_unauthorized_from(struct port_proxy *p, const struct bridge_addre
 
 void port_proxy_handed_over(struct port_proxy *p, const struct bridge_address *a)
 {
+	/* Counted by lws from now on (it was adopted first): the total and
+	 * the address's count never dip in between. */
 	uncount_unauthorized(p, a);
+	atomic_fetch_sub(&p->held, 1);
 }
 
 void port_proxy_take(struct port_proxy *p, int fd, const struct bridge_address *peer)
@@ -229,6 +232,7 @@ static void hand_off(struct port_proxy *p, struct port_conn *c)
 	c->client = -1;
 	h->peer = c->address;
 	c->unauthorized = false; /* uncounted once lws has it */
+	c->handed_off = true;
 	pthread_mutex_lock(&p->lock);
 	struct port_handoff **tail = &p->handoffs;
 	while (*tail)
@@ -693,8 +697,11 @@ static void reap(struct port_proxy *p)
 		*link = c->next;
 		if (c->unauthorized)
 			uncount_unauthorized(p, &c->address);
+		/* A handoff stays held until lws has it (port_proxy_handed_over),
+		 * so that the daemon's cap never sees it twice or not at all. */
+		if (!c->handed_off)
+			atomic_fetch_sub(&p->held, 1);
 		port_conn_destroy(c);
-		atomic_fetch_sub(&p->held, 1);
 	}
 }
 
