@@ -20,6 +20,11 @@ class Lifetime(OnEachBridge):
             self.bridge().connect(sandbox_id)
         self.assertNotIn(sandbox_id, [info.sandbox_id for info in self.bridge().list()])
 
+    def test_the_bridge_names_the_built_in_templates(self) -> None:
+        # What the seed examples ask for before they run: were it missing,
+        # they would all say SKIP.
+        self.assertLessEqual({"base", "bare", "desktop", "interpreter"}, set(self.bridge().templates()))
+
     def test_the_context_manager_kills_the_sandbox_when_the_block_raises(self) -> None:
         with self.assertRaisesRegex(ValueError, "inside the block"):
             with self.bridge().create("bare") as sandbox:

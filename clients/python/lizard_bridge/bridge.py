@@ -172,7 +172,11 @@ class Bridge:
         return None
 
     def templates(self) -> builtins.list[str]:
-        """The templates create_session takes, as its schema lists them."""
+        """The names of the templates create_session takes: what
+        list_templates says (built-in and built ones), or, from a bridge
+        without templates of its own making, the names its schema lists."""
+        if "list_templates" in self.tools():
+            return [t.name for t in self.list_templates()]
         schema = self.tool_schema("create_session") or {}
         properties = schema.get("properties")
         template = properties.get("template") if isinstance(properties, dict) else None
