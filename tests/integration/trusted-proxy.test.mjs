@@ -329,7 +329,7 @@ test('a kept-alive proxy connection counts for the client of its current request
     const refused = await waitFor(async () => {
       const r = await shared.send(healthzFor('198.51.100.1'));
       return r.status === 429 ? r : null;
-    }, { timeout: 3000, interval: 100 });
+    }, { timeout: 15000, interval: 100 });
     assert.ok(refused, 'a second request of 198.51.100.1 at the same time was served');
     // A refusal closes the connection (a body trickled after it would hold
     // it); another client is served on the proxy's next one.
