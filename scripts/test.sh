@@ -15,6 +15,8 @@ scripts/setup.sh --tests || exit 1
 passed=0
 failed=0
 skipped=0
+# The names of what failed, repeated at the end: CI shows only the tail.
+failures=$(mktemp)
 count() { # file pass-regex fail-regex [skip-regex]: adds one runner's numbers
   local p f s=
   p=$(grep -hoE "$2" "$1" | grep -oE '[0-9]+' | tail -1)
@@ -41,6 +43,7 @@ test_suite() { # builddir: its C unit tests, then the integration tests
   out=$(mktemp)
   meson test -C "$dir" --print-errorlogs 2>&1 | tee "$out" >&2
   count "$out" '^Ok: +[0-9]+' '^Fail: +[0-9]+' '^Skipped: +[0-9]+'
+  grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR) ' "$out" | sed "s|^|$dir: |" >>"$failures"
   # meson counts an executable whose every test skipped (exit 77); a test
   # that skipped inside an executable that passed is counted here, from
   # the "SKIP: name: why" lines test.h prints.
@@ -52,6 +55,7 @@ test_suite() { # builddir: its C unit tests, then the integration tests
   LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" \
     node --test --test-concurrency=1 --test-reporter=tap tests/integration/ 2>&1 | tee "$out" >&2
   count "$out" '^# pass [0-9]+' '^# fail [0-9]+' '^# skipped [0-9]+'
+  grep -E '^ *not ok ' "$out" | sed "s|^|$dir: |" >>"$failures"
   rm -f "$out"
 }
 
@@ -60,11 +64,17 @@ sanitize=(-Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug)
 # The layering check: every #include points down a layer and none closes
 # a circle (scripts/check-layers.py says which may include which).
 echo "== layering check" >&2
-if python3 scripts/check-layers.py >&2; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if python3 scripts/check-layers.py >&2; then passed=$((passed + 1)); else
+  failed=$((failed + 1))
+  echo "layering check" >>"$failures"
+fi
 
 # The layout of the C code (.clang-format) and the SPDX lines.
 echo "== format check" >&2
-if scripts/check-format.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if scripts/check-format.sh; then passed=$((passed + 1)); else
+  failed=$((failed + 1))
+  echo "format check" >>"$failures"
+fi
 
 echo "== normal build" >&2
 sanitize_build=
@@ -77,6 +87,7 @@ if build_suite build; then
   test_suite build
 else
   failed=$((failed + 1))
+  echo "normal build" >>"$failures"
 fi
 
 # The official MCP conformance suite's DNS rebinding scenario (Node 22 from
@@ -85,7 +96,9 @@ echo "== MCP conformance: dns-rebinding-protection" >&2
 out=$(mktemp)
 LIZARD_BRIDGE_BIN="$PWD/build/lizard-bridge" scripts/conformance.sh dns-rebinding-protection 2>&1 |
   tee "$out" >&2
+before=$failed
 count "$out" '^Passed: [0-9]+' '[0-9]+ failed,'
+[ "$failed" -eq "$before" ] || echo "MCP conformance: dns-rebinding-protection" >>"$failures"
 rm -f "$out"
 
 reports=$(mktemp -d)
@@ -97,11 +110,13 @@ if build_suite build-sanitize "${sanitize[@]}"; then
   test_suite build-sanitize
 else
   failed=$((failed + 1))
+  echo "sanitizer build" >>"$failures"
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
 if compgen -G "$reports/*" >/dev/null; then
   echo "== sanitizer reports" >&2
   cat "$reports"/* >&2
+  ls "$reports" | sed 's|^|sanitizer report: |' >>"$failures"
   failed=$((failed + $(ls "$reports" | wc -l)))
 fi
 rm -rf "$reports"
@@ -112,7 +127,13 @@ echo "== fuzz targets" >&2
 out=$(mktemp)
 scripts/fuzz.sh 10 2>&1 | tee "$out" >&2
 count "$out" '^fuzz: [0-9]+ passed' '^fuzz: .*[0-9]+ failed' '^fuzz: .*[0-9]+ skipped'
+grep -E '^fuzz.*FAILED|^fuzz: 0 passed, 1 failed' "$out" >>"$failures"
 rm -f "$out"
 
+if [ -s "$failures" ]; then
+  echo "== what failed (details above)"
+  cat "$failures"
+fi
+rm -f "$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
