@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/root.h"
 
+#include "sandbox/root_copy.h"
 #include "sandbox/root_private.h"
 #include "sandbox/snapshot.h"
 #include "sandbox/state.h"
@@ -203,7 +204,27 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		return true; /* nothing of the host's to show there */
 	int lower = -1, upper = -1, work = -1, merged = -1;
 	bool ok = false;
-	if ((lower = idmapped_tree(host_path, ns, err)) < 0)
+	/* Secrets live in /etc and debconf's database: their lowers are
+	 * copies of what others may read there (root_copy.h). /usr and the
+	 * package manager's files hold none (their root-only entries are
+	 * locks and _apt's partial downloads) and are large: the host's own
+	 * are the lowers. */
+	bool secret = !image &&
+		      (strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0);
+	const char *lower_path = host_path;
+	if (secret) {
+		char daemon_dir[sizeof(s->dir)];
+		snprintf(daemon_dir, sizeof(daemon_dir), "%s", s->dir);
+		*strrchr(daemon_dir, '/') = '\0';
+		char *copy = s->root_copies[s->root_copy_count];
+		if (s->root_copy_count >= SANDBOX_ROOT_COPIES ||
+		    !sandbox_root_copy_take(daemon_dir, host_path, copy, sizeof(s->root_copies[0]),
+					    err))
+			goto out;
+		s->root_copy_count++;
+		lower_path = copy;
+	}
+	if ((lower = idmapped_tree(lower_path, ns, err)) < 0)
 		goto out;
 	/* The overlay's directory takes its owner and mode from the upper
 	 * layer's: the sandbox's root, as the host's root owns it. */
@@ -225,15 +246,8 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		if (!written)
 			goto out;
 	}
-	/* Secrets live in /etc and debconf's database; /usr and the package
-	 * manager's files hold none (their root-only entries are locks and
-	 * _apt's partial downloads) and are large, so they are shown whole:
-	 * walking them would cost every session's start tens of ms. */
-	bool secret = strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0;
 	if (strcmp(name, "etc") == 0 &&
 	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, "/etc", err))
-		goto out;
-	if (secret && !sandbox_root_hide_private(host_path, upper, s->host_uid, err))
 		goto out;
 	/* apt's partial directories belong to _apt, unmapped inside, so root
 	 * there could not use them: apt makes them again in the layer. */
@@ -291,6 +305,13 @@ out:
 		if (fd[i] >= 0)
 			close(fd[i]);
 	return ok;
+}
+
+void sandbox_root_release_copies(struct sandbox *s)
+{
+	for (int i = 0; i < s->root_copy_count; i++)
+		sandbox_root_copy_release(s->root_copies[i]);
+	s->root_copy_count = 0;
 }
 
 void sandbox_root_release_host(struct sandbox *s)

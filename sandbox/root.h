@@ -8,7 +8,9 @@
  * when the session has one, so that it counts against the disk's size)
  * that bwrap binds at /, with an overlay over each host system directory
  * (/usr, /etc, and the package databases under /var). The lower layer of
- * each overlay is the host's directory through an idmapped mount that
+ * each overlay is the host's directory (for /etc and debconf's database, a
+ * copy of what others may read there: root_copy.h) through an idmapped
+ * mount that
  * shows the host's uid 0 as the sandbox's host uid: the files the host's
  * root owns belong to the sandbox's root inside, which may then change
  * them (copied up into the session's layer), while the host's uid 0 stays
@@ -46,6 +48,10 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 /* Unmounts the host's copies of the overlays (bwrap has its own, or the
  * sandbox failed); nothing when there are none. */
 void sandbox_root_release_host(struct sandbox *s);
+
+/* Lets go of the copies s's lowers were made of (root_copy.h): once no
+ * process of the sandbox is left. */
+void sandbox_root_release_copies(struct sandbox *s);
 
 /* The host directories the root overlays, as they appear inside. */
 extern const char *const sandbox_root_overlaid[];

@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* What a writable root (root.h) must not show of the host. Its idmapped
- * lower layers make the host root's files the sandbox root's, so a file
- * only the host's root may read (/etc/shadow, /etc/ssl/private, debconf's
- * passwords) would become readable inside: each such entry of the host's
- * directory gets a whiteout in the session's upper layer, and is absent
- * inside. The users and groups are the host's system accounts (ids below
- * 1000, without their members, who are the host's people) and the
- * sandbox's user, with no password anywhere. */
+/* What a writable root (root.h) must not show of the host, besides what
+ * root_copy.h leaves out of its copies: a whiteout for an entry of a live
+ * lower the sandbox must make afresh, and users and groups that are the
+ * host's system accounts (ids below 1000, without their members, who are
+ * the host's people) and the sandbox's user, with no password anywhere. */
 
 #include "sandbox/root_private.h"
 
 #include "sandbox/protocol.h"
-#include "sandbox/tree.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,22 +18,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define MAX_ENTRIES 200000
-
 struct walk {
 	uid_t host_uid;
-	dev_t device;
-	unsigned long entries;
 	struct error *err;
 };
-
-static bool hidden_from_others(const struct stat *st)
-{
-	if (S_ISLNK(st->st_mode))
-		return false;
-	mode_t need = S_ISDIR(st->st_mode) ? (S_IROTH | S_IXOTH) : S_IROTH;
-	return (st->st_mode & need) != need;
-}
 
 /* The upper directory name (made when missing, owned and moded as the
  * host's), for whiteouts below it. */
@@ -58,72 +41,6 @@ static int upper_dir(int upper, const char *name, const struct stat *st, struct 
 	return fd;
 }
 
-/* An upper directory made only once something below it is hidden, so
- * that the walk writes nothing where nothing is hidden (and never touches
- * what a restored layer holds there). */
-struct lazy_dir {
-	struct lazy_dir *parent; /* NULL: fd is the layer's, given */
-	const char *name;
-	struct stat st;
-	int fd; /* -1 until made */
-};
-
-static int lazy_fd(struct lazy_dir *d, struct walk *w)
-{
-	if (d->fd >= 0 || !d->parent)
-		return d->fd;
-	int parent = lazy_fd(d->parent, w);
-	d->fd = parent < 0 ? -1 : upper_dir(parent, d->name, &d->st, w);
-	return d->fd;
-}
-
-/* Whiteouts in the layer for what the host directory host holds, at any
- * depth, that others may not read. */
-static bool hide_in(int host, struct lazy_dir *upper, struct walk *w, int depth)
-{
-	int listing = dup(host);
-	DIR *dir = listing >= 0 ? fdopendir(listing) : NULL;
-	if (!dir) {
-		if (listing >= 0)
-			close(listing);
-		return error_set(w->err, errno, "cannot list a host directory");
-	}
-	bool ok = true;
-	struct dirent *entry;
-	while (ok && (entry = readdir(dir))) {
-		const char *name = entry->d_name;
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-			continue;
-		struct stat st;
-		if (++w->entries > MAX_ENTRIES ||
-		    fstatat(host, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			ok = error_set(w->err, errno, "cannot look at the host's %s", name);
-			break;
-		}
-		if (hidden_from_others(&st)) {
-			int fd = lazy_fd(upper, w);
-			if (fd < 0)
-				ok = false;
-			else if (mknodat(fd, name, S_IFCHR, makedev(0, 0)) != 0 && errno != EEXIST)
-				ok = error_set(w->err, errno, "cannot hide the host's %s", name);
-			continue;
-		}
-		if (!S_ISDIR(st.st_mode) || st.st_dev != w->device ||
-		    depth + 1 >= SANDBOX_TREE_MAX_DEPTH)
-			continue;
-		int below = openat(host, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (below < 0)
-			continue;
-		struct lazy_dir child = { .parent = upper, .name = name, .st = st, .fd = -1 };
-		ok = hide_in(below, &child, w, depth + 1);
-		if (child.fd >= 0)
-			close(child.fd);
-		close(below);
-	}
-	closedir(dir);
-	return ok;
-}
-
 bool sandbox_root_hide_one(const char *host_path, int upper, const char *relative, uid_t host_uid,
 			   struct error *err)
 {
@@ -137,31 +54,13 @@ bool sandbox_root_hide_one(const char *host_path, int upper, const char *relativ
 	snprintf(path, sizeof(path), "%s/%s", host_path, dir);
 	if (!slash || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return true;
-	struct walk w = { .host_uid = host_uid, .device = st.st_dev, .err = err };
+	struct walk w = { .host_uid = host_uid, .err = err };
 	int up = upper_dir(upper, dir, &st, &w);
 	if (up < 0)
 		return false;
 	bool ok = mknodat(up, slash + 1, S_IFCHR, makedev(0, 0)) == 0 || errno == EEXIST;
 	close(up);
 	return ok || error_set(err, errno, "cannot hide the host's %s/%s", host_path, relative);
-}
-
-bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid, struct error *err)
-{
-	int host = open(host_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (host < 0 || fstat(host, &st) != 0) {
-		if (host >= 0)
-			close(host);
-		return error_set(err, errno, "cannot open %s", host_path);
-	}
-	struct walk w = { .host_uid = host_uid, .device = st.st_dev, .err = err };
-	struct lazy_dir top = { .parent = NULL, .name = host_path, .fd = upper };
-	bool ok = hide_in(host, &top, &w, 0);
-	close(host);
-	if (!ok)
-		error_prefix(err, "in %s", host_path);
-	return ok;
 }
 
 /* Appends the lines of the host's file whose third field (the id) is

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What a writable root (root.h) keeps of the host's to itself: whiteouts
- * in a session's upper layer for the host's files that only the host's
- * root may read, and users and groups without the host's people or
- * passwords. Private to sandbox/. */
+/* What a writable root (root.h) keeps of the host's to itself besides
+ * the copies' omissions (root_copy.h): whiteouts in a session's upper
+ * layer, and users and groups without the host's people or passwords.
+ * Private to sandbox/. */
 #ifndef LIZARD_SANDBOX_ROOT_PRIVATE_H
 #define LIZARD_SANDBOX_ROOT_PRIVATE_H
 
@@ -10,12 +10,6 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-
-/* Whiteouts in upper (the layer over the host's directory host_path) for
- * every entry below it that others may not read (or, a directory, enter);
- * the upper directories that hold them are given as the host's, its root
- * as host_uid. */
-bool sandbox_root_hide_private(const char *host_path, int upper, uid_t host_uid, struct error *err);
 
 /* A whiteout in upper for the host's host_path/relative ("dir/name"), its
  * directory made in upper as the host has it; nothing when the host has

@@ -381,6 +381,8 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 		close(s->control); /* the init exits, and its namespace with it */
 	if (s->pid > 0)
 		sandbox_reap(s->pid, INIT_EXIT_TIMEOUT_MS);
+	/* Its namespaces went with its init: nothing mounts the copies now. */
+	sandbox_root_release_copies(s);
 	sandbox_network_stop(&s->net);
 	sandbox_log_destroy(s->log);
 	if (s->run_fd >= 0)

@@ -13,6 +13,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+/* The lowers of a writable root that are copies (root_copy.h). */
+#define SANDBOX_ROOT_COPIES 2
+
 struct sandbox {
 	char dir[200]; /* private, on the host; the daemon's, 0711 */
 	/* Descriptors of dir and of run_dir, taken when they were made: the
@@ -44,6 +47,10 @@ struct sandbox {
 	char image_dir[512]; /* a Debian release's root under everything; "" */
 	int rootfs_fd;
 	bool root_mounted;
+	/* The copies of the host's /etc and debconf's database its lowers are
+	 * made of (root_copy.h), held until the sandbox is destroyed. */
+	char root_copies[SANDBOX_ROOT_COPIES][400];
+	int root_copy_count;
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];
 	struct sandbox_log *log; /* programs' default stdout and stderr */

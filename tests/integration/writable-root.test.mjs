@@ -71,6 +71,36 @@ test('root inside installs a package with dpkg -i; the host and another session 
   }
 });
 
+test('a secret the host makes in /etc while a session runs reaches no session; a public file reaches the next one', async () => {
+  const session = await create();
+  const tag = `lizard-${process.pid}-${Date.now()}`;
+  const secret = `/etc/${tag}-secret`, dir = `/etc/${tag}-keys`, open = `/etc/${tag}-public`;
+  try {
+    // Made by the host's root after the session started: a key only root
+    // may read, one in a directory only root may enter, and a public file.
+    fs.writeFileSync(secret, 'host-secret\n', { mode: 0o600 });
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.writeFileSync(`${dir}/key`, 'host-key\n', { mode: 0o644 });
+    fs.writeFileSync(open, 'host-public\n', { mode: 0o644 });
+    const look = `for f in ${secret} ${dir}/key ${open}; do cat $f 2>/dev/null || echo absent; done; ls -d ${dir} 2>/dev/null || echo no-dir`;
+    // The running session's /etc is the host's as it was at its start.
+    assert.equal((await exec(session, look, 'root')).stdout, 'absent\nabsent\nabsent\nno-dir\n');
+    // A new one has what others may read of the host's /etc now, and no more.
+    const fresh = await create();
+    try {
+      assert.equal((await exec(fresh, look, 'root')).stdout, 'absent\nabsent\nhost-public\nno-dir\n');
+      assert.equal((await exec(fresh, `stat -c %U:%a ${open}`, 'root')).stdout, 'root:644\n');
+    } finally {
+      await kill(fresh);
+    }
+  } finally {
+    await kill(session);
+    fs.rmSync(secret, { force: true });
+    fs.rmSync(open, { force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('root inside may change any file of the system, and a new session starts from the host again', async () => {
   const session = await create();
   try {

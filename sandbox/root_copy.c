@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/* Copies of what others may read of the host's secret-holding directories
+ * (see root_copy.h). */
+#include "sandbox/root_copy.h"
+
+#include "sandbox/tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ENTRIES 200000
+#define MAX_BYTES (256ull << 20)
+/* Copies held at once: a version of /etc and of debconf's database for
+ * every change of the host's while older sessions still run. */
+#define MAX_COPIES 32
+
+struct copy {
+	char path[400];
+	char host[200];
+	unsigned refs;
+	bool current; /* the newest of its host directory: kept when unheld */
+};
+
+static struct copy copies[MAX_COPIES];
+static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct walk {
+	dev_t device;
+	unsigned long entries;
+	uint64_t bytes;
+	uint64_t hash;
+	struct error *err;
+};
+
+/* What a copy holds: what others may read, or enter (a directory); a
+ * symlink is only a name. */
+static bool public(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return true;
+	mode_t need = S_ISDIR(st->st_mode) ? (S_IROTH | S_IXOTH) : S_IROTH;
+	return (st->st_mode & need) == need;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* An entry's part of the directory's fingerprint: its place, name and
+ * everything a change to it moves (ctime moves with any write, chmod or
+ * chown). Summed, so the order of a listing does not matter. */
+static uint64_t entry_hash(ino_t parent, const char *name, const struct stat *st)
+{
+	uint64_t h = 14695981039346656037ull;
+	h = fnv(h, &parent, sizeof(parent));
+	h = fnv(h, name, strlen(name) + 1);
+	const uint64_t fields[] = {
+		st->st_ino,
+		st->st_mode,
+		st->st_uid,
+		st->st_gid,
+		(uint64_t)st->st_size,
+		(uint64_t)st->st_mtim.tv_sec,
+		(uint64_t)st->st_mtim.tv_nsec,
+		(uint64_t)st->st_ctim.tv_sec,
+		(uint64_t)st->st_ctim.tv_nsec,
+	};
+	return fnv(h, fields, sizeof(fields));
+}
+
+/* Calls visit for each entry of dir but . and .., with its lstat; stops
+ * at the entries' ceiling or when visit says so. */
+static bool each_entry(int dir, struct walk *w,
+		       bool (*visit)(int dir, const char *name, const struct stat *st,
+				     struct walk *w, void *data),
+		       void *data)
+{
+	int listing = dup(dir);
+	DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+	if (!d) {
+		if (listing >= 0)
+			close(listing);
+		return error_set(w->err, errno, "cannot list a directory");
+	}
+	/* The duplicate shares the offset of dir, which another walk may
+	 * have left at its end. */
+	rewinddir(d);
+	bool ok = true;
+	for (struct dirent *e; ok && (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat st;
+		if (++w->entries > MAX_ENTRIES) {
+			ok = error_set(w->err, 0, "over %d entries", MAX_ENTRIES);
+			break;
+		}
+		if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				continue; /* removed while we looked */
+			ok = error_set(w->err, errno, "cannot look at %s", e->d_name);
+			break;
+		}
+		ok = visit(dir, e->d_name, &st, w, data);
+	}
+	closedir(d);
+	return ok;
+}
+
+/* A public directory of the same file system, not too deep: walked. */
+static bool descends(const struct stat *st, const struct walk *w, int depth)
+{
+	return S_ISDIR(st->st_mode) && public(st) && st->st_dev == w->device &&
+	       depth + 1 < SANDBOX_TREE_MAX_DEPTH;
+}
+
+/* Where a walk is: its depth, and the inode of the directory it lists. */
+struct place {
+	int depth;
+	ino_t dir;
+};
+
+static bool fingerprint_in(int dir, struct place here, struct walk *w);
+
+static bool fingerprint_entry(int dir, const char *name, const struct stat *st, struct walk *w,
+			      void *data)
+{
+	const struct place *here = data;
+	w->hash += entry_hash(here->dir, name, st);
+	if (!descends(st, w, here->depth))
+		return true;
+	int below = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (below < 0)
+		return true; /* gone, or replaced: the parent's ctime says so */
+	bool ok = fingerprint_in(below, (struct place){ here->depth + 1, st->st_ino }, w);
+	close(below);
+	return ok;
+}
+
+static bool fingerprint_in(int dir, struct place here, struct walk *w)
+{
+	return each_entry(dir, w, fingerprint_entry, &here);
+}
+
+/* Gives a copied entry the host's owner, mode and times (the owner first:
+ * chown clears set-id bits). */
+static bool same_as_host(int fd, const struct stat *st, struct walk *w, const char *name)
+{
+	const struct timespec times[2] = { st->st_atim, st->st_mtim };
+	if (fchown(fd, st->st_uid, st->st_gid) != 0 || fchmod(fd, st->st_mode & 07777) != 0 ||
+	    futimens(fd, times) != 0)
+		return error_set(w->err, errno,
+				 "cannot give the copy of %s the host's owner and mode", name);
+	return true;
+}
+
+static bool copy_file(int dir, const char *name, int dest, struct walk *w)
+{
+	int in = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
+		return errno == ENOENT || errno == ELOOP ||
+		       error_set(w->err, errno, "cannot open %s", name);
+	struct stat st;
+	int out = -1;
+	bool ok = false;
+	/* Looked at again through the descriptor: what is copied is what
+	 * was public when it was opened. */
+	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || !public(&st)) {
+		ok = true;
+		goto out;
+	}
+	if ((w->bytes += (uint64_t)st.st_size) > MAX_BYTES) {
+		error_set(w->err, 0, "over %llu MiB", MAX_BYTES >> 20);
+		goto out;
+	}
+	out = openat(dest, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		error_set(w->err, errno, "cannot create the copy of %s", name);
+		goto out;
+	}
+	for (off_t left = st.st_size; left > 0;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_set(w->err, errno, "cannot copy %s", name);
+			goto out;
+		}
+		if (n == 0)
+			break; /* shrank while we copied */
+		left -= n;
+	}
+	ok = same_as_host(out, &st, w, name);
+out:
+	close(in);
+	if (out >= 0)
+		close(out);
+	return ok;
+}
+
+static bool copy_link(int dir, const char *name, const struct stat *st, int dest, struct walk *w)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno == ENOENT || error_set(w->err, errno, "cannot read the link %s", name);
+	target[n] = '\0';
+	const struct timespec times[2] = { st->st_atim, st->st_mtim };
+	if (symlinkat(target, dest, name) != 0 ||
+	    fchownat(dest, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    utimensat(dest, name, times, AT_SYMLINK_NOFOLLOW) != 0)
+		return error_set(w->err, errno, "cannot copy the link %s", name);
+	return true;
+}
+
+struct copy_ctx {
+	int dest;
+	int depth;
+};
+
+static bool copy_in(int dir, int dest, struct walk *w, int depth);
+
+static bool copy_entry(int dir, const char *name, const struct stat *st, struct walk *w, void *data)
+{
+	const struct copy_ctx *c = data;
+	if (!public(st))
+		return true;
+	if (S_ISREG(st->st_mode))
+		return copy_file(dir, name, c->dest, w);
+	if (S_ISLNK(st->st_mode))
+		return copy_link(dir, name, st, c->dest, w);
+	if (!descends(st, w, c->depth))
+		return true; /* devices, FIFOs, sockets, other file systems */
+	int below = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (below < 0)
+		return true;
+	int made = -1;
+	bool ok = false;
+	if (mkdirat(c->dest, name, 0700) != 0 ||
+	    (made = openat(c->dest, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		error_set(w->err, errno, "cannot create the copy of %s", name);
+	else
+		/* Its times last, as filling it moved them. */
+		ok = copy_in(below, made, w, c->depth + 1) && same_as_host(made, st, w, name);
+	close(below);
+	if (made >= 0)
+		close(made);
+	return ok;
+}
+
+static bool copy_in(int dir, int dest, struct walk *w, int depth)
+{
+	struct copy_ctx c = { .dest = dest, .depth = depth };
+	return each_entry(dir, w, copy_entry, &c);
+}
+
+/* Makes the copy at path (through path.part, so that a copy cut short is
+ * never taken for one). */
+static bool make_copy(int host, const struct stat *top, const char *path, struct error *err)
+{
+	char part[420];
+	snprintf(part, sizeof(part), "%s.part", path);
+	struct error ignored;
+	sandbox_tree_remove(part, &ignored);
+	sandbox_tree_remove(path, &ignored);
+	if (mkdir(part, 0700) != 0)
+		return error_set(err, errno, "cannot create %s", part);
+	int dest = open(part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct walk w = { .device = top->st_dev, .err = err };
+	bool ok = dest >= 0 ? copy_in(host, dest, &w, 0) && same_as_host(dest, top, &w, "the top")
+			    : error_set(err, errno, "cannot open %s", part);
+	if (dest >= 0)
+		close(dest);
+	if (ok && rename(part, path) != 0)
+		ok = error_set(err, errno, "cannot rename %s", part);
+	if (!ok)
+		sandbox_tree_remove(part, &ignored);
+	return ok;
+}
+
+/* Under copies_lock. */
+static void forget(struct copy *c)
+{
+	struct error ignored;
+	sandbox_tree_remove(c->path, &ignored);
+	memset(c, 0, sizeof(*c));
+}
+
+bool sandbox_root_copy_take(const char *daemon_dir, const char *host_path, char *out, size_t size,
+			    struct error *err)
+{
+	int host = open(host_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat top;
+	if (host < 0 || fstat(host, &top) != 0) {
+		error_set(err, errno, "cannot open %s", host_path);
+		if (host >= 0)
+			close(host);
+		return false;
+	}
+	struct walk w = { .device = top.st_dev,
+			  .hash = entry_hash(0, host_path, &top),
+			  .err = err };
+	if (!fingerprint_in(host, (struct place){ 0, top.st_ino }, &w)) {
+		close(host);
+		return error_prefix(err, "in %s", host_path);
+	}
+	char flat[64];
+	snprintf(flat, sizeof(flat), "%s", host_path + (host_path[0] == '/'));
+	for (char *c = flat; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	char lowers[300];
+	snprintf(lowers, sizeof(lowers), "%s/lowers", daemon_dir);
+	if (mkdir(lowers, 0700) != 0 && errno != EEXIST) {
+		close(host);
+		return error_set(err, errno, "cannot create %s", lowers);
+	}
+	int n = snprintf(out, size, "%s/%s-%016llx", lowers, flat, (unsigned long long)w.hash);
+	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof(copies[0].path)) {
+		close(host);
+		return error_set(err, ENAMETOOLONG, "cannot name a copy of %s", host_path);
+	}
+	pthread_mutex_lock(&copies_lock);
+	struct copy *found = NULL, *empty = NULL;
+	for (size_t i = 0; i < MAX_COPIES; i++) {
+		if (!copies[i].path[0])
+			empty = empty ? empty : &copies[i];
+		else if (strcmp(copies[i].path, out) == 0)
+			found = &copies[i];
+	}
+	bool ok = true;
+	if (found) {
+		found->refs++;
+	} else if (!empty) {
+		ok = error_set(err, 0, "cannot copy %s: %d versions of it are in use", host_path,
+			       MAX_COPIES);
+	} else if ((ok = make_copy(host, &top, out, err))) {
+		/* The newest: older ones go once no session holds them. */
+		for (size_t i = 0; i < MAX_COPIES; i++) {
+			if (!copies[i].path[0] || strcmp(copies[i].host, host_path) != 0)
+				continue;
+			copies[i].current = false;
+			if (copies[i].refs == 0)
+				forget(&copies[i]);
+		}
+		snprintf(empty->path, sizeof(empty->path), "%s", out);
+		snprintf(empty->host, sizeof(empty->host), "%s", host_path);
+		empty->refs = 1;
+		empty->current = true;
+	} else {
+		error_prefix(err, "cannot copy %s", host_path);
+	}
+	pthread_mutex_unlock(&copies_lock);
+	close(host);
+	return ok;
+}
+
+void sandbox_root_copy_release(const char *path)
+{
+	if (!path || !path[0])
+		return;
+	pthread_mutex_lock(&copies_lock);
+	for (size_t i = 0; i < MAX_COPIES; i++) {
+		struct copy *c = &copies[i];
+		if (!c->path[0] || strcmp(c->path, path) != 0)
+			continue;
+		if (c->refs > 0)
+			c->refs--;
+		if (c->refs == 0 && !c->current)
+			forget(c);
+		break;
+	}
+	pthread_mutex_unlock(&copies_lock);
+}
