@@ -4,7 +4,8 @@
 // of before (LIZARD_BENCH_READ_ONLY_ROOT=1) in the same run, a snapshot of
 // a session that changed 100 MB, and a restore of a base snapshot to its
 // first exec; and the first start after the host's /etc changed, which
-// copies what others may read of it (sandbox/root_copy.h).
+// copies what others may read of it (sandbox/root_copy.h); and
+// fork_session of a desktop to the fork's first screenshot.
 //
 // Usage: node bench/images.mjs [rounds]   (scripts/bench.sh runs it)
 // Needs a root daemon (a writable root needs idmapped mounts).
@@ -42,7 +43,7 @@ async function startToExec(b, template) {
 const writable = await bridge();
 const readOnly = await bridge({ LIZARD_BENCH_READ_ONLY_ROOT: '1' });
 try {
-  const times = { writable: [], readOnly: [], changed: [], snapshot: [], restore: [] };
+  const times = { writable: [], readOnly: [], changed: [], snapshot: [], restore: [], fork: [] };
   // Interleaved, so that the machine's load falls on both alike.
   for (let i = 0; i < rounds; i++) {
     times.writable.push(await startToExec(writable, 'base'));
@@ -71,6 +72,19 @@ try {
   await writable.call('kill_session', { session: plain });
   for (let i = 0; i < rounds; i++) times.restore.push(await startToExec(writable, base));
   for (const id of [...snapshots, base]) await writable.call('delete_snapshot', { snapshot: id });
+  const { session: desk } = await writable.call('create_session', { template: 'desktop', size: '1280x720' });
+  try {
+    await writable.call('screenshot', { session: desk });
+    for (let i = 0; i < Math.min(rounds, 5); i++) {
+      const t0 = performance.now();
+      const fork = await writable.call('fork_session', { session: desk });
+      await writable.call('screenshot', { session: fork.session });
+      times.fork.push(performance.now() - t0);
+      await writable.call('kill_session', { session: fork.session });
+    }
+  } finally {
+    await writable.call('kill_session', { session: desk });
+  }
 
   const overhead = (median(times.writable) / median(times.readOnly) - 1) * 100;
   console.log('\nWritable roots, snapshots and restores (one run)\n');
@@ -80,6 +94,7 @@ try {
   console.log(`| the same, read-only host root (LIZARD_BENCH_READ_ONLY_ROOT=1) | ${ms(median(times.readOnly))} | ${ms(percentile(times.readOnly, 95))} | | writable root adds ${overhead.toFixed(0)}% (goal < 10%) |`);
   console.log(`| the same, just after a change of the host's \`/etc\` | ${ms(median(times.changed))} | ${ms(percentile(times.changed, 95))} | | a copy of what others may read of \`/etc\` (${rounds} runs) |`);
   console.log(`| \`snapshot_session\`, 100 MB changed | ${ms(median(times.snapshot))} | ${ms(percentile(times.snapshot, 95))} | < 2 s | ${times.snapshot.length} runs, processes frozen for the copy |`);
+  console.log(`| \`fork_session\` of a desktop to the fork's first \`screenshot\` | ${ms(median(times.fork))} | ${ms(percentile(times.fork, 95))} | | ${times.fork.length} runs, 1280x720 |`);
   console.log(`| restore of a base snapshot to first \`exec\` | ${ms(median(times.restore))} | ${ms(percentile(times.restore, 95))} | < 400 ms | ${rounds} runs |`);
 } finally {
   await writable.close();
