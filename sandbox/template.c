@@ -7,10 +7,16 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/snapshot.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The host's apt source files a build from its own release takes. */
+#define SOURCE_FILES_MAX 16
 
 /* What a command prints beyond this is in the log only. */
 #define KEPT_OUTPUT 4096
@@ -118,6 +124,65 @@ bool sandbox_template_build(const struct sandbox_template_build *b, const char *
 	return ok;
 }
 
+/* The host's release name (VERSION_CODENAME of /etc/os-release) in out;
+ * "" when it says none. */
+static void host_codename(char *out, size_t size)
+{
+	out[0] = '\0';
+	FILE *f = fopen("/etc/os-release", "re");
+	if (!f)
+		return;
+	char line[256];
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "VERSION_CODENAME=", 17) != 0)
+			continue;
+		char *value = line + 17;
+		value[strcspn(value, "\r\n")] = '\0';
+		if (value[0] == '"' || value[0] == '\'')
+			value++;
+		value[strcspn(value, "\"'")] = '\0';
+		snprintf(out, size, "%.63s", value);
+	}
+	fclose(f);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The host's apt source files (sources.list, then sources.list.d's .list
+ * and .sources files by name) into paths, at most max; their count. */
+static size_t host_sources(char paths[][300], size_t max)
+{
+	size_t n = 0;
+	struct stat st;
+	if (stat("/etc/apt/sources.list", &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		snprintf(paths[n++], sizeof(paths[0]), "/etc/apt/sources.list");
+	DIR *dir = opendir("/etc/apt/sources.list.d");
+	if (!dir)
+		return n;
+	char *names[SOURCE_FILES_MAX];
+	size_t found = 0;
+	for (struct dirent *e; found < SOURCE_FILES_MAX && (e = readdir(dir));) {
+		size_t len = strlen(e->d_name);
+		bool list = len > 5 && strcmp(e->d_name + len - 5, ".list") == 0;
+		bool deb822 = len > 8 && strcmp(e->d_name + len - 8, ".sources") == 0;
+		if ((list || deb822) && (names[found] = strdup(e->d_name)))
+			found++;
+	}
+	closedir(dir);
+	qsort(names, found, sizeof(names[0]), by_name);
+	for (size_t i = 0; i < found; i++) {
+		char path[300];
+		snprintf(path, sizeof(path), "/etc/apt/sources.list.d/%.250s", names[i]);
+		if (n < max && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			snprintf(paths[n++], sizeof(paths[0]), "%s", path);
+		free(names[i]);
+	}
+	return n;
+}
+
 bool sandbox_template_debootstrap(const char *release, const char *packages, const char *dir,
 				  int timeout_ms, struct error *err)
 {
@@ -133,14 +198,29 @@ bool sandbox_template_debootstrap(const char *release, const char *packages, con
 				 "install mmdebstrap");
 	char include[4200];
 	snprintf(include, sizeof(include), "--include=%s", packages);
-	const char *argv[10] = { mmdebstrap, "--variant=apt",
-				 geteuid() == 0 ? "--mode=root" : "--mode=unshare",
-				 "--format=directory", "--quiet" };
+	const char *argv[16 + SOURCE_FILES_MAX] = { mmdebstrap, "--variant=apt",
+						    geteuid() == 0 ? "--mode=root"
+								   : "--mode=unshare",
+						    "--format=directory", "--quiet" };
 	size_t n = 5;
 	if (packages && packages[0])
 		argv[n++] = include;
+	/* The packages the host's apt already has go in first (hard links:
+	 * nothing is copied, and apt checks each against the index), and out
+	 * again before the image is kept. */
+	argv[n++] = "--setup-hook=mkdir -p \"$1/var/cache/apt/archives\" && "
+		    "find /var/cache/apt/archives -maxdepth 1 -name '*.deb' -type f "
+		    "-exec cp -l -t \"$1/var/cache/apt/archives/\" {} + 2>/dev/null; true";
+	argv[n++] = "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb";
 	argv[n++] = release;
 	argv[n++] = dir;
+	/* The host's own release comes from the host's sources (its mirror,
+	 * its proxy-free URIs, its security suite); another from Debian's. */
+	char codename[64], sources[SOURCE_FILES_MAX][300];
+	host_codename(codename, sizeof(codename));
+	size_t count = strcmp(codename, release) == 0 ? host_sources(sources, SOURCE_FILES_MAX) : 0;
+	for (size_t i = 0; i < count; i++)
+		argv[n++] = sources[i];
 	argv[n] = NULL;
 	return sandbox_command_run(argv, -1, timeout_ms, "mmdebstrap", err);
 }

@@ -43,9 +43,11 @@ bool sandbox_template_build(const struct sandbox_template_build *build, const ch
 			    struct error *err);
 
 /* A Debian release's root filesystem at dir (a new path) with mmdebstrap
- * (variant apt, so apt-get works inside; its default mirror,
- * deb.debian.org), packages ("a,b", or "") added: owned by root when the
- * daemon is, as a writable root's idmapped mount expects. */
+ * (variant apt, so apt-get works inside), packages ("a,b", or "") added:
+ * owned by root when the daemon is, as a writable root's idmapped mount
+ * expects. The host's own release comes from the host's apt sources (for
+ * another, mmdebstrap's default, deb.debian.org), and what the host's apt
+ * cache holds is taken from there instead of downloaded. */
 bool sandbox_template_debootstrap(const char *release, const char *packages, const char *dir,
 				  int timeout_ms, struct error *err);
 

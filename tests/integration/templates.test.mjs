@@ -123,6 +123,19 @@ test('a template from a Debian release (mmdebstrap) with a package starts sessio
   let snapshot;
   try {
     assert.equal(await exec(session, 'cut -d. -f1 /etc/debian_version; cat /srv/greeting; hello; id -un'), '12\nHello, world!\nHello, world!\nuser\n');
+    // The host's release came from the host's own apt sources, and the
+    // packages taken from its cache are not kept in the image.
+    const hostCodename = /^VERSION_CODENAME=(.*)$/m.exec(fs.readFileSync('/etc/os-release', 'utf8'))?.[1];
+    if (hostCodename === 'bookworm') {
+      const inside = await exec(session, 'cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null');
+      const hostFiles = ['/etc/apt/sources.list', ...fs.readdirSync('/etc/apt/sources.list.d').filter((n) => /\.(list|sources)$/.test(n)).map((n) => `/etc/apt/sources.list.d/${n}`)];
+      for (const file of hostFiles.filter((f) => fs.existsSync(f))) {
+        for (const line of fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'))) {
+          assert.ok(inside.includes(line), `${file}: "${line}" is not in the image's sources:\n${inside}`);
+        }
+      }
+    }
+    assert.equal(await exec(session, 'ls /var/cache/apt/archives | grep -c "\\.deb$"; true'), '0\n');
     const installed = await call('exec', { session, user: 'root', command: `dpkg-query -W -f '\${Status}' hello && echo && echo changed > /etc/motd && cat /etc/motd` });
     assert.equal(installed.stdout, 'install ok installed\nchanged\n');
     snapshot = (await call('snapshot_session', { session })).snapshot;
