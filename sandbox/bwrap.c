@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/bwrap.h"
+#include "sandbox/init_binary.h"
 
 #include "sandbox/child.h"
 #include "sandbox/network.h"
@@ -18,8 +19,9 @@
 /* Where the daemon's binary appears inside, for bwrap to start as init. */
 #define INIT_PATH "/run/lizard-init"
 /* With an image (another system's root), where the host's /usr appears
- * read-only: the init, the daemon's binary, runs with the host's dynamic
- * loader and libraries from there, the image's programs with their own. */
+ * read-only: an init that is not static (the daemon's binary, or any
+ * sanitizer build) runs with the host's dynamic loader and libraries from
+ * there, the image's programs with their own. */
 #define HOST_USR "/run/lizard-host-usr"
 
 /* The host's dynamic loader, under /usr (merged /usr); "" when unknown. */
@@ -176,7 +178,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, s->inside_workspace);
 	add(a, "--bind", s->run_dir, s->inside_run_dir);
 	add(a, "--ro-bind-fd", "4", INIT_PATH);
-	if (s->image_dir[0])
+	if (s->image_dir[0] && !sandbox_init_binary()->is_static)
 		add(a, "--ro-bind", "/usr", HOST_USR);
 	add(a, "--chdir", s->inside_home, NULL);
 	/* Loaded last, right before the init's exec: the init and all it
@@ -265,7 +267,7 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	int info[2] = { -1, -1 };
 	if (pipe2(info, O_CLOEXEC) == 0)
 		fds->info_read = info[0];
-	fds->fd[1] = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	fds->fd[1] = open(sandbox_init_binary()->path, O_PATH | O_CLOEXEC);
 	fds->fd[2] = info[1];
 	fds->fd[3] = data_fd(serialized, len);
 	fds->fd[4] = data_fd(users, strlen(users));
@@ -304,9 +306,10 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 				   "--library-path", libraries, INIT_PATH, "sandbox-init", "3",
 				   "isolated",       NULL };
 
-	char *const *argv = !s->isolated                   ? plain
-			    : s->image_dir[0] && loader[0] ? through_loader
-							   : bwrap_argv;
+	bool own_loader = sandbox_init_binary()->is_static;
+	char *const *argv = !s->isolated                                  ? plain
+			    : s->image_dir[0] && loader[0] && !own_loader ? through_loader
+									  : bwrap_argv;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 	sandbox_child_setup(join, s->host_uid, parent);
 	int null_fd = open("/dev/null", O_RDWR);
