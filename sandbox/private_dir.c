@@ -2,6 +2,7 @@
 #include "sandbox/private_dir.h"
 
 #include "sandbox/disk.h"
+#include "sandbox/disk_spare.h"
 #include "sandbox/log.h"
 #include "sandbox/stale.h"
 #include "sandbox/state.h"
@@ -108,7 +109,10 @@ bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image
 /* The session's own disk, mounted at dir/disk: where its directories go. */
 static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
 {
-	if (!sandbox_disk_make(s->dir_fd, s->dir, "disk.img", bytes, geteuid(), false, err))
+	char daemon_dir[sizeof(s->dir)];
+	snprintf(daemon_dir, sizeof(daemon_dir), "%s", s->dir);
+	*strrchr(daemon_dir, '/') = '\0';
+	if (!sandbox_disk_spare_take(daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, err))
 		return false;
 	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
 	if (mkdirat(s->dir_fd, "disk", 0700) != 0)

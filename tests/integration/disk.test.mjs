@@ -89,6 +89,28 @@ test('HOME, /tmp and /workspace stop at the size\'s disk limit, and the session 
   }
 });
 
+test('the next session of a size takes a disk formatted ahead, of a few hundred KiB on the host', async () => {
+  const first = await create({ size: 'small' });
+  let second;
+  try {
+    const privateDir = path.dirname((await sandboxOf(client, first)).dir);
+    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}.img`);
+    assert.ok(await waitFor(() => fs.existsSync(spare)), `${spare} was not made`);
+    const { ino, size } = fs.statSync(spare);
+    assert.equal(size, LIMIT);
+    assert.ok(allocated(spare) < MIB, `the spare holds ${allocated(spare)} bytes`);
+    second = await create({ size: 'small' });
+    const image = path.join(path.dirname((await sandboxOf(client, second)).dir), 'disk.img');
+    assert.equal(fs.statSync(image).ino, ino, 'the second session made a disk of its own');
+    assert.equal((await exec(second, 'echo on the spare > ~/note && cat ~/note')).stdout, 'on the spare\n');
+    // And the next spare is made for the session after.
+    assert.ok(await waitFor(() => fs.existsSync(spare) && fs.statSync(spare).ino !== ino), 'no next spare');
+  } finally {
+    await client.call('kill_session', { session: first });
+    if (second) await client.call('kill_session', { session: second });
+  }
+});
+
 test('a volume with a size stops there, keeps its files, and goes with delete_volume', async () => {
   const name = `sized-${process.pid}`;
   const created = await client.call('create_volume', { name, size: '64M' });

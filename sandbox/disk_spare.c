@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#include "sandbox/disk_spare.h"
+
+#include "sandbox/disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Sizes whose next spare is being made: one thread each at most. */
+#define MAKING_MAX 8
+
+static pthread_mutex_t making_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t making[MAKING_MAX];
+
+struct job {
+	int daemon_fd;
+	char daemon_dir[200];
+	uint64_t bytes;
+};
+
+static void spare_name(char *out, size_t size, uint64_t bytes, const char *suffix)
+{
+	snprintf(out, size, "spare-%llu.img%s", (unsigned long long)bytes, suffix);
+}
+
+static void *make_spare(void *arg)
+{
+	struct job *job = arg;
+	char part[64], spare[64];
+	spare_name(part, sizeof(part), job->bytes, ".part");
+	spare_name(spare, sizeof(spare), job->bytes, "");
+	unlinkat(job->daemon_fd, part, 0);
+	struct error ignored;
+	if (sandbox_disk_make(job->daemon_fd, job->daemon_dir, part, job->bytes, geteuid(), false,
+			      &ignored) &&
+	    renameat2(job->daemon_fd, part, job->daemon_fd, spare, RENAME_NOREPLACE) != 0)
+		unlinkat(job->daemon_fd, part, 0);
+	pthread_mutex_lock(&making_lock);
+	for (size_t i = 0; i < MAKING_MAX; i++)
+		if (making[i] == job->bytes)
+			making[i] = 0;
+	pthread_mutex_unlock(&making_lock);
+	close(job->daemon_fd);
+	free(job);
+	return NULL;
+}
+
+/* Starts the thread that makes the next spare of bytes, unless one is at
+ * it already; nothing happens when it cannot (the next session then makes
+ * its own disk). */
+static void replenish(const char *daemon_dir, int daemon_fd, uint64_t bytes)
+{
+	pthread_mutex_lock(&making_lock);
+	size_t slot = MAKING_MAX;
+	bool busy = false;
+	for (size_t i = 0; i < MAKING_MAX; i++) {
+		busy = busy || making[i] == bytes;
+		if (!making[i] && slot == MAKING_MAX)
+			slot = i;
+	}
+	struct job *job = busy || slot == MAKING_MAX ? NULL : calloc(1, sizeof(*job));
+	if (job) {
+		job->daemon_fd = fcntl(daemon_fd, F_DUPFD_CLOEXEC, 3);
+		job->bytes = bytes;
+		snprintf(job->daemon_dir, sizeof(job->daemon_dir), "%s", daemon_dir);
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_t thread;
+		if (job->daemon_fd >= 0 && pthread_create(&thread, &attr, make_spare, job) == 0) {
+			making[slot] = bytes;
+			job = NULL;
+		}
+		pthread_attr_destroy(&attr);
+		if (job && job->daemon_fd >= 0)
+			close(job->daemon_fd);
+		free(job);
+	}
+	pthread_mutex_unlock(&making_lock);
+}
+
+bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
+			     const char *name, uint64_t bytes, struct error *err)
+{
+	int daemon_fd = open(daemon_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char spare[64];
+	spare_name(spare, sizeof(spare), bytes, "");
+	bool ok = daemon_fd >= 0 &&
+		  renameat2(daemon_fd, spare, dir_fd, name, RENAME_NOREPLACE) == 0;
+	if (!ok)
+		ok = sandbox_disk_make(dir_fd, where, name, bytes, geteuid(), false, err);
+	if (ok && daemon_fd >= 0)
+		replenish(daemon_dir, daemon_fd, bytes);
+	if (daemon_fd >= 0)
+		close(daemon_fd);
+	return ok;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* A session's disk (disk.h) without waiting for mke2fs: the daemon keeps
+ * one formatted image of each size it has given out in its own directory,
+ * and a session takes it by renaming it into its private directory (same
+ * file system), while a thread formats the next one. An image made ahead
+ * is sparse: a few MiB on the host whatever its size. A session that finds
+ * none (the first of its size, or one right after another) makes its own
+ * as before. Private to sandbox/. */
+#ifndef LIZARD_SANDBOX_DISK_SPARE_H
+#define LIZARD_SANDBOX_DISK_SPARE_H
+
+#include "util/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Puts an image of bytes, its root owned by the daemon's user, at name in
+ * dir_fd (where in messages): the spare of daemon_dir when there is one,
+ * else a new one; then has the next spare made. */
+bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
+			     const char *name, uint64_t bytes, struct error *err);
+
+#endif
