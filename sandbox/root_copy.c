@@ -4,6 +4,7 @@
 #include "sandbox/root_copy.h"
 
 #include "sandbox/tree.h"
+#include "util/io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -165,6 +166,39 @@ static bool same_as_host(int fd, const struct stat *st, struct walk *w, const ch
 	return true;
 }
 
+/* Copies size bytes (fewer if the file shrank meanwhile) from in to out:
+ * in the kernel where it can (copy_file_range refuses some pairs of file
+ * systems, tmpfs and ext4 among them), else through a buffer. */
+static bool copy_bytes(int in, int out, off_t size)
+{
+	bool kernel = true;
+	char buffer[65536];
+	for (off_t left = size; left > 0;) {
+		ssize_t n = -1;
+		if (kernel) {
+			n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP)) {
+				kernel = false;
+				continue;
+			}
+		} else {
+			n = read(in, buffer,
+				 left < (off_t)sizeof(buffer) ? (size_t)left : sizeof(buffer));
+			if (n > 0 && !io_write_all(out, buffer, (size_t)n))
+				return false;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break; /* shrank while we copied */
+		left -= n;
+	}
+	return true;
+}
+
 static bool copy_file(int dir, const char *name, int dest, struct walk *w)
 {
 	int in = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -189,17 +223,9 @@ static bool copy_file(int dir, const char *name, int dest, struct walk *w)
 		error_set(w->err, errno, "cannot create the copy of %s", name);
 		goto out;
 	}
-	for (off_t left = st.st_size; left > 0;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error_set(w->err, errno, "cannot copy %s", name);
-			goto out;
-		}
-		if (n == 0)
-			break; /* shrank while we copied */
-		left -= n;
+	if (!copy_bytes(in, out, st.st_size)) {
+		error_set(w->err, errno, "cannot copy %s", name);
+		goto out;
 	}
 	ok = same_as_host(out, &st, w, name);
 out:

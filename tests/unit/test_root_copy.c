@@ -126,6 +126,42 @@ static void one_copy_until_the_directory_changes(void)
 	ASSERT(exists(changed, "motd", &st));
 }
 
+/* From tmpfs to the disk: copy_file_range refuses the pair, and the copy
+ * goes through a buffer. */
+static void copies_across_file_systems(void)
+{
+	fresh_dirs();
+	char shm[PATH_MAX];
+	snprintf(shm, sizeof(shm), "/dev/shm/lizard-copy-XXXXXX");
+	struct stat st;
+	if (stat("/dev/shm", &st) != 0 || !mkdtemp(shm))
+		SKIP("no /dev/shm to copy from");
+	struct error ignored;
+	sandbox_tree_remove(host, &ignored);
+	snprintf(host, sizeof(host), "%s", shm);
+	chmod(host, 0755);
+	char big[200000];
+	for (size_t i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i % 26);
+	big[sizeof(big) - 1] = '\0';
+	put("big", big, 0644);
+	char copy[400];
+	struct error err;
+	ASSERT(sandbox_root_copy_take(daemon_dir, host, copy, sizeof(copy), &err));
+	ASSERT(exists(copy, "big", &st));
+	ASSERT_EQ(st.st_size, sizeof(big) - 1);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/big", copy);
+	FILE *f = fopen(path, "re");
+	static char back[sizeof(big)];
+	size_t n = f ? fread(back, 1, sizeof(back) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	ASSERT_EQ(n, sizeof(big) - 1);
+	ASSERT(memcmp(back, big, n) == 0);
+	sandbox_root_copy_release(copy);
+}
+
 static void a_missing_directory_is_an_error(void)
 {
 	fresh_dirs();
@@ -141,6 +177,7 @@ int main(void)
 {
 	RUN_TEST(copies_only_what_others_may_read);
 	RUN_TEST(one_copy_until_the_directory_changes);
+	RUN_TEST(copies_across_file_systems);
 	RUN_TEST(a_missing_directory_is_an_error);
 	struct error ignored;
 	sandbox_tree_remove(host, &ignored);
