@@ -7,26 +7,23 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir, waitFor } from '../lib/process.mjs';
-import { startDaemon } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { daemonWithData } from '../lib/bridge.mjs';
+import { textOf } from '../lib/mcp.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
 
 const MIB = 1 << 20;
 const LIMIT = 64 * MIB;
-let daemon, client, dataDir;
+let bridge, client, dataDir;
 
 before(async () => {
   assert.equal(process.getuid(), 0, 'disks need a root daemon, as the suite runs');
-  dataDir = tempDir('lizard-disk-data-');
-  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir] });
-  client = await httpClient(daemon);
+  bridge = await daemonWithData('lizard-disk-data-', ['--sizes', 'small=1:1G:512:64M']);
+  ({ client, dataDir } = bridge);
 });
 
 after(async () => {
-  await client?.close();
-  await daemon?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await bridge?.close();
 });
 
 async function create(args) {

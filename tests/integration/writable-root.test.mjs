@@ -7,27 +7,23 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir } from '../lib/process.mjs';
-import { startDaemon } from '../lib/bridge.mjs';
+import { daemonWithData, startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { janitorOf, sandboxOf } from '../lib/sandbox.mjs';
 import { BUILD_AND_INSTALL, PACKAGE } from '../lib/packages.mjs';
 
 const MIB = 1 << 20;
 const LIMIT = 64 * MIB;
-let daemon, client, dataDir;
+let bridge, client, dataDir;
 
 before(async () => {
   assert.equal(process.getuid(), 0, 'a writable root needs a root daemon, as the suite runs');
-  dataDir = tempDir('lizard-root-data-');
-  daemon = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir] });
-  client = await httpClient(daemon);
+  bridge = await daemonWithData('lizard-root-data-', ['--sizes', 'small=1:1G:512:64M']);
+  ({ client, dataDir } = bridge);
 });
 
 after(async () => {
-  await client?.close();
-  await daemon?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await bridge?.close();
 });
 
 async function create(args = {}) {
