@@ -19,6 +19,7 @@
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
+#include "bridge/viewer/video.h"
 #include "bridge/viewer/wire.h"
 #include "bridge/session/input.h"
 #include "util/log.h"
@@ -141,6 +142,9 @@ static bool viewer_state(struct viewer_conn *c, const char *text, size_t len)
 		bridge_viewer_painted(c->viewer);
 	else if (type && strcmp(type, VIEWER_WIRE_TYPE_QUALITY) == 0 && quality)
 		bridge_viewer_set_fast(c->viewer, strcmp(quality, VIEWER_WIRE_QUALITY_FAST) == 0);
+	else if (type && strncmp(type, VIEWER_WIRE_TYPE_WEBRTC_PREFIX,
+				 strlen(VIEWER_WIRE_TYPE_WEBRTC_PREFIX)) == 0)
+		bridge_viewer_video_message(c->viewer, text, len);
 	else
 		handled = false;
 	cJSON_Delete(m);
@@ -149,9 +153,10 @@ static bool viewer_state(struct viewer_conn *c, const char *text, size_t len)
 
 static int receive(struct viewer_conn *c, const void *in, size_t len)
 {
-	size_t limit = c->viewer && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
+	size_t limit = !c->viewer ? VIEWER_WIRE_MAX_MESSAGE
+		       : bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
 			       ? c->base.server->options->max_message
-			       : VIEWER_WIRE_MAX_MESSAGE;
+			       : VIEWER_WIRE_MAX_JOINED_MESSAGE;
 	enum ws_collect state = bridge_server_collect(&c->base, in, len, limit);
 	if (state != WS_MESSAGE_COMPLETE)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;

@@ -22,9 +22,10 @@ export async function launchChromium() {
 // and a scratch directory: what the browser viewer tests start from.
 // work is a scratch directory inside the sandbox (in its HOME); host(p)
 // is where a path under it is on the host, for the test to read.
-export async function viewerFixture(prefix, size = '800x600') {
+// daemonOptions go to startDaemon (args: ['--webrtc'] offers video).
+export async function viewerFixture(prefix, size = '800x600', daemonOptions = {}) {
   const f = { work: `/home/user/${prefix}${randomBytes(4).toString('hex')}` };
-  f.daemon = await startDaemon();
+  f.daemon = await startDaemon(daemonOptions);
   f.client = await httpClient(f.daemon);
   f.session = JSON.parse(textOf(await f.client.call('create_session', { template: 'desktop', size }))).session;
   await f.client.call('exec', { session: f.session, command: `mkdir -p ${f.work}` });
