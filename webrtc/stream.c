@@ -18,8 +18,10 @@
  * that so the probes, which run on webrtcbin's threads, take no lock that
  * is held while calling into GStreamer.
  *
- * Nobody reads the pipeline's bus, so a handler drops every message (a
- * bus nobody drains is a queue without bound), noting the first error. */
+  * Nobody reads the pipeline's bus, so a handler drops every message (a
+ * bus nobody drains is a queue without bound), noting the first error;
+ * a latency message (a peer joined) has the same thread recalculate the
+ * pipeline's latency, without which a new webrtcbin sends nothing. */
 #include "webrtc/stream.h"
 
 #include "util/clock.h"
@@ -66,6 +68,7 @@ struct webrtc_stream {
 	pthread_mutex_t keyframe_lock;
 	pthread_cond_t keyframe_wanted_cond;
 	bool keyframe_wanted, stopping;
+	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
 	pthread_t keyframe_thread;
 };
 
@@ -77,6 +80,13 @@ struct mailbox {
 	bool closed; /* the peer is gone: nothing more is queued or woken */
 	struct webrtc_signal *head, *tail;
 	int count;
+	/* Text from the input channel, oldest first. */
+	struct input {
+		char *text;
+		size_t len;
+		struct input *next;
+	} * inputs, *inputs_tail;
+	int input_count;
 	bool failed;
 	atomic_bool connected;
 	void (*wake)(void *context);
@@ -89,6 +99,7 @@ struct webrtc_peer {
 	struct webrtc_stream *stream;
 	enum webrtc_codec codec;
 	GstElement *queue, *webrtc;
+	GstWebRTCDataChannel *input; /* NULL for a view-only peer */
 	struct mailbox *box;
 	struct webrtc_peer *next;
 };
@@ -115,7 +126,7 @@ bool webrtc_init(struct error *err)
 		return false;
 	}
 	const char *needed[] = { "appsrc",  "tee",         "queue",   "videoconvert", "webrtcbin",
-				 "nicesrc", "dtlssrtpenc", "srtpenc", "rtpbin" };
+				 "nicesrc", "dtlssrtpenc", "srtpenc", "rtpbin",       "sctpenc" };
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
 		if (!have(needed[i]))
 			return error_set(
@@ -153,12 +164,18 @@ void webrtc_signal_free(struct webrtc_signal *signal)
 
 /* ---- keyframes ---- */
 
+
 static void want_keyframe(struct webrtc_stream *s)
 {
 	pthread_mutex_lock(&s->keyframe_lock);
 	s->keyframe_wanted = true;
 	pthread_cond_signal(&s->keyframe_wanted_cond);
 	pthread_mutex_unlock(&s->keyframe_lock);
+}
+
+void webrtc_stream_keyframe(struct webrtc_stream *s)
+{
+	want_keyframe(s);
 }
 
 static void make_keyframe(struct webrtc_stream *s)
@@ -188,6 +205,15 @@ static void *keyframe_main(void *arg)
 	struct webrtc_stream *s = arg;
 	pthread_mutex_lock(&s->keyframe_lock);
 	while (!s->stopping) {
+		if (s->latency_changed) {
+			/* Asked for on the bus, done here: a peer's webrtcbin sends
+			 * nothing until the pipeline has told it its latency. */
+			s->latency_changed = false;
+			pthread_mutex_unlock(&s->keyframe_lock);
+			gst_bin_recalculate_latency(GST_BIN(s->pipeline));
+			pthread_mutex_lock(&s->keyframe_lock);
+			continue;
+		}
 		if (!s->keyframe_wanted) {
 			struct timespec deadline = clock_deadline_ms(KEYFRAME_THREAD_WAIT_MS);
 			pthread_cond_timedwait(&s->keyframe_wanted_cond, &s->keyframe_lock,
@@ -209,6 +235,12 @@ static GstBusSyncReply on_bus_message(GstBus *bus, GstMessage *message, gpointer
 {
 	(void)bus;
 	struct webrtc_stream *s = data;
+	if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_LATENCY) {
+		pthread_mutex_lock(&s->keyframe_lock);
+		s->latency_changed = true;
+		pthread_cond_signal(&s->keyframe_wanted_cond);
+		pthread_mutex_unlock(&s->keyframe_lock);
+	}
 	if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
 		GError *gerror = NULL;
 		gst_message_parse_error(message, &gerror, NULL);
@@ -481,6 +513,12 @@ static void mailbox_unref(gpointer data)
 		webrtc_signal_free(box->head);
 		box->head = next;
 	}
+	while (box->inputs) {
+		struct input *next = box->inputs->next;
+		free(box->inputs->text);
+		free(box->inputs);
+		box->inputs = next;
+	}
 	if (box->webrtc)
 		gst_object_unref(box->webrtc);
 	pthread_mutex_destroy(&box->lock);
@@ -596,9 +634,66 @@ static GstPadProbeReturn on_upstream_event(GstPad *pad, GstPadProbeInfo *info, g
 	return GST_PAD_PROBE_OK;
 }
 
-static void connect_signal(GstElement *e, const char *name, GCallback callback, struct mailbox *box)
+static void connect_signal(gpointer object, const char *name, GCallback callback,
+			   struct mailbox *box)
 {
-	g_signal_connect_data(e, name, callback, mailbox_ref(box), mailbox_closure_unref, 0);
+	g_signal_connect_data(object, name, callback, mailbox_ref(box), mailbox_closure_unref, 0);
+}
+
+/* A text message on the input channel: kept for the owner, who reads it
+ * on its own thread. Past the bounds it is dropped: input is not queued
+ * without end for a desktop that does not keep up. */
+static void on_input_message(GstWebRTCDataChannel *channel, gchar *text, gpointer data)
+{
+	(void)channel;
+	struct mailbox *box = data;
+	size_t len = text ? strlen(text) : 0;
+	if (!text || len > WEBRTC_MAX_INPUT_MESSAGE)
+		return;
+	struct input *in = malloc(sizeof(*in));
+	if (in && !(in->text = strndup(text, len))) {
+		free(in);
+		in = NULL;
+	}
+	if (!in)
+		return;
+	in->len = len;
+	in->next = NULL;
+	pthread_mutex_lock(&box->lock);
+	if (box->closed || box->input_count >= WEBRTC_MAX_INPUTS) {
+		pthread_mutex_unlock(&box->lock);
+		free(in->text);
+		free(in);
+		return;
+	}
+	if (box->inputs_tail)
+		box->inputs_tail->next = in;
+	else
+		box->inputs = in;
+	box->inputs_tail = in;
+	box->input_count++;
+	box->wake(box->context);
+	pthread_mutex_unlock(&box->lock);
+}
+
+char *webrtc_peer_next_input(struct webrtc_peer *p, size_t *len)
+{
+	struct mailbox *box = p->box;
+	pthread_mutex_lock(&box->lock);
+	struct input *in = box->inputs;
+	if (in) {
+		box->inputs = in->next;
+		if (!box->inputs)
+			box->inputs_tail = NULL;
+		box->input_count--;
+	}
+	pthread_mutex_unlock(&box->lock);
+	if (!in)
+		return NULL;
+	char *text = in->text;
+	*len = in->len;
+	free(in);
+	return text;
 }
 
 /* The transceiver webrtcbin made for the peer's one sink pad: send only,
@@ -617,9 +712,23 @@ static bool set_up_transceiver(GstElement *webrtc, enum webrtc_codec codec, stru
 	return true;
 }
 
+/* Under s->lock: the peer's queue no longer takes the encode's packets. */
+static void unlink_from_tee(struct webrtc_stream *s, struct webrtc_peer *p)
+{
+	GstPad *queue_sink = gst_element_get_static_pad(p->queue, "sink");
+	GstPad *tee_pad = gst_pad_get_peer(queue_sink);
+	if (tee_pad) {
+		gst_pad_unlink(tee_pad, queue_sink);
+		gst_element_release_request_pad(s->branches[p->codec].tee, tee_pad);
+		gst_object_unref(tee_pad);
+	}
+	gst_object_unref(queue_sink);
+}
+
 struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *s, enum webrtc_codec codec,
-				       const char *stun_server, void (*wake)(void *context),
-				       void *context, struct error *err)
+				       bool input_channel, const char *stun_server,
+				       void (*wake)(void *context), void *context,
+				       struct error *err)
 {
 	if (!webrtc_codec_available(codec))
 		return error_null(err, 0, "this machine's GStreamer cannot encode %s",
@@ -686,6 +795,22 @@ struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *s, enum webrtc_code
 	}
 	gst_element_sync_state_with_parent(p->webrtc);
 	gst_element_sync_state_with_parent(p->queue);
+	/* Only now: a data channel made before webrtcbin plays fails. It is
+	 * in the offer, which webrtcbin makes later, on its own thread. */
+	if (input_channel) {
+		g_signal_emit_by_name(p->webrtc, "create-data-channel", WEBRTC_INPUT_CHANNEL, NULL,
+				      &p->input);
+		if (!p->input) {
+			error_set(err, 0, "webrtcbin made no data channel for input");
+			unlink_from_tee(s, p);
+			gst_element_set_state(p->webrtc, GST_STATE_NULL);
+			gst_element_set_state(p->queue, GST_STATE_NULL);
+			gst_bin_remove_many(GST_BIN(s->pipeline), p->queue, p->webrtc, NULL);
+			goto refused;
+		}
+		connect_signal(p->input, "on-message-string", G_CALLBACK(on_input_message), box);
+	}
+
 	p->next = s->peers;
 	s->peers = p;
 	s->peer_count++;
@@ -716,17 +841,14 @@ void webrtc_peer_destroy(struct webrtc_peer *p)
 			break;
 		}
 	}
-	GstPad *queue_sink = gst_element_get_static_pad(p->queue, "sink");
-	GstPad *tee_pad = gst_pad_get_peer(queue_sink);
-	if (tee_pad) {
-		gst_pad_unlink(tee_pad, queue_sink);
-		gst_element_release_request_pad(s->branches[p->codec].tee, tee_pad);
-		gst_object_unref(tee_pad);
-	}
-	gst_object_unref(queue_sink);
+	unlink_from_tee(s, p);
 	pthread_mutex_unlock(&s->lock);
 	/* Stopped outside the stream's lock: its threads may be in a probe. */
 	g_signal_handlers_disconnect_by_data(p->webrtc, p->box);
+	if (p->input) {
+		g_signal_handlers_disconnect_by_data(p->input, p->box);
+		g_object_unref(p->input);
+	}
 	gst_element_set_state(p->webrtc, GST_STATE_NULL);
 	gst_element_set_state(p->queue, GST_STATE_NULL);
 	gst_bin_remove_many(GST_BIN(s->pipeline), p->queue, p->webrtc, NULL);

@@ -35,6 +35,10 @@ enum webrtc_codec { WEBRTC_VP8, WEBRTC_H264, WEBRTC_CODECS };
 /* A session description or candidate longer than this is refused. */
 #define WEBRTC_MAX_SDP (64 * 1024)
 #define WEBRTC_MAX_CANDIDATE 1024
+/* The input channel's bounds: bytes a message, messages waiting. */
+#define WEBRTC_MAX_INPUT_MESSAGE (64 * 1024)
+#define WEBRTC_MAX_INPUTS 256
+#define WEBRTC_INPUT_CHANNEL "input"
 
 /* Once per process, before anything else here: starts GStreamer and checks
  * that the elements are installed. False, with what is missing, when
@@ -53,6 +57,9 @@ void webrtc_stream_destroy(struct webrtc_stream *stream);
  * them. */
 bool webrtc_stream_push(struct webrtc_stream *stream, uint8_t *pixels, int width, int height,
 			struct error *err);
+/* Every encoder makes a keyframe of the newest frame, sent again (a page
+ * that connected but has no picture asks for it). */
+void webrtc_stream_keyframe(struct webrtc_stream *stream);
 /* Peers now, so the caller can stop sending frames when there are none. */
 int webrtc_stream_peer_count(struct webrtc_stream *stream);
 
@@ -67,11 +74,14 @@ struct webrtc_signal {
 void webrtc_signal_free(struct webrtc_signal *signal);
 
 /* A peer that receives the stream in codec; stun_server, if not NULL, is
- * a STUN URL (stun://host:port) for deployments beyond one LAN. The offer
- * follows as a signal. */
+ * a STUN URL (stun://host:port) for deployments beyond one LAN. With
+ * input_channel the offer has a data channel, "input", whose text
+ * messages the owner takes with webrtc_peer_next_input; without, the peer
+ * has none and takes none the page opens. The offer follows as a signal. */
 struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *stream, enum webrtc_codec codec,
-				       const char *stun_server, void (*wake)(void *context),
-				       void *context, struct error *err);
+				       bool input_channel, const char *stun_server,
+				       void (*wake)(void *context), void *context,
+				       struct error *err);
 /* Ends the connection and frees the peer; no wake is called afterwards.
  * NULL is accepted. */
 void webrtc_peer_destroy(struct webrtc_peer *peer);
@@ -82,6 +92,11 @@ bool webrtc_peer_answer(struct webrtc_peer *peer, const char *sdp, size_t len, s
 /* One of the page's ICE candidates ("candidate:..."), for media line mline. */
 bool webrtc_peer_candidate(struct webrtc_peer *peer, unsigned mline, const char *candidate,
 			   struct error *err);
+/* The next text message from the page's input channel (NUL-terminated,
+ * *len bytes; the caller frees it), or NULL. Messages over
+ * WEBRTC_MAX_INPUT_MESSAGE bytes, and any beyond WEBRTC_MAX_INPUTS waiting,
+ * are dropped. */
+char *webrtc_peer_next_input(struct webrtc_peer *peer, size_t *len);
 /* Whether its connection is up (ICE and DTLS done). */
 bool webrtc_peer_connected(struct webrtc_peer *peer);
 

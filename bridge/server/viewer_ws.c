@@ -31,6 +31,9 @@
 #include <string.h>
 
 #define VIEWER_FRAGMENT 65536
+/* Data channel messages handled per writeable turn; the rest wait for the
+ * next, so one page's input cannot hold the loop. */
+#define VIEWER_VIDEO_INPUTS_PER_TURN 64
 
 extern const char viewer_page[];
 extern const size_t viewer_page_len;
@@ -187,6 +190,26 @@ static int write_notice(struct viewer_conn *c)
 	return 0;
 }
 
+/* Input a control viewer's page sent over its video's data channel: on
+ * this thread, in order, as if it came on the socket. False when the
+ * viewer must go. */
+static bool video_input(struct viewer_conn *c)
+{
+	size_t len;
+	char *text;
+	for (int i = 0; (text = bridge_viewer_video_next_input(c->viewer, &len)); i++) {
+		bool keep = bridge_viewer_handle_input(c->viewer, text, len, &c->sink);
+		free(text);
+		if (!keep)
+			return false;
+		if (i + 1 == VIEWER_VIDEO_INPUTS_PER_TURN) {
+			lws_callback_on_writable(c->base.wsi); /* the rest next turn */
+			break;
+		}
+	}
+	return true;
+}
+
 static int writeable(struct viewer_conn *c)
 {
 	if (c->written) {
@@ -199,6 +222,10 @@ static int writeable(struct viewer_conn *c)
 		return write_notice(c);
 	if (!c->viewer)
 		return 0;
+	if (!video_input(c)) {
+		log_info("closing a viewer: its link was revoked or its session ended");
+		return -1;
+	}
 	if (!c->sending) {
 		bool closing, ended;
 		c->sending = bridge_viewer_next(c->viewer, &closing, &ended);

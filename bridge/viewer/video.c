@@ -234,8 +234,9 @@ static void start(struct bridge_viewer *w, const cJSON *message)
 	}
 	struct webrtc_peer *peer = v->stream && v->thread_started
 					   ? webrtc_peer_create(v->stream,
-								(enum webrtc_codec)chosen, NULL,
-								wake_viewers, w->hub, &err)
+								(enum webrtc_codec)chosen,
+								w->role == BRIDGE_VIEWER_CONTROL,
+								NULL, wake_viewers, w->hub, &err)
 					   : NULL;
 	if (peer) {
 		v->peers++;
@@ -273,6 +274,8 @@ void bridge_viewer_video_message(struct bridge_viewer *w, const char *text, size
 			refuse(w, "webrtc-answer needs \"sdp\", a string");
 		else if (!webrtc_peer_answer(w->video_peer, sdp, strlen(sdp), &err))
 			refuse(w, err.message);
+	} else if (strcmp(type, VIEWER_WIRE_TYPE_WEBRTC_KEYFRAME) == 0) {
+		webrtc_stream_keyframe(w->hub->video->stream);
 	} else if (strcmp(type, VIEWER_WIRE_TYPE_WEBRTC_CANDIDATE) == 0) {
 		const cJSON *candidate = cJSON_GetObjectItemCaseSensitive(m, "candidate");
 		const cJSON *mline = cJSON_GetObjectItemCaseSensitive(m, "mline");
@@ -321,6 +324,11 @@ struct bridge_viewer_message *bridge_viewer_video_next(struct bridge_viewer *w)
 	}
 	webrtc_signal_free(signal);
 	return json_message(w->hub, json);
+}
+
+char *bridge_viewer_video_next_input(struct bridge_viewer *w, size_t *len)
+{
+	return w->video_peer ? webrtc_peer_next_input(w->video_peer, len) : NULL;
 }
 
 void bridge_viewer_video_stop(struct bridge_viewer *w)

@@ -40,6 +40,11 @@ void bridge_viewer_video_message(struct bridge_viewer *viewer, const char *json,
 /* The viewer's next signalling message for its page, or NULL. Under the
  * hub's lock. */
 struct bridge_viewer_message *bridge_viewer_video_next(struct bridge_viewer *viewer);
+/* The next message a control viewer's page sent over its video's input
+ * channel (JSON as on the socket, NUL-terminated, *len bytes; the caller
+ * frees it and handles it as it would the socket's), or NULL. View-only
+ * viewers have no such channel. On the network loop's thread. */
+char *bridge_viewer_video_next_input(struct bridge_viewer *viewer, size_t *len);
 /* Stops the viewer's video (it left). Not under the hub's lock. */
 void bridge_viewer_video_stop(struct bridge_viewer *viewer);
 

@@ -40,8 +40,11 @@
  *   {"type":"webrtc-answer","sdp":"..."}   the page's answer.
  *   {"type":"webrtc-candidate","candidate":"candidate:...","mline":0}
  *       one of the page's ICE candidates ("" when it has no more).
- *   {"type":"webrtc-stop"}   the page goes back to updates: the next one
+  *   {"type":"webrtc-stop"}   the page goes back to updates: the next one
  *       repaints the canvas whole.
+ *   {"type":"webrtc-keyframe"}   connected but no picture yet (a still
+ *       screen sends nothing, so a lost first frame is not noticed): the
+ *       newest frame again, as a keyframe.
  *   A message is at most VIEWER_WIRE_MAX_MESSAGE bytes before joining,
  *   VIEWER_WIRE_MAX_JOINED_MESSAGE from a view-only viewer (an answer
  *   fits); a control viewer's may take the server's message limit (its
@@ -115,6 +118,7 @@
 #define VIEWER_WIRE_TYPE_WEBRTC_ANSWER "webrtc-answer"
 #define VIEWER_WIRE_TYPE_WEBRTC_CANDIDATE "webrtc-candidate" /* both ways */
 #define VIEWER_WIRE_TYPE_WEBRTC_STOP "webrtc-stop"
+#define VIEWER_WIRE_TYPE_WEBRTC_KEYFRAME "webrtc-keyframe"
 #define VIEWER_WIRE_TYPE_WEBRTC_PREFIX "webrtc-"
 /* Server to page. */
 #define VIEWER_WIRE_TYPE_HELLO "hello"

@@ -13,6 +13,7 @@ import { startProcess, waitFor } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { startXvnc } from '../lib/x11.mjs';
+import { pointerLocation } from '../lib/x11-apps.mjs';
 import { launchChromium } from '../lib/browser.mjs';
 
 const WIDTH = 640, HEIGHT = 480;
@@ -131,6 +132,35 @@ test('a viewer that joins a still screen gets a picture, and a still screen send
     return a.bytesReceived === b.bytesReceived ? b : null;
   }, { timeout: 15000, interval: 0 });
   assert.ok(settled, 'the video stops costing bytes while the screen is still');
+  await page.close();
+});
+
+// Where the page shows desktop pixel (x, y) on the video, for the mouse.
+async function onVideo(page, x, y) {
+  const box = await page.locator('#video').boundingBox();
+  const size = await page.evaluate(() => [canvas.width, canvas.height]);
+  return [box.x + (x + 0.5) * box.width / size[0], box.y + (y + 0.5) * box.height / size[1]];
+}
+
+test('a control link clicks through the data channel and moves the desktop pointer; a view-only link cannot', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.inputChannel === 'open')), 'the input channel opens');
+  const sent = await page.evaluate(() => window.lizardViewer.channelSent);
+  await page.mouse.click(...await onVideo(page, 123, 321));
+  assert.ok(await waitFor(() => { const p = pointerLocation(xvnc.env); return p.x === 123 && p.y === 321; }),
+    `the desktop pointer moved to (123, 321): ${JSON.stringify(pointerLocation(xvnc.env))}`);
+  assert.ok(await page.evaluate((n) => window.lizardViewer.channelSent >= n + 2, sent), 'the click went over the data channel');
+
+  const watcher = await openVideo(links.view_only_url);
+  assert.equal(await watcher.evaluate(() => window.lizardViewer.inputChannel), null, 'a view-only link gets no input channel');
+  await watcher.mouse.click(...await onVideo(watcher, 40, 50));
+  await watcher.evaluate(() => socket.send(JSON.stringify({ type: 'pointer', x: 40, y: 50, buttons: 1 })));
+  // The control page's own move, after the watcher's: once it is there, the
+  // watcher's (sent before) would have been too.
+  await page.mouse.move(...await onVideo(page, 200, 210));
+  assert.ok(await waitFor(() => { const p = pointerLocation(xvnc.env); return p.x === 200 && p.y === 210; }));
+  await watcher.close();
   await page.close();
 });
 
