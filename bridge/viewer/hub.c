@@ -146,10 +146,19 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 							 .same_as = -1 };
 			continue;
 		}
-		if (w->video)
-			continue; /* its picture goes as video; repainted when that stops */
+		uint64_t replayed = w->change_serial;
 		replay(w, view);
-		if (!ready(w) || count == MAX_JOBS)
+		/* A video viewer's picture moves as video; once screen and
+		 * pointer have been still for LOSSY_REFRESH_MS it gets what
+		 * changed meanwhile exactly, as any viewer would, so that text
+		 * ends pixel-exact. */
+		if (w->video && (replayed != w->change_serial ||
+				 w->video_cursor_seen != view->cursor_version)) {
+			w->video_motion_ms = now;
+			w->video_cursor_seen = view->cursor_version;
+		}
+		if (!ready(w) || count == MAX_JOBS ||
+		    (w->video && now - w->video_motion_ms < LOSSY_REFRESH_MS))
 			continue;
 		/* Lossy pixels still for a while are sent again, exactly. */
 		bool exact_refresh = w->lossy.count > 0 && now - w->lossy_ms >= LOSSY_REFRESH_MS;
@@ -167,7 +176,7 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			continue;
 		struct job *job = &v->jobs[count];
 		*job = (struct job){ .viewer = w->id,
-				     .fast = w->fast && !exact_refresh,
+				     .fast = w->fast && !exact_refresh && !w->video,
 				     .same_as = -1,
 				     .copy_count = w->copy_count,
 				     .damage = w->damage,

@@ -91,6 +91,8 @@ struct bridge_viewer {
 	struct webrtc_peer *video_peer;
 	bool video;
 	int video_codec;
+	int64_t video_motion_ms;    /* when its screen or pointer last changed */
+	uint64_t video_cursor_seen; /* the framebuffer's cursor_version then */
 	/* Failures to tell its page, oldest first; more are dropped. */
 	struct bridge_viewer_message *video_notices[VIDEO_MAX_NOTICES];
 	int video_notice_count;

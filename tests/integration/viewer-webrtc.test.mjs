@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { startProcess, waitFor } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { httpClient, textOf, imageOf } from '../lib/mcp.mjs';
 import { startXvnc } from '../lib/x11.mjs';
 import { pointerLocation } from '../lib/x11-apps.mjs';
-import { launchChromium } from '../lib/browser.mjs';
+import { launchChromium, canvasDiff } from '../lib/browser.mjs';
 
 const WIDTH = 640, HEIGHT = 480;
 const BACKGROUND = [0x20, 0x40, 0x80];
@@ -135,9 +135,33 @@ test('a viewer that joins a still screen gets a picture, and a still screen send
   await page.close();
 });
 
-// Where the page shows desktop pixel (x, y) on the video, for the mouse.
+test('after motion stops the page shows the screen exactly, and then sends nothing', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  const framesBefore = (await inbound(page)).framesDecoded;
+  // Motion: a terminal of text appears and scrolls.
+  apps.push(startProcess('xterm', ['-geometry', '40x10+30+260', '-e', 'sh', '-c', 'seq 1 60; sleep 600'], { env: xvnc.env }));
+  assert.ok(await waitFor(async () => (await inbound(page)).framesDecoded > framesBefore), 'the motion came as video');
+  await client.call('wait', { session, quiet_ms: 300, timeout_ms: 10000 });
+  const shot = imageOf(await client.call('screenshot', { session })).data;
+  const exact = await waitFor(async () => await page.evaluate(() => window.lizardViewer.showing) === 'canvas' &&
+    await canvasDiff(page, shot) === 0, { timeout: 10000 });
+  assert.ok(exact, `the page shows the screen exactly (showing ${await page.evaluate(() => window.lizardViewer.showing)}, ${await canvasDiff(page, shot)} pixels differ)`);
+  const quiet = await waitFor(async () => {
+    const a = { ...(await inbound(page)), updates: await page.evaluate(() => window.lizardViewer.bytes) };
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const b = { ...(await inbound(page)), updates: await page.evaluate(() => window.lizardViewer.bytes) };
+    return a.bytesReceived === b.bytesReceived && a.updates === b.updates;
+  }, { timeout: 15000, interval: 0 });
+  assert.ok(quiet, 'a still screen then costs no video and no update bytes');
+  await page.close();
+});
+
+// Where the page shows desktop pixel (x, y), for the mouse: on the video,
+// or on the canvas when the still screen is shown exactly.
 async function onVideo(page, x, y) {
-  const box = await page.locator('#video').boundingBox();
+  const shown = await page.evaluate(() => window.lizardViewer.showing);
+  const box = await page.locator(shown === 'canvas' ? '#screen' : '#video').boundingBox();
   const size = await page.evaluate(() => [canvas.width, canvas.height]);
   return [box.x + (x + 0.5) * box.width / size[0], box.y + (y + 0.5) * box.height / size[1]];
 }
