@@ -25,6 +25,7 @@
 #include "webrtc/stream.h"
 
 #include "util/clock.h"
+#include "webrtc/bitrate.h"
 
 #define GST_USE_UNSTABLE_API /* webrtcbin's library says so of itself */
 #include <gst/app/gstappsrc.h>
@@ -43,16 +44,23 @@
 /* RTP packets a peer's queue holds (a few frames' worth): past that the
  * oldest go, and the peer recovers by NACK or a keyframe. */
 #define PEER_QUEUE_PACKETS 400
-/* The encoders' starting bitrate, bits per second. */
-#define START_BITRATE 2000000
+/* How often the peers' statistics are read to steer the bitrate. */
+#define STATS_INTERVAL_MS 1000
 /* A keyframe at least this often (frames) in any case. */
 #define KEYFRAME_MAX_DISTANCE 3000
 #define RTP_MTU 1200
-#define KEYFRAME_THREAD_WAIT_MS 1000
+
 
 struct branch {
 	bool made;
 	GstElement *encoder, *tee;
+	int bitrate; /* bits a second, as last set */
+};
+
+/* What a statistics reply is about: the stream and the peer's codec. */
+struct stats_context {
+	struct webrtc_stream *stream;
+	enum webrtc_codec codec;
 };
 
 struct webrtc_stream {
@@ -69,6 +77,10 @@ struct webrtc_stream {
 	pthread_cond_t keyframe_wanted_cond;
 	bool keyframe_wanted, stopping;
 	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
+	/* The worst loss a codec's receivers reported since the last step
+	 * (-1: none), and what the replies need to say so. */
+	double worst_loss[WEBRTC_CODECS];
+	struct stats_context stats_context[WEBRTC_CODECS];
 	pthread_t keyframe_thread;
 };
 
@@ -200,11 +212,83 @@ static void make_keyframe(struct webrtc_stream *s)
 	}
 }
 
+/* On webrtcbin's thread: a peer's statistics. */
+static void on_stats(GstPromise *promise, gpointer data)
+{
+	struct stats_context *context = data;
+	struct webrtc_stream *s = context->stream;
+	if (gst_promise_wait(promise) == GST_PROMISE_RESULT_REPLIED) {
+		double loss = webrtc_bitrate_worst_loss(gst_promise_get_reply(promise));
+		pthread_mutex_lock(&s->keyframe_lock);
+		if (loss > s->worst_loss[context->codec])
+			s->worst_loss[context->codec] = loss;
+		pthread_mutex_unlock(&s->keyframe_lock);
+	}
+	gst_promise_unref(promise);
+}
+
+/* Each encoder's bitrate from what its receivers reported since the last
+ * step, then asks every peer for its statistics again. */
+static void steer_bitrate(struct webrtc_stream *s)
+{
+	GstElement *peers[WEBRTC_MAX_PEERS];
+	enum webrtc_codec codecs[WEBRTC_MAX_PEERS];
+	int count = 0;
+	pthread_mutex_lock(&s->lock);
+	for (int c = 0; c < WEBRTC_CODECS; c++) {
+		struct branch *b = &s->branches[c];
+		pthread_mutex_lock(&s->keyframe_lock);
+		double loss = s->worst_loss[c];
+		s->worst_loss[c] = -1;
+		pthread_mutex_unlock(&s->keyframe_lock);
+		int next = b->made ? webrtc_bitrate_next(b->bitrate, loss) : 0;
+		if (!b->made || next == b->bitrate)
+			continue;
+		b->bitrate = next;
+		if (c == WEBRTC_VP8)
+			g_object_set(b->encoder, "target-bitrate", next, NULL);
+		else /* x264enc counts kbit/s, openh264enc bit/s */
+			g_object_set(b->encoder, "bitrate",
+				     strcmp(h264_encoder, "x264enc") == 0 ? (guint)next / 1000
+									  : (guint)next,
+				     NULL);
+	}
+	for (struct webrtc_peer *p = s->peers; p && count < WEBRTC_MAX_PEERS; p = p->next) {
+		peers[count] = gst_object_ref(p->webrtc);
+		codecs[count++] = p->codec;
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (int i = 0; i < count; i++) {
+		GstPromise *promise = gst_promise_new_with_change_func(
+			on_stats, &s->stats_context[codecs[i]], NULL);
+		g_signal_emit_by_name(peers[i], "get-stats", NULL, promise);
+		gst_object_unref(peers[i]);
+	}
+}
+
+int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
+{
+	pthread_mutex_lock(&s->lock);
+	int bitrate = codec >= 0 && codec < WEBRTC_CODECS && s->branches[codec].made
+			      ? s->branches[codec].bitrate
+			      : 0;
+	pthread_mutex_unlock(&s->lock);
+	return bitrate;
+}
+
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
+	int64_t next_stats = clock_monotonic_ms() + STATS_INTERVAL_MS;
 	pthread_mutex_lock(&s->keyframe_lock);
 	while (!s->stopping) {
+		if (clock_monotonic_ms() >= next_stats) {
+			next_stats = clock_monotonic_ms() + STATS_INTERVAL_MS;
+			pthread_mutex_unlock(&s->keyframe_lock);
+			steer_bitrate(s);
+			pthread_mutex_lock(&s->keyframe_lock);
+			continue;
+		}
 		if (s->latency_changed) {
 			/* Asked for on the bus, done here: a peer's webrtcbin sends
 			 * nothing until the pipeline has told it its latency. */
@@ -215,7 +299,8 @@ static void *keyframe_main(void *arg)
 			continue;
 		}
 		if (!s->keyframe_wanted) {
-			struct timespec deadline = clock_deadline_ms(KEYFRAME_THREAD_WAIT_MS);
+			int64_t wait = next_stats - clock_monotonic_ms();
+			struct timespec deadline = clock_deadline_ms(wait > 0 ? wait : 0);
 			pthread_cond_timedwait(&s->keyframe_wanted_cond, &s->keyframe_lock,
 					       &deadline);
 			continue;
@@ -271,6 +356,10 @@ struct webrtc_stream *webrtc_stream_create(struct error *err)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->keyframe_lock, NULL);
 	clock_cond_init(&s->keyframe_wanted_cond);
+	for (int c = 0; c < WEBRTC_CODECS; c++) {
+		s->worst_loss[c] = -1;
+		s->stats_context[c] = (struct stats_context){ s, (enum webrtc_codec)c };
+	}
 	s->pipeline = gst_pipeline_new(NULL);
 	s->source = element("appsrc", err);
 	s->raw_tee = element("tee", err);
@@ -433,6 +522,8 @@ static bool make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 	if (queue)
 		g_object_set(queue, "leaky", 2 /* downstream */, "max-size-buffers", 1,
 			     "max-size-bytes", 0, "max-size-time", (guint64)0, NULL);
+	if (convert) /* 0: a thread per core (RGBx to I420 of a whole screen) */
+		g_object_set(convert, "n-threads", 0, NULL);
 	chain[count++] = queue;
 	chain[count++] = convert;
 	if (codec == WEBRTC_VP8) {
@@ -440,9 +531,9 @@ static bool make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		/* deadline 1: realtime (the default is for files, far too slow). */
 		if (encoder)
 			g_object_set(encoder, "deadline", (gint64)1, "cpu-used", 8, "end-usage",
-				     1 /* cbr */, "target-bitrate", START_BITRATE, "lag-in-frames",
-				     0, "keyframe-max-dist", KEYFRAME_MAX_DISTANCE, "threads", 2,
-				     NULL);
+				     1 /* cbr */, "target-bitrate", WEBRTC_BITRATE_START,
+				     "lag-in-frames", 0, "keyframe-max-dist", KEYFRAME_MAX_DISTANCE,
+				     "threads", 2, NULL);
 		payloader = element("rtpvp8pay", err);
 		if (payloader)
 			g_object_set(payloader, "picture-id-mode", 2 /* 15 bits */, "mtu", RTP_MTU,
@@ -453,7 +544,7 @@ static bool make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		if (encoder && strcmp(h264_encoder, "x264enc") == 0) {
 			gst_util_set_object_arg(G_OBJECT(encoder), "tune", "zerolatency");
 			gst_util_set_object_arg(G_OBJECT(encoder), "speed-preset", "ultrafast");
-			g_object_set(encoder, "bitrate", START_BITRATE / 1000, "key-int-max",
+			g_object_set(encoder, "bitrate", WEBRTC_BITRATE_START / 1000, "key-int-max",
 				     KEYFRAME_MAX_DISTANCE, NULL);
 		}
 		GstElement *profile = element("capsfilter", err);
@@ -491,6 +582,7 @@ static bool make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 				 codec_names[codec]);
 	b->encoder = encoder;
 	b->tee = tee;
+	b->bitrate = WEBRTC_BITRATE_START;
 	b->made = true;
 	return true;
 }

@@ -60,6 +60,9 @@ bool webrtc_stream_push(struct webrtc_stream *stream, uint8_t *pixels, int width
 /* Every encoder makes a keyframe of the newest frame, sent again (a page
  * that connected but has no picture asks for it). */
 void webrtc_stream_keyframe(struct webrtc_stream *stream);
+/* The codec's encoder's bitrate now (bits a second; webrtc/bitrate.h says
+ * how it follows the receivers' reports), or 0 when it has none. */
+int webrtc_stream_bitrate(struct webrtc_stream *stream, enum webrtc_codec codec);
 /* Peers now, so the caller can stop sending frames when there are none. */
 int webrtc_stream_peer_count(struct webrtc_stream *stream);
 

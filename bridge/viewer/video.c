@@ -46,11 +46,25 @@ bool bridge_video_available(void)
 	return atomic_load(&available);
 }
 
+/* Says when an encoder's bitrate changed (it follows the receivers'
+ * reports; webrtc/bitrate.h). */
+static void log_bitrate(struct webrtc_stream *stream, int bitrates[WEBRTC_CODECS])
+{
+	for (int c = 0; c < WEBRTC_CODECS; c++) {
+		int now = webrtc_stream_bitrate(stream, (enum webrtc_codec)c);
+		if (now != bitrates[c])
+			log_debug("video: %s at %d kbit/s", webrtc_codec_name((enum webrtc_codec)c),
+				  now / 1000);
+		bitrates[c] = now;
+	}
+}
+
 /* Pushes a frame whenever the picture (or the pointer) changed, while any
  * viewer receives video; sleeps on the peer count otherwise. */
 static void *feeder_main(void *arg)
 {
 	struct bridge_video *v = arg;
+	int bitrates[WEBRTC_CODECS] = { 0 };
 	uint64_t seen = 0;
 	int64_t last_push = 0;
 	pthread_mutex_lock(&v->lock);
@@ -81,6 +95,7 @@ static void *feeder_main(void *arg)
 						&err))
 				log_warn("video: %s", err.message);
 			seen = sequence ? sequence : 1;
+			log_bitrate(stream, bitrates);
 		} else if (waited == VNC_WAIT_CLOSED) {
 			struct timespec pause = { 0, FEEDER_WAIT_MS * 1000000L };
 			nanosleep(&pause, NULL); /* reconnecting: look again later */
@@ -194,6 +209,11 @@ static void wake_viewers(void *context)
 static void start(struct bridge_viewer *w, const cJSON *message)
 {
 	struct bridge_video *v = w->hub->video;
+	pthread_mutex_lock(&w->hub->lock);
+	bool kicked = w->kicked;
+	pthread_mutex_unlock(&w->hub->lock);
+	if (kicked)
+		return; /* revoked or ended: its socket is closing */
 	if (!v) {
 		refuse(w, "this server offers no video");
 		return;

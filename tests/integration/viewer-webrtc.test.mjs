@@ -243,6 +243,15 @@ test('bad video messages get an error and the viewer goes on', async (t) => {
   await page.close();
 });
 
+test('revoking the links closes the peer connection', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  links = JSON.parse(textOf(await client.call('start_stream', { session }))); // new links; the old are revoked
+  assert.ok(await waitFor(() => page.evaluate(() => /revoked/.test(window.lizardViewer.error ?? '') &&
+    window.lizardViewer.closedPeer?.connectionState === 'closed' && pc === null)), 'the page closed its peer connection');
+  await page.close();
+});
+
 // Last: it ends the session the others use.
 test('ending the session closes the peer connection', async (t) => {
   if (skip) return t.skip(skip);
