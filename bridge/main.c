@@ -652,6 +652,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	bridge_metrics_destroy(metrics);
 	/* After the sessions: their cgroups and volumes went with them. */
 	close_resources(&context);
+	bridge_video_finish(); /* after the sessions' streams */
 	return rc;
 }
 

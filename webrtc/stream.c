@@ -156,6 +156,11 @@ bool webrtc_init(struct error *err)
 	return true;
 }
 
+void webrtc_finish(void)
+{
+	gst_deinit();
+}
+
 bool webrtc_codec_available(enum webrtc_codec codec)
 {
 	return codec >= 0 && codec < WEBRTC_CODECS && codec_ok[codec];

@@ -44,6 +44,9 @@ enum webrtc_codec { WEBRTC_VP8, WEBRTC_H264, WEBRTC_CODECS };
  * that the elements are installed. False, with what is missing, when
  * video cannot work on this machine. */
 bool webrtc_init(struct error *err);
+/* At exit, after every stream is destroyed: GStreamer lets go of what it
+ * holds for the process. Nothing here works afterwards. */
+void webrtc_finish(void);
 /* Whether webrtc_init found this codec's encoder and payloader. */
 bool webrtc_codec_available(enum webrtc_codec codec);
 /* "VP8", "H264": the names SDP uses. */

@@ -46,6 +46,12 @@ bool bridge_video_available(void)
 	return atomic_load(&available);
 }
 
+void bridge_video_finish(void)
+{
+	if (atomic_exchange(&available, false))
+		webrtc_finish();
+}
+
 /* Says when an encoder's bitrate changed (it follows the receivers'
  * reports; webrtc/bitrate.h). */
 static void log_bitrate(struct webrtc_stream *stream, int bitrates[WEBRTC_CODECS])

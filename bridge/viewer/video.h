@@ -26,6 +26,9 @@ struct vnc_framebuffer;
  * why, when this machine cannot (viewers then get rectangles only). */
 bool bridge_video_init(struct error *err);
 bool bridge_video_available(void);
+/* At exit, once every session has ended: lets go of what video holds for
+ * the process (GStreamer's own). */
+void bridge_video_finish(void);
 
 /* A session's video; nothing runs until a viewer asks for it. NULL when
  * video is not available or memory ran out. */

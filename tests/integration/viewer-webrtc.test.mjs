@@ -9,6 +9,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startProcess, waitFor } from '../lib/process.mjs';
 import { startDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf, imageOf } from '../lib/mcp.mjs';
@@ -24,7 +26,7 @@ const apps = [];
 before(async () => {
   xvnc = await startXvnc({ width: WIDTH, height: HEIGHT });
   execFileSync('xsetroot', ['-solid', '#204080'], { env: xvnc.env });
-  daemon = await startDaemon({ args: ['--webrtc'] });
+    daemon = await startDaemon({ args: ['--webrtc'], env: sanitizerEnv() });
   if (/viewers get no video: (.*)/.test(daemon.log)) {
     skip = `the daemon offers no video here: ${/viewers get no video: (.*)/.exec(daemon.log)[1]}`;
     return;
@@ -43,6 +45,17 @@ after(async () => {
   await daemon?.stop();
   await xvnc?.stop();
 });
+
+// Under the sanitizers: GLib's quark table, kept on purpose, is not a
+// leak of ours (tests/lib/glib-lsan.supp says why).
+function sanitizerEnv() {
+  if (!process.env.ASAN_OPTIONS) return {};
+  const supp = path.join(path.dirname(fileURLToPath(import.meta.url)), '../lib/glib-lsan.supp');
+  return {
+    ASAN_OPTIONS: `${process.env.ASAN_OPTIONS}:fast_unwind_on_malloc=0`,
+    LSAN_OPTIONS: [process.env.LSAN_OPTIONS, `suppressions=${supp}`, 'print_suppressions=0'].filter(Boolean).join(':'),
+  };
+}
 
 async function openPage(url, setup) {
   const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
