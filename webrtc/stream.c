@@ -44,6 +44,10 @@
 /* RTP packets a peer's queue holds (a few frames' worth): past that the
  * oldest go, and the peer recovers by NACK or a keyframe. */
 #define PEER_QUEUE_PACKETS 400
+/* Repeats of a still picture on PLI: first after this, doubling to the
+ * most (make_keyframe_if_due). */
+#define STILL_BACKOFF_MIN_MS 1000
+#define STILL_BACKOFF_MAX_MS 60000
 /* How often the peers' statistics are read to steer the bitrate. */
 #define STATS_INTERVAL_MS 1000
 /* A keyframe at least this often (frames) in any case. */
@@ -70,12 +74,13 @@ struct webrtc_stream {
 	struct webrtc_peer *peers;
 	int peer_count;
 	GstBuffer *newest;
+	uint64_t frames_pushed;
 	int width, height;
 	char error[256]; /* the pipeline's first error, from its bus */
 	/* The keyframe thread's: never held while calling into GStreamer. */
 	pthread_mutex_t keyframe_lock;
 	pthread_cond_t keyframe_wanted_cond;
-	bool keyframe_wanted, stopping;
+	bool keyframe_wanted, keyframe_forced, stopping;
 	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */
@@ -182,17 +187,20 @@ void webrtc_signal_free(struct webrtc_signal *signal)
 /* ---- keyframes ---- */
 
 
-static void want_keyframe(struct webrtc_stream *s)
+/* forced: a peer connected or its page asked; otherwise a PLI, which on a
+ * still screen is answered with backoff (see make_keyframe_if_due). */
+static void want_keyframe(struct webrtc_stream *s, bool forced)
 {
 	pthread_mutex_lock(&s->keyframe_lock);
 	s->keyframe_wanted = true;
+	s->keyframe_forced |= forced;
 	pthread_cond_signal(&s->keyframe_wanted_cond);
 	pthread_mutex_unlock(&s->keyframe_lock);
 }
 
 void webrtc_stream_keyframe(struct webrtc_stream *s)
 {
-	want_keyframe(s);
+	want_keyframe(s, true);
 }
 
 static void make_keyframe(struct webrtc_stream *s)
@@ -281,9 +289,42 @@ int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
 	return bitrate;
 }
 
+/* Browsers ask for a keyframe every few seconds while no frame comes
+ * (Chromium: 3 s), which on a still screen would cost a whole picture
+ * each time. So a PLI while nothing new was pushed since the last repeat
+ * is answered after a backoff, doubling from STILL_BACKOFF_MIN_MS to
+ * STILL_BACKOFF_MAX_MS; a new frame starts over. The PLI's own request
+ * still reaches the encoders, so the next frame is a keyframe anyway;
+ * with NACK a repeated keyframe that was lost is resent. */
+struct still_screen {
+	uint64_t frames; /* frames pushed at the last repeat */
+	int64_t next_ms; /* when a PLI may repeat the same frame again */
+	int backoff_ms;
+};
+
+static void make_keyframe_if_due(struct webrtc_stream *s, bool forced, struct still_screen *still)
+{
+	pthread_mutex_lock(&s->lock);
+	uint64_t frames = s->frames_pushed;
+	pthread_mutex_unlock(&s->lock);
+	int64_t now = clock_monotonic_ms();
+	if (frames != still->frames)
+		still->backoff_ms = STILL_BACKOFF_MIN_MS;
+	else if (!forced && now < still->next_ms)
+		return; /* the same still picture again, too soon */
+	else if (!forced)
+		still->backoff_ms = still->backoff_ms * 2 > STILL_BACKOFF_MAX_MS
+					    ? STILL_BACKOFF_MAX_MS
+					    : still->backoff_ms * 2;
+	still->frames = frames;
+	still->next_ms = now + still->backoff_ms;
+	make_keyframe(s);
+}
+
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
+	struct still_screen still = { .frames = UINT64_MAX, .backoff_ms = STILL_BACKOFF_MIN_MS };
 	int64_t next_stats = clock_monotonic_ms() + STATS_INTERVAL_MS;
 	pthread_mutex_lock(&s->keyframe_lock);
 	while (!s->stopping) {
@@ -310,9 +351,10 @@ static void *keyframe_main(void *arg)
 					       &deadline);
 			continue;
 		}
-		s->keyframe_wanted = false;
+		bool forced = s->keyframe_forced;
+		s->keyframe_wanted = s->keyframe_forced = false;
 		pthread_mutex_unlock(&s->keyframe_lock);
-		make_keyframe(s);
+		make_keyframe_if_due(s, forced, &still);
 		pthread_mutex_lock(&s->keyframe_lock);
 	}
 	pthread_mutex_unlock(&s->keyframe_lock);
@@ -454,6 +496,7 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	if (s->newest)
 		gst_buffer_unref(s->newest);
 	s->newest = gst_buffer_ref(buffer);
+	s->frames_pushed++;
 	pthread_mutex_unlock(&s->lock);
 	/* A copy (sharing the pixels): the appsrc stamps what it is given. */
 	GstBuffer *sent = gst_buffer_copy(buffer);
@@ -707,7 +750,7 @@ static void on_connection_state(GObject *webrtc, GParamSpec *spec, gpointer data
 		atomic_store(&box->connected, true);
 		pthread_mutex_lock(&box->lock);
 		if (!box->closed)
-			want_keyframe(box->stream); /* a picture at once, still screen or not */
+			want_keyframe(box->stream, true); /* a picture at once, still or not */
 		pthread_mutex_unlock(&box->lock);
 	} else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED) {
 		atomic_store(&box->connected, false);
@@ -725,7 +768,7 @@ static GstPadProbeReturn on_upstream_event(GstPad *pad, GstPadProbeInfo *info, g
 	if (event && gst_video_event_is_force_key_unit(event)) {
 		pthread_mutex_lock(&box->lock);
 		if (!box->closed)
-			want_keyframe(box->stream);
+			want_keyframe(box->stream, false);
 		pthread_mutex_unlock(&box->lock);
 	}
 	return GST_PAD_PROBE_OK;
