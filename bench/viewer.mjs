@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Remote viewing side by side: lizard-bridge's viewer and noVNC behind
-// websockify, watching the same Xvnc desktop (1280x800) at the same time.
+// Remote viewing side by side: lizard-bridge's viewer (its WebSocket
+// updates, and its WebRTC video with the daemon's --webrtc) and noVNC
+// behind websockify, watching the same Xvnc desktop (1280x800) at the same
+// time.
 //
 // Scenarios: a still screen, a window moved continuously, a Chromium page
-// scrolling itself. For each: one headless Chromium viewer per system
+// scrolling itself, and a full-screen animation (a page of moving shapes,
+// every frame different). For each: one headless Chromium viewer per system
 // (bytes/s on the wire, counted at a TCP relay in front of each server,
 // and the payload after permessage-deflate; animation frames that received
 // data per second, change latency: a colour change on the desktop until that pixel
@@ -14,6 +17,11 @@
 // the socket, compressed or not).
 // The bridge's CPU includes its own VNC connection; websockify decodes
 // nothing, so it is the floor any re-encoding server pays above.
+// WebRTC's bytes are the RTP it received (payload and headers, from the
+// page's getStats; UDP, so no proxy sees them) plus what its socket
+// carried (signalling, and the exact updates once the screen is still);
+// its frames are frames decoded, and its latency is read from the decoded
+// video while it is shown, else from the canvas.
 //
 // Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
 // (scripts/bench.sh runs all scenarios; the scenario "fan-out" runs only
@@ -96,18 +104,44 @@ function instrument(page, proxy) {
   return stats;
 }
 
-// Resolves with Date.now() when the canvas pixel has the colour.
+// Resolves with Date.now() when the shown pixel has the colour: the
+// canvas's exactly, or the decoded video's (lossy: near it) while the
+// bridge's page shows video.
 function seen(page, colour) {
   const rgb = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
   return page.evaluate(([x, y, want]) => new Promise((resolve) => {
+    const scratch = new OffscreenCanvas(1, 1).getContext('2d', { willReadFrequently: true });
     const poll = () => {
-      const canvas = document.querySelector('canvas');
-      const p = canvas?.getContext('2d').getImageData(x, y, 1, 1).data;
-      if (p && p[0] === want[0] && p[1] === want[1] && p[2] === want[2]) resolve(Date.now());
+      const video = document.getElementById('video');
+      let p, tolerance = 0;
+      if (video && !video.hidden && video.videoWidth) {
+        scratch.drawImage(video, x, y, 1, 1, 0, 0, 1, 1);
+        p = scratch.getImageData(0, 0, 1, 1).data;
+        tolerance = 40;
+      } else {
+        p = document.querySelector('canvas')?.getContext('2d').getImageData(x, y, 1, 1).data;
+      }
+      if (p && [0, 1, 2].every((i) => Math.abs(p[i] - want[i]) <= tolerance)) resolve(Date.now());
       else requestAnimationFrame(poll);
     };
     poll();
   }), [PROBE.x, PROBE.y, rgb]);
+}
+
+// A WebRTC page's received RTP bytes (payload and headers) and frames
+// decoded so far.
+function rtpCounters(page) {
+  return page.evaluate(async () => {
+    const counters = { bytes: 0, frames: 0 };
+    if (typeof pc === 'undefined' || !pc) return counters;
+    for (const r of (await pc.getStats()).values()) {
+      if (r.type === 'inbound-rtp' && r.kind === 'video') {
+        counters.bytes += (r.bytesReceived || 0) + (r.headerBytesReceived || 0);
+        counters.frames += r.framesDecoded || 0;
+      }
+    }
+    return counters;
+  });
 }
 
 let colourIndex = 0;
@@ -265,7 +299,7 @@ async function measure(read, pid) {
 const work = tempDir('lizard-bench-viewer-');
 const xvnc = await startXvnc({ width: 1280, height: 800 });
 const env = xvnc.env;
-const daemon = await startDaemon();
+const daemon = await startDaemon({ args: ['--webrtc'] });
 const client = await httpClient(daemon);
 const port = await freePort();
 const websockify = startProcess('websockify', ['--web', '/usr/share/novnc', `127.0.0.1:${port}`, `--unix-target=${xvnc.socket}`]);
@@ -284,16 +318,38 @@ try {
   const bridgeProxy = await countingProxy(Number(new URL(daemon.url).port));
   const novncProxy = await countingProxy(port);
   proxies.push(bridgeProxy, novncProxy);
-  const viewURL = new URL(links.view_only_url);
+    const viewURL = new URL(links.view_only_url);
   viewURL.port = bridgeProxy.port;
   const viewers = {
-    'lizard-bridge': { url: viewURL.href, pid: daemon.child.pid, proxy: bridgeProxy },
+    'lizard-bridge': { url: `${viewURL.href}&video=off`, pid: daemon.child.pid, proxy: bridgeProxy },
+    'lizard-bridge WebRTC': { url: viewURL.href, pid: daemon.child.pid, proxy: bridgeProxy, webrtc: true },
     'noVNC + websockify': { url: `http://127.0.0.1:${novncProxy.port}/vnc_lite.html?port=${novncProxy.port}&path=websockify&view_only=true`, pid: websockify.pid, proxy: novncProxy },
   };
   // The page that scrolls itself, for the last scenario.
   const long = path.join(work, 'long.html');
   fs.writeFileSync(long, `<body style="font:16px serif">${Array.from({ length: 3000 }, (_, i) => `<p>Line ${i}: the quick brown fox jumps over the lazy dog ${'#'.repeat(i % 40)}</p>`).join('')}
 <script>setInterval(() => scrollBy(0, 40), 50)</script></body>`);
+  // The animation: shapes moving over a gradient, on the whole window.
+  const animation = path.join(work, 'animation.html');
+  fs.writeFileSync(animation, `<body style="margin:0;overflow:hidden"><canvas id="c"></canvas><script>
+const c = document.getElementById('c'), g = c.getContext('2d');
+c.width = innerWidth; c.height = innerHeight;
+function frame(t) {
+  const sky = g.createLinearGradient(0, 0, c.width, c.height);
+  sky.addColorStop(0, 'hsl(' + (t / 20 % 360) + ',60%,40%)');
+  sky.addColorStop(1, 'hsl(' + ((t / 20 + 180) % 360) + ',60%,30%)');
+  g.fillStyle = sky;
+  g.fillRect(0, 0, c.width, c.height);
+  for (let i = 0; i < 40; i++) {
+    g.fillStyle = 'hsl(' + (i * 9) + ',80%,60%)';
+    g.beginPath();
+    g.arc((Math.sin(t / 900 + i) + 1) / 2 * c.width, (Math.cos(t / 700 + i * 1.3) + 1) / 2 * c.height, 20 + i, 0, 7);
+    g.fill();
+  }
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+</script></body>`);
   const scenarios = {
     'screen still': async () => {},
     'window moving': async () => {
@@ -304,6 +360,11 @@ try {
     'Chromium scrolling': async () => {
       motion.push(startProcess('chromium', ['--no-sandbox', '--no-first-run', '--disable-gpu', `--user-data-dir=${path.join(work, 'chromium')}`,
         '--window-position=0,60', '--window-size=1100,700', `file://${long}`], { env }));
+            await sleep(3000);
+    },
+    'animation': async () => {
+      motion.push(startProcess('chromium', ['--no-sandbox', '--no-first-run', '--disable-gpu', `--user-data-dir=${path.join(work, 'chromium-animation')}`,
+                '--window-position=0,40', '--window-size=1280,760', `--app=file://${animation}`], { env })); // PROBE stays uncovered
       await sleep(3000);
     },
   };
@@ -318,17 +379,27 @@ try {
     const openPage = async (name, viewer) => {
       const context = await browser.newContext({ viewport: { width: 1300, height: 850 } });
       const page = await context.newPage();
-      const stats = instrument(page, viewer.proxy);
+            const stats = instrument(page, viewer.proxy);
       await page.goto(viewer.url);
       if (!await waitFor(async () => stats.bytes > 0 && (await page.$('canvas')), { timeout: 20000 })) throw new Error(`${name} shows nothing`);
+      if (viewer.webrtc && !await waitFor(() => page.evaluate(() => window.lizardViewer.transport === 'webrtc'), { timeout: 20000 })) {
+        throw new Error(`${name}: no video (${await page.evaluate(() => window.lizardViewer.videoError)})`);
+      }
       await sleep(1500);
-      return { name, viewer, context, page, stats };
+      // WebRTC: RTP from getStats plus the socket's bytes; frames decoded.
+      const read = viewer.webrtc
+        ? async () => {
+          const rtp = await rtpCounters(page);
+          return { bytes: stats.bytes + rtp.bytes, frames: rtp.frames, inflated: stats.inflated + rtp.bytes };
+        }
+        : () => ({ ...stats });
+      return { name, viewer, context, page, stats, read };
     };
     if (!fanOutOnly) {
       const measured = [];
       for (const [name, viewer] of Object.entries(viewers)) {
         const o = await openPage(name, viewer);
-        measured.push(await measure(() => ({ ...o.stats }), viewer.pid));
+                measured.push(await measure(o.read, viewer.pid));
         await o.context.close();
       }
       // Latency with one page open at a time, as for the fan-out below
@@ -357,7 +428,8 @@ try {
     for (const count of [1, 10]) {
       const measured = {}, latency = {};
       for (let round = 0; round < FAN_OUT_ROUNDS; round++) {
-        for (const [name, viewer] of Object.entries(viewers)) {
+              for (const [name, viewer] of Object.entries(viewers)) {
+          if (viewer.webrtc) continue; // the fan-out is of sockets that decode nothing
           const sockets = connect(name, count);
           await waitFor(() => sockets.every((s) => s.bytes > 0), { timeout: 20000 });
           await sleep(1500);
@@ -370,7 +442,7 @@ try {
           await sleep(500);
         }
       }
-      for (const name of Object.keys(viewers)) {
+            for (const name of Object.keys(viewers).filter((n) => measured[n])) {
         const m = measured[name], perViewer = median(m.after.map((b, i) => (b - m.before[i]) / m.elapsed));
         const added = count === 10 ? `${(((cpu[name][10] - cpu[name][1]) / 9) * 100).toFixed(2)}%` : '';
         fanRows.push(`| ${name} | ${count} | ${Math.round(perViewer).toLocaleString('en')} | ${median(latency[name])} ms / ${Math.max(...latency[name])} ms | ${(m.cpu * 100).toFixed(1)}% | ${added} |`);

@@ -12,6 +12,7 @@
 #include "bridge/tools/templates.h"
 #include "mcp/server.h"
 #include "mcp/workers.h"
+#include "bridge/viewer/video.h"
 #include "mcp/stdio.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/disk.h"
@@ -56,10 +57,10 @@ static const struct mcp_workers_limits worker_limits = {
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT]\n"
+	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--webrtc]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT]\n"
+	"                           [--uid-range FIRST:COUNT] [--webrtc]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
@@ -77,6 +78,8 @@ static const char usage[] =
 	"        The password may come from LIZARD_VNC_PASSWORD instead.\n"
 	"        --viewer ADDR:PORT serves the viewer pages there, for start_stream's\n"
 	"        links (MCP stays on stdio).\n"
+	"        --webrtc (stdio and serve): the viewer page is offered each desktop as\n"
+	"        WebRTC video (GStreamer's webrtcbin), falling back to its own updates.\n"
 	"serve   the daemon: sessions made with create_session, MCP over WebSocket and\n"
 	"        Streamable HTTP on /mcp (default 127.0.0.1:7070), /healthz, /metrics.\n"
 	"        Requests need Authorization: Bearer $LIZARD_API_KEY (one is generated\n"
@@ -143,6 +146,7 @@ struct stdio_options {
 	const char *vnc_url;
 	const char *listen;
 	const char *viewer_listen; /* stdio --viewer: where viewer pages are served */
+	bool webrtc;               /* --webrtc: viewers are offered video */
 	int width, height;
 	bool serve;
 	const char *data_dir;
@@ -264,6 +268,8 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--data-dir") == 0 && value) {
 			o->data_dir = value;
 			i++;
+		} else if (strcmp(arg, "--webrtc") == 0) {
+			o->webrtc = true;
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
 			struct error failed;
 			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {
@@ -537,6 +543,11 @@ static int run_bridge(int argc, char **argv, bool serve)
 		log_error("cannot install signal handlers: %s", strerror(errno));
 		return 1;
 	}
+	struct error video;
+	if (options.webrtc && !bridge_video_init(&video))
+		log_warn("--webrtc: viewers get no video: %s", video.message);
+	else if (options.webrtc)
+		log_info("viewers are offered WebRTC video");
 
 	char key[128] = "";
 	if (serve && !api_key(key, sizeof(key)))
@@ -641,6 +652,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	bridge_metrics_destroy(metrics);
 	/* After the sessions: their cgroups and volumes went with them. */
 	close_resources(&context);
+	bridge_video_finish(); /* after the sessions' streams */
 	return rc;
 }
 

@@ -15,7 +15,7 @@ Layers, lowest first, and what each may include besides itself:
     util                 nothing else
     vnc, mcp, sandbox    util
     kernel, webrtc       util
-    bridge/viewer        vnc, util
+    bridge/viewer        vnc, webrtc, util
     bridge/session       bridge/viewer, vnc, sandbox, util
     bridge/tools         bridge/session, bridge/viewer, bridge/context, mcp,
                          vnc, sandbox, util
@@ -39,7 +39,7 @@ ALLOWED = {
     'sandbox': {'util'},
     'kernel': {'util'},
     'webrtc': {'util'},
-    'bridge/viewer': {'vnc', 'util'},
+    'bridge/viewer': {'vnc', 'webrtc', 'util'},
     'bridge/session': {'bridge/viewer', 'vnc', 'sandbox', 'kernel', 'util'},
     'bridge/tools': {'bridge/session', 'bridge/viewer', 'bridge/context', 'mcp', 'vnc',
                      'sandbox', 'kernel', 'util'},

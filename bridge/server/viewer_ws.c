@@ -19,6 +19,7 @@
 #include "bridge/session/registry.h"
 #include "bridge/session/session.h"
 #include "bridge/viewer/hub.h"
+#include "bridge/viewer/video.h"
 #include "bridge/viewer/wire.h"
 #include "bridge/session/input.h"
 #include "util/log.h"
@@ -30,6 +31,9 @@
 #include <string.h>
 
 #define VIEWER_FRAGMENT 65536
+/* Data channel messages handled per writeable turn; the rest wait for the
+ * next, so one page's input cannot hold the loop. */
+#define VIEWER_VIDEO_INPUTS_PER_TURN 64
 
 extern const char viewer_page[];
 extern const size_t viewer_page_len;
@@ -141,6 +145,9 @@ static bool viewer_state(struct viewer_conn *c, const char *text, size_t len)
 		bridge_viewer_painted(c->viewer);
 	else if (type && strcmp(type, VIEWER_WIRE_TYPE_QUALITY) == 0 && quality)
 		bridge_viewer_set_fast(c->viewer, strcmp(quality, VIEWER_WIRE_QUALITY_FAST) == 0);
+	else if (type && strncmp(type, VIEWER_WIRE_TYPE_WEBRTC_PREFIX,
+				 strlen(VIEWER_WIRE_TYPE_WEBRTC_PREFIX)) == 0)
+		bridge_viewer_video_message(c->viewer, text, len);
 	else
 		handled = false;
 	cJSON_Delete(m);
@@ -149,9 +156,10 @@ static bool viewer_state(struct viewer_conn *c, const char *text, size_t len)
 
 static int receive(struct viewer_conn *c, const void *in, size_t len)
 {
-	size_t limit = c->viewer && bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
+	size_t limit = !c->viewer ? VIEWER_WIRE_MAX_MESSAGE
+		       : bridge_viewer_role(c->viewer) == BRIDGE_VIEWER_CONTROL
 			       ? c->base.server->options->max_message
-			       : VIEWER_WIRE_MAX_MESSAGE;
+			       : VIEWER_WIRE_MAX_JOINED_MESSAGE;
 	enum ws_collect state = bridge_server_collect(&c->base, in, len, limit);
 	if (state != WS_MESSAGE_COMPLETE)
 		return state == WS_MESSAGE_PARTIAL ? 0 : -1;
@@ -182,6 +190,26 @@ static int write_notice(struct viewer_conn *c)
 	return 0;
 }
 
+/* Input a control viewer's page sent over its video's data channel: on
+ * this thread, in order, as if it came on the socket. False when the
+ * viewer must go. */
+static bool video_input(struct viewer_conn *c)
+{
+	size_t len;
+	char *text;
+	for (int i = 0; (text = bridge_viewer_video_next_input(c->viewer, &len)); i++) {
+		bool keep = bridge_viewer_handle_input(c->viewer, text, len, &c->sink);
+		free(text);
+		if (!keep)
+			return false;
+		if (i + 1 == VIEWER_VIDEO_INPUTS_PER_TURN) {
+			lws_callback_on_writable(c->base.wsi); /* the rest next turn */
+			break;
+		}
+	}
+	return true;
+}
+
 static int writeable(struct viewer_conn *c)
 {
 	if (c->written) {
@@ -194,6 +222,10 @@ static int writeable(struct viewer_conn *c)
 		return write_notice(c);
 	if (!c->viewer)
 		return 0;
+	if (!video_input(c)) {
+		log_info("closing a viewer: its link was revoked or its session ended");
+		return -1;
+	}
 	if (!c->sending) {
 		bool closing, ended;
 		c->sending = bridge_viewer_next(c->viewer, &closing, &ended);

@@ -4,6 +4,7 @@
 #include "bridge/viewer/encode.h"
 #include "bridge/viewer/hub_state.h"
 #include "bridge/viewer/region.h"
+#include "bridge/viewer/video.h"
 #include "bridge/viewer/wire.h"
 
 #include "util/clock.h"
@@ -47,10 +48,11 @@ static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct brid
 	char text[160];
 	int n = snprintf(text, sizeof(text),
 			 "{\"type\":\"" VIEWER_WIRE_TYPE_HELLO
-			 "\",\"width\":%d,\"height\":%d,\"role\":\"%s\"}",
+			 "\",\"width\":%d,\"height\":%d,\"role\":\"%s\"%s}",
 			 width, height,
 			 viewer->role == BRIDGE_VIEWER_CONTROL ? VIEWER_WIRE_ROLE_CONTROL
-							       : VIEWER_WIRE_ROLE_VIEW);
+							       : VIEWER_WIRE_ROLE_VIEW,
+			 v->video ? ",\"video\":true" : "");
 	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, (size_t)n);
 	if (m)
 		memcpy(m->data + v->headroom, text, (size_t)n);
@@ -144,8 +146,19 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 							 .same_as = -1 };
 			continue;
 		}
+		uint64_t replayed = w->change_serial;
 		replay(w, view);
-		if (!ready(w) || count == MAX_JOBS)
+		/* A video viewer's picture moves as video; once screen and
+		 * pointer have been still for LOSSY_REFRESH_MS it gets what
+		 * changed meanwhile exactly, as any viewer would, so that text
+		 * ends pixel-exact. */
+		if (w->video && (replayed != w->change_serial ||
+				 w->video_cursor_seen != view->cursor_version)) {
+			w->video_motion_ms = now;
+			w->video_cursor_seen = view->cursor_version;
+		}
+		if (!ready(w) || count == MAX_JOBS ||
+		    (w->video && now - w->video_motion_ms < LOSSY_REFRESH_MS))
 			continue;
 		/* Lossy pixels still for a while are sent again, exactly. */
 		bool exact_refresh = w->lossy.count > 0 && now - w->lossy_ms >= LOSSY_REFRESH_MS;
@@ -163,7 +176,7 @@ static int plan(struct bridge_viewers *v, const struct vnc_framebuffer_view *vie
 			continue;
 		struct job *job = &v->jobs[count];
 		*job = (struct job){ .viewer = w->id,
-				     .fast = w->fast && !exact_refresh,
+				     .fast = w->fast && !exact_refresh && !w->video,
 				     .same_as = -1,
 				     .copy_count = w->copy_count,
 				     .damage = w->damage,
@@ -304,9 +317,11 @@ struct bridge_viewers *bridge_viewers_create(struct vnc_framebuffer *fb, size_t 
 	v->wake_context = wake_context;
 	pthread_mutex_init(&v->lock, NULL);
 	clock_cond_init(&v->changed);
+	v->video = bridge_video_create(fb);
 	vnc_framebuffer_set_listener(fb, framebuffer_changed, v);
 	if (pthread_create(&v->thread, NULL, hub_main, v) != 0) {
 		vnc_framebuffer_set_listener(fb, NULL, NULL);
+		bridge_video_destroy(v->video);
 		pthread_cond_destroy(&v->changed);
 		pthread_mutex_destroy(&v->lock);
 		free(v);
@@ -333,6 +348,7 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	pthread_mutex_unlock(&v->lock);
 	vnc_framebuffer_set_listener(v->fb, NULL, NULL);
 	pthread_join(v->thread, NULL);
+	bridge_video_destroy(v->video);
 	release_locked(v->clipboard);
 	/* Viewers still attached are detached by their connections later;
 	 * they hold the session (and so this) until then. */
@@ -426,6 +442,7 @@ void bridge_viewer_detach(struct bridge_viewer *w)
 	if (!w)
 		return;
 	struct bridge_viewers *v = w->hub;
+	bridge_viewer_video_stop(w);
 	pthread_mutex_lock(&v->lock);
 	for (struct bridge_viewer **p = &v->viewers; *p; p = &(*p)->next_viewer) {
 		if (*p == w) {
@@ -505,6 +522,9 @@ struct bridge_viewer_message *bridge_viewer_next(struct bridge_viewer *w, bool *
 	if (!w->pending && !w->kicked && w->width > 0 && w->state_seen != v->state_version &&
 	    (m = status_locked(v))) {
 		w->state_seen = v->state_version;
+		w->pending = m;
+		m->refs++; /* the caller's */
+	} else if (!w->pending && !w->kicked && w->width > 0 && (m = bridge_viewer_video_next(w))) {
 		w->pending = m;
 		m->refs++; /* the caller's */
 	} else if (!w->pending && !w->kicked && w->role == BRIDGE_VIEWER_CONTROL &&

@@ -43,6 +43,8 @@
  * most), when they hold at least PARALLEL_MIN_PIXELS: below that a thread
  * costs more than it saves. */
 #define MAX_ENCODERS 8
+/* Video failures waiting to be told to one page (video.c). */
+#define VIDEO_MAX_NOTICES 8
 #define PARALLEL_MIN_PIXELS (256 * 256)
 
 /* A copy within the canvas, as the page applies it. */
@@ -84,6 +86,16 @@ struct bridge_viewer {
 	int buttons, pointer_x, pointer_y;
 	uint64_t state_seen;     /* the hub's state_version it was told */
 	uint64_t clipboard_seen; /* the hub's clipboard_version it was given */
+	/* Its WebRTC video (video.c): while video is set it gets no updates.
+	 * The peer is the network loop's; the rest is under the hub lock. */
+	struct webrtc_peer *video_peer;
+	bool video;
+	int video_codec;
+	int64_t video_motion_ms;    /* when its screen or pointer last changed */
+	uint64_t video_cursor_seen; /* the framebuffer's cursor_version then */
+	/* Failures to tell its page, oldest first; more are dropped. */
+	struct bridge_viewer_message *video_notices[VIDEO_MAX_NOTICES];
+	int video_notice_count;
 	struct bridge_viewer *next_viewer;
 };
 
@@ -121,8 +133,12 @@ struct encoding {
 	atomic_int next;
 };
 
+struct webrtc_peer;
+struct bridge_video;
+
 struct bridge_viewers {
 	struct vnc_framebuffer *fb;
+	struct bridge_video *video; /* NULL when the server offers none */
 	size_t headroom;
 	void (*wake)(void *);
 	void *wake_context;

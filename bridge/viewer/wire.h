@@ -33,14 +33,33 @@
  *   {"type":"release"}              let go of every key and button held.
  *   {"type":"clipboard","text":"..."} at most BRIDGE_VIEWER_MAX_CLIPBOARD
  *       (hub.h) bytes of UTF-8, for the desktop's clipboard.
- *   A message is at most VIEWER_WIRE_MAX_MESSAGE bytes before joining and
- *   from a view-only viewer; a control viewer's may take the server's
- *   message limit (its clipboard text, escaped).
+ *   Video (WebRTC; bridge/viewer/video.h), when the hello said "video":
+ *   {"type":"webrtc-start","codecs":["VP8","H264"]}  the codecs the page
+ *       decodes, best first: the server makes a peer in the first it has
+ *       and sends its offer. From then on the viewer gets no updates.
+ *   {"type":"webrtc-answer","sdp":"..."}   the page's answer.
+ *   {"type":"webrtc-candidate","candidate":"candidate:...","mline":0}
+ *       one of the page's ICE candidates ("" when it has no more).
+  *   {"type":"webrtc-stop"}   the page goes back to updates: the next one
+ *       repaints the canvas whole.
+ *   {"type":"webrtc-keyframe"}   connected but no picture yet (a still
+ *       screen sends nothing, so a lost first frame is not noticed): the
+ *       newest frame again, as a keyframe.
+ *   A message is at most VIEWER_WIRE_MAX_MESSAGE bytes before joining,
+ *   VIEWER_WIRE_MAX_JOINED_MESSAGE from a view-only viewer (an answer
+ *   fits); a control viewer's may take the server's message limit (its
+ *   clipboard text, escaped).
  *
  * Server to page, text:
- *   {"type":"hello","width":W,"height":H,"role":"control"|"view"}  first,
- *       and again whenever the screen's size changes: the canvas is W x H
- *       and unknown; the updates after it repaint it whole.
+ *   {"type":"hello","width":W,"height":H,"role":"control"|"view",
+ *    "video":true}  first, and again whenever the screen's size changes:
+ *       the canvas is W x H and unknown; the updates after it repaint it
+ *       whole. "video" is there when the server offers WebRTC.
+ *   {"type":"webrtc-offer","sdp":"...","codec":"VP8"|"H264"}  the
+ *       server's offer, after a webrtc-start.
+ *   {"type":"webrtc-candidate","candidate":"candidate:...","mline":0}
+ *   {"type":"webrtc-failed","message":"..."}  the video did not start or
+ *       broke; the viewer gets updates again (repainted whole).
  *   {"type":"status","state":"paused"|"connected"}   the session was
  *       paused or resumed (sent after the hello).
  *   {"type":"status","state":"ended"}   the session ended; the socket
@@ -95,10 +114,18 @@
 #define VIEWER_WIRE_TYPE_KEY "key"
 #define VIEWER_WIRE_TYPE_RELEASE "release"
 #define VIEWER_WIRE_TYPE_CLIPBOARD "clipboard" /* both ways */
+#define VIEWER_WIRE_TYPE_WEBRTC_START "webrtc-start"
+#define VIEWER_WIRE_TYPE_WEBRTC_ANSWER "webrtc-answer"
+#define VIEWER_WIRE_TYPE_WEBRTC_CANDIDATE "webrtc-candidate" /* both ways */
+#define VIEWER_WIRE_TYPE_WEBRTC_STOP "webrtc-stop"
+#define VIEWER_WIRE_TYPE_WEBRTC_KEYFRAME "webrtc-keyframe"
+#define VIEWER_WIRE_TYPE_WEBRTC_PREFIX "webrtc-"
 /* Server to page. */
 #define VIEWER_WIRE_TYPE_HELLO "hello"
 #define VIEWER_WIRE_TYPE_STATUS "status"
 #define VIEWER_WIRE_TYPE_ERROR "error"
+#define VIEWER_WIRE_TYPE_WEBRTC_OFFER "webrtc-offer"
+#define VIEWER_WIRE_TYPE_WEBRTC_FAILED "webrtc-failed"
 /* Their values: "quality", "role" (hello), "state" (status). */
 #define VIEWER_WIRE_QUALITY_EXACT "exact"
 #define VIEWER_WIRE_QUALITY_FAST "fast"
@@ -110,11 +137,12 @@
 
 /* Bounds of what a page sends. */
 enum {
-	VIEWER_WIRE_MAX_MESSAGE = 4096,       /* bytes, but a control viewer's */
-	VIEWER_WIRE_COORDINATE_LIMIT = 16384, /* pointer x and y are below */
-	VIEWER_WIRE_BUTTONS_LIMIT = 128,      /* the button mask is below */
-	VIEWER_WIRE_KEYSYM_LIMIT = 0x2000000, /* a keysym is above 0 and below */
-	VIEWER_WIRE_MAX_KEY_CODE = 32,        /* bytes of "code" */
+	VIEWER_WIRE_MAX_MESSAGE = 4096,         /* bytes, before joining */
+	VIEWER_WIRE_MAX_JOINED_MESSAGE = 16384, /* bytes, from a view-only viewer */
+	VIEWER_WIRE_COORDINATE_LIMIT = 16384,   /* pointer x and y are below */
+	VIEWER_WIRE_BUTTONS_LIMIT = 128,        /* the button mask is below */
+	VIEWER_WIRE_KEYSYM_LIMIT = 0x2000000,   /* a keysym is above 0 and below */
+	VIEWER_WIRE_MAX_KEY_CODE = 32,          /* bytes of "code" */
 };
 
 /* An update's operations: their kind, the first byte of each. */

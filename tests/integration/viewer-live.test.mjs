@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { waitFor } from '../lib/process.mjs';
 import { textOf, imageOf } from '../lib/mcp.mjs';
-import { viewerFixture } from '../lib/browser.mjs';
+import { viewerFixture, canvasDiff } from '../lib/browser.mjs';
 
 let fixture, daemon, client, browser, session, links, work, host;
 
@@ -106,26 +106,6 @@ test('full screen: the page fills the screen, keys still reach the desktop, and 
   assert.ok(await waitFor(() => page.evaluate(() => document.fullscreenElement === null)), 'the page left full screen');
   await page.close();
 });
-
-// Differing pixels between the page's canvas and a PNG (base64), counted
-// in the page so that a whole screen need not cross the wire.
-function canvasDiff(page, png) {
-  return page.evaluate(async (b64) => {
-    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const image = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
-    const canvas = document.getElementById('screen');
-    if (canvas.width !== image.width || canvas.height !== image.height) return -1;
-    const scratch = new OffscreenCanvas(image.width, image.height).getContext('2d');
-    scratch.drawImage(image, 0, 0);
-    const want = scratch.getImageData(0, 0, image.width, image.height).data;
-    const have = canvas.getContext('2d').getImageData(0, 0, image.width, image.height).data;
-    let differing = 0;
-    for (let i = 0; i < want.length; i += 4) {
-      if (want[i] !== have[i] || want[i + 1] !== have[i + 1] || want[i + 2] !== have[i + 2]) differing++;
-    }
-    return differing;
-  }, png);
-}
 
 // Runs a shell script in the desktop and waits until it has finished.
 async function inDesktop(name, script) {

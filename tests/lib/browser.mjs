@@ -22,9 +22,10 @@ export async function launchChromium() {
 // and a scratch directory: what the browser viewer tests start from.
 // work is a scratch directory inside the sandbox (in its HOME); host(p)
 // is where a path under it is on the host, for the test to read.
-export async function viewerFixture(prefix, size = '800x600') {
+// daemonOptions go to startDaemon (args: ['--webrtc'] offers video).
+export async function viewerFixture(prefix, size = '800x600', daemonOptions = {}) {
   const f = { work: `/home/user/${prefix}${randomBytes(4).toString('hex')}` };
-  f.daemon = await startDaemon();
+  f.daemon = await startDaemon(daemonOptions);
   f.client = await httpClient(f.daemon);
   f.session = JSON.parse(textOf(await f.client.call('create_session', { template: 'desktop', size }))).session;
   await f.client.call('exec', { session: f.session, command: `mkdir -p ${f.work}` });
@@ -39,4 +40,24 @@ export async function viewerFixture(prefix, size = '800x600') {
     await f.daemon?.stop();
   };
   return f;
+}
+
+// Differing pixels between the page's canvas and a PNG (base64), counted
+// in the page so that a whole screen need not cross the wire.
+export function canvasDiff(page, png) {
+  return page.evaluate(async (b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const image = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const canvas = document.getElementById('screen');
+    if (canvas.width !== image.width || canvas.height !== image.height) return -1;
+    const scratch = new OffscreenCanvas(image.width, image.height).getContext('2d');
+    scratch.drawImage(image, 0, 0);
+    const want = scratch.getImageData(0, 0, image.width, image.height).data;
+    const have = canvas.getContext('2d').getImageData(0, 0, image.width, image.height).data;
+    let differing = 0;
+    for (let i = 0; i < want.length; i += 4) {
+      if (want[i] !== have[i] || want[i + 1] !== have[i + 1] || want[i + 2] !== have[i + 2]) differing++;
+    }
+    return differing;
+  }, png);
 }

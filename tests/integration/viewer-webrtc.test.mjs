@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+// The viewer's WebRTC video (bridge/viewer/video.c over webrtc/stream.c):
+// a daemon started with --webrtc, a real Xvnc with real X clients, and
+// headless Debian Chromium, which decodes the video. What is checked is
+// what a person would see: frames decoding, a colour painted on the
+// desktop showing at its place, a late viewer getting a picture of a still
+// screen, the page falling back to its WebSocket updates when WebRTC
+// fails, and the peer connection closing when the session ends.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startProcess, waitFor } from '../lib/process.mjs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf, imageOf } from '../lib/mcp.mjs';
+import { startXvnc } from '../lib/x11.mjs';
+import { pointerLocation } from '../lib/x11-apps.mjs';
+import { launchChromium, canvasDiff } from '../lib/browser.mjs';
+
+const WIDTH = 640, HEIGHT = 480;
+const BACKGROUND = [0x20, 0x40, 0x80];
+let xvnc, daemon, client, session, links, browser, skip = null;
+const apps = [];
+
+before(async () => {
+  xvnc = await startXvnc({ width: WIDTH, height: HEIGHT });
+  execFileSync('xsetroot', ['-solid', '#204080'], { env: xvnc.env });
+    daemon = await startDaemon({ args: ['--webrtc'], env: sanitizerEnv() });
+  if (/viewers get no video: (.*)/.test(daemon.log)) {
+    skip = `the daemon offers no video here: ${/viewers get no video: (.*)/.exec(daemon.log)[1]}`;
+    return;
+  }
+  client = await httpClient(daemon);
+  session = JSON.parse(textOf(await client.call('create_session', { vnc: xvnc.url }))).session;
+  links = JSON.parse(textOf(await client.call('start_stream', { session })));
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  for (const app of apps) await app.stop();
+  await client?.call('kill_session', { session }).catch(() => {});
+  await client?.close();
+  await daemon?.stop();
+  await xvnc?.stop();
+});
+
+// Under the sanitizers: GLib's quark table, kept on purpose, is not a
+// leak of ours (tests/lib/glib-lsan.supp says why).
+function sanitizerEnv() {
+  if (!process.env.ASAN_OPTIONS) return {};
+  const supp = path.join(path.dirname(fileURLToPath(import.meta.url)), '../lib/glib-lsan.supp');
+  return {
+    ASAN_OPTIONS: `${process.env.ASAN_OPTIONS}:fast_unwind_on_malloc=0`,
+    LSAN_OPTIONS: [process.env.LSAN_OPTIONS, `suppressions=${supp}`, 'print_suppressions=0'].filter(Boolean).join(':'),
+  };
+}
+
+async function openPage(url, setup) {
+  const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
+  if (setup) await page.addInitScript(setup);
+  await page.goto(url);
+  return page;
+}
+
+// A page showing video: its first frame decoded.
+async function openVideo(url = links.url) {
+  const page = await openPage(url);
+  const shown = await waitFor(() => page.evaluate(() => window.lizardViewer.transport === 'webrtc' &&
+    window.lizardViewer.videoFrames > 0), { timeout: 20000 });
+  assert.ok(shown, `the page shows video (it says ${JSON.stringify(await page.evaluate(() => window.lizardViewer))})`);
+  return page;
+}
+
+// The inbound video's counters from the page's own peer connection.
+function inbound(page) {
+  return page.evaluate(async () => {
+    if (!pc) return null;
+    for (const r of (await pc.getStats()).values()) {
+      if (r.type === 'inbound-rtp' && r.kind === 'video') {
+        return { framesDecoded: r.framesDecoded || 0, bytesReceived: r.bytesReceived || 0, codec: window.lizardViewer.codec };
+      }
+    }
+    return { framesDecoded: 0, bytesReceived: 0 };
+  });
+}
+
+// The decoded video's pixel at (x, y) in desktop pixels, read from a canvas.
+function videoPixel(page, x, y) {
+  return page.evaluate(([x, y]) => {
+    const v = document.getElementById('video');
+    const c = new OffscreenCanvas(v.videoWidth, v.videoHeight).getContext('2d');
+    c.drawImage(v, 0, 0);
+    return [...c.getImageData(x, y, 1, 1).data.slice(0, 3)];
+  }, [x, y]);
+}
+
+const near = (a, b, tolerance = 24) => a.every((v, i) => Math.abs(v - b[i]) <= tolerance);
+
+async function showsColour(page, x, y, colour) {
+  return waitFor(async () => near(await videoPixel(page, x, y), colour), { timeout: 15000 });
+}
+
+test('video frames decode and a colour painted on the desktop shows at its place', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  assert.ok(await showsColour(page, 20, 20, BACKGROUND), `the background shows: ${await videoPixel(page, 20, 20)}`);
+  const before = await inbound(page);
+  // A red xterm at (300, 200); without a window manager it lands exactly there.
+  apps.push(startProcess('xterm', ['-bg', '#e01010', '-fg', '#e01010', '-geometry', '20x8+300+200'], { env: xvnc.env }));
+  assert.ok(await showsColour(page, 340, 240, [0xe0, 0x10, 0x10]),
+    `the marker shows at its place: ${await videoPixel(page, 340, 240)}`);
+  assert.ok(near(await videoPixel(page, 200, 100), BACKGROUND), 'and the background around it stays');
+  const after = await inbound(page);
+  assert.ok(after.framesDecoded > before.framesDecoded, `framesDecoded rose: ${before.framesDecoded} -> ${after.framesDecoded}`);
+  await page.close();
+});
+
+test('H.264 (constrained baseline) is negotiated when the page asks for it first', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openPage('about:blank');
+  const decodes = await page.evaluate(() => RTCRtpReceiver.getCapabilities('video').codecs.some((c) => /h264/i.test(c.mimeType)));
+  await page.close();
+  if (!decodes) return t.skip('this Chromium does not decode H.264 over WebRTC');
+  const video = await openVideo(`${links.url}&codec=H264`);
+  assert.equal(await video.evaluate(() => window.lizardViewer.codec), 'H264');
+  assert.match(await video.evaluate(() => pc.remoteDescription.sdp), /packetization-mode=1/);
+  assert.ok(await showsColour(video, 340, 240, [0xe0, 0x10, 0x10]), `the marker shows: ${await videoPixel(video, 340, 240)}`);
+  assert.equal(await video.textContent('#transport'), 'WebRTC H264', 'the page says which mode it is in');
+  await video.close();
+});
+
+test('a viewer that joins a still screen gets a picture, and a still screen sends no video', async (t) => {
+  if (skip) return t.skip(skip);
+  await client.call('wait', { session, quiet_ms: 500 });
+  const page = await openVideo(links.view_only_url);
+  assert.ok(await showsColour(page, 340, 240, [0xe0, 0x10, 0x10]), 'the late viewer sees the marker');
+  assert.ok(await showsColour(page, 20, 20, BACKGROUND), 'and the background');
+  // Nothing changes on the desktop: after what the join sent, no bytes.
+  const settled = await waitFor(async () => {
+    const a = await inbound(page);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const b = await inbound(page);
+    return a.bytesReceived === b.bytesReceived ? b : null;
+  }, { timeout: 15000, interval: 0 });
+  assert.ok(settled, 'the video stops costing bytes while the screen is still');
+  await page.close();
+});
+
+test('after motion stops the page shows the screen exactly, and then sends nothing', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  const framesBefore = (await inbound(page)).framesDecoded;
+  // Motion: a terminal of text appears and scrolls.
+  apps.push(startProcess('xterm', ['-geometry', '40x10+30+260', '-e', 'sh', '-c', 'seq 1 60; sleep 600'], { env: xvnc.env }));
+  assert.ok(await waitFor(async () => (await inbound(page)).framesDecoded > framesBefore), 'the motion came as video');
+  await client.call('wait', { session, quiet_ms: 300, timeout_ms: 10000 });
+  const shot = imageOf(await client.call('screenshot', { session })).data;
+  const exact = await waitFor(async () => await page.evaluate(() => window.lizardViewer.showing) === 'canvas' &&
+    await canvasDiff(page, shot) === 0, { timeout: 10000 });
+  assert.ok(exact, `the page shows the screen exactly (showing ${await page.evaluate(() => window.lizardViewer.showing)}, ${await canvasDiff(page, shot)} pixels differ)`);
+  const quiet = await waitFor(async () => {
+    const a = { ...(await inbound(page)), updates: await page.evaluate(() => window.lizardViewer.bytes) };
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const b = { ...(await inbound(page)), updates: await page.evaluate(() => window.lizardViewer.bytes) };
+    return a.bytesReceived === b.bytesReceived && a.updates === b.updates;
+  }, { timeout: 15000, interval: 0 });
+  assert.ok(quiet, 'a still screen then costs no video and no update bytes');
+  await page.close();
+});
+
+// Where the page shows desktop pixel (x, y), for the mouse: on the video,
+// or on the canvas when the still screen is shown exactly.
+async function onVideo(page, x, y) {
+  const shown = await page.evaluate(() => window.lizardViewer.showing);
+  const box = await page.locator(shown === 'canvas' ? '#screen' : '#video').boundingBox();
+  const size = await page.evaluate(() => [canvas.width, canvas.height]);
+  return [box.x + (x + 0.5) * box.width / size[0], box.y + (y + 0.5) * box.height / size[1]];
+}
+
+test('a control link clicks through the data channel and moves the desktop pointer; a view-only link cannot', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.inputChannel === 'open')), 'the input channel opens');
+  const sent = await page.evaluate(() => window.lizardViewer.channelSent);
+  await page.mouse.click(...await onVideo(page, 123, 321));
+  assert.ok(await waitFor(() => { const p = pointerLocation(xvnc.env); return p.x === 123 && p.y === 321; }),
+    `the desktop pointer moved to (123, 321): ${JSON.stringify(pointerLocation(xvnc.env))}`);
+  assert.ok(await page.evaluate((n) => window.lizardViewer.channelSent >= n + 2, sent), 'the click went over the data channel');
+
+  const watcher = await openVideo(links.view_only_url);
+  assert.equal(await watcher.evaluate(() => window.lizardViewer.inputChannel), null, 'a view-only link gets no input channel');
+  await watcher.mouse.click(...await onVideo(watcher, 40, 50));
+  await watcher.evaluate(() => socket.send(JSON.stringify({ type: 'pointer', x: 40, y: 50, buttons: 1 })));
+  // The control page's own move, after the watcher's: once it is there, the
+  // watcher's (sent before) would have been too.
+  await page.mouse.move(...await onVideo(page, 200, 210));
+  assert.ok(await waitFor(() => { const p = pointerLocation(xvnc.env); return p.x === 200 && p.y === 210; }));
+  await watcher.close();
+  await page.close();
+});
+
+test('with WebRTC failing in the page, it falls back to the WebSocket viewer', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openPage(links.url, () => {
+    window.RTCPeerConnection = function broken() { throw new Error('WebRTC disabled by the test'); };
+  });
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.frames > 0)), 'WebSocket updates are painted');
+  const state = await page.evaluate(() => window.lizardViewer);
+  assert.equal(state.transport, 'websocket');
+  assert.match(state.videoError, /WebRTC disabled by the test/);
+  assert.equal(await page.textContent('#transport'), 'WebSocket', 'the page says which mode it is in');
+  const pixel = await page.evaluate(() => [...document.getElementById('screen').getContext('2d').getImageData(340, 240, 1, 1).data.slice(0, 3)]);
+  assert.ok(near(pixel, [0xe0, 0x10, 0x10], 0), `the canvas shows the marker exactly: ${pixel}`);
+  await page.close();
+});
+
+test('a connection that never comes up falls back to updates', async (t) => {
+  if (skip) return t.skip(skip);
+  // The page's answer is kept back: no connection can be made.
+  const page = await openPage(links.url, () => {
+    const real = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) {
+      if (typeof data === 'string' && data.includes('"webrtc-answer"')) return;
+      return real.call(this, data);
+    };
+  });
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.videoError !== null), { timeout: 20000 }));
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.frames > 0)), 'then WebSocket updates are painted');
+  assert.equal(await page.evaluate(() => window.lizardViewer.transport), 'websocket');
+  await page.close();
+});
+
+test('bad video messages get an error and the viewer goes on', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openPage(links.url + '&video=off');
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.frames > 0)));
+  const replies = await page.evaluate(async () => {
+    const got = [];
+    const listen = (e) => typeof e.data === 'string' && e.data.includes('webrtc-failed') && got.push(JSON.parse(e.data).message);
+    socket.addEventListener('message', listen);
+    send({ type: 'webrtc-answer', sdp: 'v=0' });
+    send({ type: 'webrtc-start', codecs: ['THEORA'] });
+    send({ type: 'webrtc-start', codecs: 'VP8' });
+    send({ type: 'webrtc-nonsense' });
+    for (let i = 0; i < 100 && got.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    return got;
+  });
+  assert.equal(replies.length, 4, JSON.stringify(replies));
+  assert.match(replies[0], /before webrtc-start/);
+  assert.match(replies[1], /none of the page's codecs/);
+  const frames = await page.evaluate(() => window.lizardViewer.frames);
+  apps.push(startProcess('xterm', ['-bg', '#10e010', '-geometry', '10x4+20+300'], { env: xvnc.env }));
+  assert.ok(await waitFor(() => page.evaluate((n) => window.lizardViewer.frames > n, frames)), 'updates still come');
+  await page.close();
+});
+
+test('revoking the links closes the peer connection', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  links = JSON.parse(textOf(await client.call('start_stream', { session }))); // new links; the old are revoked
+  assert.ok(await waitFor(() => page.evaluate(() => /revoked/.test(window.lizardViewer.error ?? '') &&
+    window.lizardViewer.closedPeer?.connectionState === 'closed' && pc === null)), 'the page closed its peer connection');
+  await page.close();
+});
+
+// Last: it ends the session the others use.
+test('ending the session closes the peer connection', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openVideo();
+  await client.call('kill_session', { session });
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.state === 'ended' &&
+    window.lizardViewer.closedPeer?.connectionState === 'closed' && pc === null)), 'the page closed its peer connection');
+  await page.close();
+});
