@@ -18,6 +18,7 @@
 #define LIZARD_WEBRTC_STREAM_H
 
 #include "util/error.h"
+#include "webrtc/types.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,7 +27,6 @@
 struct webrtc_stream;
 struct webrtc_peer;
 
-enum webrtc_codec { WEBRTC_VP8, WEBRTC_H264, WEBRTC_CODECS };
 
 /* Peers per stream, and signalling messages waiting per peer (more fail
  * the peer: a page that does not read its socket gets no unbounded queue). */
@@ -69,14 +69,7 @@ int webrtc_stream_bitrate(struct webrtc_stream *stream, enum webrtc_codec codec)
 /* Peers now, so the caller can stop sending frames when there are none. */
 int webrtc_stream_peer_count(struct webrtc_stream *stream);
 
-/* What a peer sends its page, taken with webrtc_peer_next_signal. */
-enum webrtc_signal_kind { WEBRTC_SIGNAL_OFFER, WEBRTC_SIGNAL_CANDIDATE, WEBRTC_SIGNAL_FAILED };
-struct webrtc_signal {
-	enum webrtc_signal_kind kind;
-	unsigned mline; /* a candidate's media line */
-	char *text;     /* the offer's SDP, the candidate, or why the peer failed */
-	struct webrtc_signal *next;
-};
+/* A signal (types.h) taken with webrtc_peer_next_signal. */
 void webrtc_signal_free(struct webrtc_signal *signal);
 
 /* A peer that receives the stream in codec; stun_server, if not NULL, is

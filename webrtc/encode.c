@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* What GStreamer has (webrtc_init), the encodes a stream makes for its
+ * peers, and the keyframe requests they answer (see encode.h). */
+#include "webrtc/encode.h"
+
+#include "webrtc/bitrate.h"
+#include "webrtc/state.h"
+
+#include <gst/gst.h>
+
+#include <string.h>
+
+/* A keyframe at least this often (frames) in any case. */
+#define KEYFRAME_MAX_DISTANCE 3000
+#define RTP_MTU 1200
+
+static const char *const codec_names[WEBRTC_CODECS] = { "VP8", "H264" };
+static bool codec_ok[WEBRTC_CODECS];
+static const char *h264_encoder; /* x264enc, else openh264enc */
+
+static bool have(const char *element)
+{
+	GstElementFactory *factory = gst_element_factory_find(element);
+	if (factory)
+		gst_object_unref(factory);
+	return factory != NULL;
+}
+
+bool webrtc_encode_init(struct error *err)
+{
+	const char *needed[] = { "appsrc",  "tee",         "queue",   "videoconvert", "webrtcbin",
+				 "nicesrc", "dtlssrtpenc", "srtpenc", "rtpbin",       "sctpenc" };
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!have(needed[i]))
+			return error_set(
+				err, 0,
+				"GStreamer has no %s element: install gstreamer1.0-plugins-"
+				"base, -good, -bad and gstreamer1.0-nice",
+				needed[i]);
+	codec_ok[WEBRTC_VP8] = have("vp8enc") && have("rtpvp8pay");
+	h264_encoder = have("x264enc") ? "x264enc" : have("openh264enc") ? "openh264enc" : NULL;
+	codec_ok[WEBRTC_H264] = h264_encoder && have("rtph264pay") && have("h264parse");
+	if (!codec_ok[WEBRTC_VP8] && !codec_ok[WEBRTC_H264])
+		return error_set(err, 0,
+				 "GStreamer has neither a VP8 nor an H.264 encoder: install "
+				 "gstreamer1.0-plugins-good (vp8enc) or -ugly (x264enc)");
+	return true;
+}
+
+bool webrtc_encode_available(enum webrtc_codec codec)
+{
+	return codec >= 0 && codec < WEBRTC_CODECS && codec_ok[codec];
+}
+
+const char *webrtc_encode_name(enum webrtc_codec codec)
+{
+	return codec >= 0 && codec < WEBRTC_CODECS ? codec_names[codec] : "?";
+}
+
+void webrtc_encode_set_bitrate(struct webrtc_stream *s, enum webrtc_codec codec, int bits)
+{
+	struct branch *b = &s->branches[codec];
+	b->bitrate = bits;
+	if (codec == WEBRTC_VP8)
+		g_object_set(b->encoder, "target-bitrate", bits, NULL);
+	else /* x264enc counts kbit/s, openh264enc bit/s */
+		g_object_set(b->encoder, "bitrate",
+			     strcmp(h264_encoder, "x264enc") == 0 ? (guint)bits / 1000
+								  : (guint)bits,
+			     NULL);
+}
+
+/* forced: a peer connected or its page asked; otherwise a PLI, which on a
+ * still screen is answered with backoff (see make_keyframe_if_due). */
+void webrtc_want_keyframe(struct webrtc_stream *s, bool forced)
+{
+	pthread_mutex_lock(&s->keyframe_lock);
+	s->keyframe_wanted = true;
+	s->keyframe_forced |= forced;
+	pthread_cond_signal(&s->keyframe_wanted_cond);
+	pthread_mutex_unlock(&s->keyframe_lock);
+}
+
+GstElement *webrtc_element(const char *factory, struct error *err)
+{
+	GstElement *e = gst_element_factory_make(factory, NULL);
+	if (!e)
+		error_set(err, 0, "GStreamer could not make a %s element", factory);
+	return e;
+}
+
+/* Under s->lock: adds the elements, links them in order and starts them. */
+static bool add_chain(struct webrtc_stream *s, GstElement **chain, int count, struct error *err)
+{
+	for (int i = 0; i < count; i++) {
+		if (!chain[i]) {
+			for (int k = 0; k < count; k++)
+				if (chain[k])
+					gst_object_unref(chain[k]);
+			return false; /* err says which */
+		}
+	}
+	for (int i = 0; i < count; i++)
+		gst_bin_add(GST_BIN(s->pipeline), chain[i]);
+	for (int i = 0; i + 1 < count; i++) {
+		if (!gst_element_link(chain[i], chain[i + 1]))
+			return error_set(err, 0, "GStreamer could not link %s to %s",
+					 GST_OBJECT_NAME(chain[i]), GST_OBJECT_NAME(chain[i + 1]));
+	}
+	for (int i = count - 1; i >= 0; i--)
+		gst_element_sync_state_with_parent(chain[i]);
+	return true;
+}
+
+/* The RTP caps of codec's packets; for_offer adds what the offer must say
+ * but the payloader works out itself from the stream. H.264's
+ * profile-level-id must be what the encoder makes, or webrtcbin refuses
+ * the payloader's caps: constrained baseline (42c0) at level 5.1 (33),
+ * fixed, so that no screen size changes it. */
+GstCaps *webrtc_rtp_caps(enum webrtc_codec codec, bool for_offer)
+{
+	if (codec == WEBRTC_VP8)
+		return gst_caps_from_string("application/x-rtp,media=video,encoding-name=VP8,"
+					    "payload=96,clock-rate=90000");
+	/* The offer carries packetization-mode=1 only when these caps do. */
+	return gst_caps_from_string(for_offer ? "application/x-rtp,media=video,encoding-name=H264,"
+						"payload=97,clock-rate=90000,packetization-mode="
+						"(string)1,profile-level-id=(string)42c033"
+					      : "application/x-rtp,media=video,encoding-name=H264,"
+						"payload=97,clock-rate=90000,packetization-mode="
+						"(string)1");
+}
+
+/* Under s->lock: the encode for codec, made once. */
+bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct error *err)
+{
+	struct branch *b = &s->branches[codec];
+	if (b->made)
+		return true;
+	GstElement *queue = webrtc_element("queue", err),
+		   *convert = webrtc_element("videoconvert", err);
+	GstElement *encoder, *payloader, *rtp_filter = webrtc_element("capsfilter", err);
+	GstElement *tee = webrtc_element("tee", err);
+	GstElement *chain[8];
+	int count = 0;
+	if (queue)
+		g_object_set(queue, "leaky", 2 /* downstream */, "max-size-buffers", 1,
+			     "max-size-bytes", 0, "max-size-time", (guint64)0, NULL);
+	if (convert) /* 0: a thread per core (RGBx to I420 of a whole screen) */
+		g_object_set(convert, "n-threads", 0, NULL);
+	chain[count++] = queue;
+	chain[count++] = convert;
+	if (codec == WEBRTC_VP8) {
+		encoder = webrtc_element("vp8enc", err);
+		/* deadline 1: realtime (the default is for files, far too slow). */
+		if (encoder)
+			g_object_set(encoder, "deadline", (gint64)1, "cpu-used", 8, "end-usage",
+				     1 /* cbr */, "target-bitrate", WEBRTC_BITRATE_START,
+				     "lag-in-frames", 0, "keyframe-max-dist", KEYFRAME_MAX_DISTANCE,
+				     "threads", 2, NULL);
+		payloader = webrtc_element("rtpvp8pay", err);
+		if (payloader)
+			g_object_set(payloader, "picture-id-mode", 2 /* 15 bits */, "mtu", RTP_MTU,
+				     NULL);
+		chain[count++] = encoder;
+	} else {
+		encoder = webrtc_element(h264_encoder, err);
+		if (encoder && strcmp(h264_encoder, "x264enc") == 0) {
+			gst_util_set_object_arg(G_OBJECT(encoder), "tune", "zerolatency");
+			gst_util_set_object_arg(G_OBJECT(encoder), "speed-preset", "ultrafast");
+			g_object_set(encoder, "bitrate", WEBRTC_BITRATE_START / 1000, "key-int-max",
+				     KEYFRAME_MAX_DISTANCE, NULL);
+		}
+		GstElement *profile = webrtc_element("capsfilter", err);
+		if (profile) {
+			GstCaps *caps = gst_caps_from_string(
+				"video/x-h264,profile=constrained-baseline,level=(string)5.1");
+			g_object_set(profile, "caps", caps, NULL);
+			gst_caps_unref(caps);
+		}
+		GstElement *parse = webrtc_element("h264parse", err);
+		payloader = webrtc_element("rtph264pay", err);
+		if (payloader) {
+			g_object_set(payloader, "config-interval", -1, "mtu", RTP_MTU, NULL);
+			gst_util_set_object_arg(G_OBJECT(payloader), "aggregate-mode",
+						"zero-latency");
+		}
+		chain[count++] = encoder;
+		chain[count++] = profile;
+		chain[count++] = parse;
+	}
+	chain[count++] = payloader;
+	if (rtp_filter) {
+		GstCaps *caps = webrtc_rtp_caps(codec, false);
+		g_object_set(rtp_filter, "caps", caps, NULL);
+		gst_caps_unref(caps);
+	}
+	chain[count++] = rtp_filter;
+	if (tee)
+		g_object_set(tee, "allow-not-linked", TRUE, NULL);
+	chain[count++] = tee;
+	if (!add_chain(s, chain, count, err))
+		return error_prefix(err, "the %s encode", codec_names[codec]);
+	if (!gst_element_link(s->raw_tee, queue))
+		return error_set(err, 0, "GStreamer could not link the %s encode",
+				 codec_names[codec]);
+	b->encoder = encoder;
+	b->tee = tee;
+	b->bitrate = WEBRTC_BITRATE_START;
+	b->made = true;
+	return true;
+}
