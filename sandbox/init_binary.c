@@ -65,8 +65,9 @@ static void find(void)
 		char path[PATH_MAX + 32];
 		snprintf(path, sizeof(path), places[i], self);
 		bool is_static = false;
-		if (strlen(path) < sizeof(found.path) && trusted(path, &is_static)) {
-			snprintf(found.path, sizeof(found.path), "%s", path);
+		size_t len = strlen(path);
+		if (len < sizeof(found.path) && trusted(path, &is_static)) {
+			memcpy(found.path, path, len + 1);
 			found.is_static = is_static;
 			return;
 		}
