@@ -115,14 +115,21 @@ static void add_system_path(struct args *a, const char *path, char *link_buffer,
 /* The numbers build_bwrap_args and the command line write out. */
 _Static_assert(SANDBOX_BWRAP_FD_INFO == 5 && SANDBOX_BWRAP_FD_ARGS == 6 &&
 		       SANDBOX_BWRAP_FD_PASSWD == 7 && SANDBOX_BWRAP_FD_GROUP == 8 &&
-		       SANDBOX_BWRAP_FD_SECCOMP == 9 && SANDBOX_BWRAP_FD_RESOLV == 10,
+		       SANDBOX_BWRAP_FD_SECCOMP == 9 && SANDBOX_BWRAP_FD_USERNS == 10 &&
+		       SANDBOX_BWRAP_FD_RESOLV == 11,
 	       "bwrap's options name these descriptors by number");
 
 static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
 			     const char *resolv_dest)
 {
 	a->n = 0;
-	add(a, "--unshare-user", NULL, NULL);
+	/* A root daemon's sandbox joins the namespace the daemon made with
+	 * all of its ids mapped (userns.h); bwrap makes one that maps only
+	 * the daemon's user otherwise. */
+	if (s->userns_fd >= 0)
+		add(a, "--userns", "10", NULL);
+	else
+		add(a, "--unshare-user", NULL, NULL);
 	add(a, "--uid", "0", NULL);
 	add(a, "--gid", "0", NULL);
 	add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts");
@@ -154,7 +161,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 		add(a, "--ro-bind-data", "8", "/etc/group");
 	}
 	if (resolv_dest)
-		add(a, "--ro-bind-data", "10", resolv_dest);
+		add(a, "--ro-bind-data", "11", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
 	/* On the session's disk when it has one, so that /tmp counts against
@@ -241,7 +248,7 @@ static int data_fd(const char *text, size_t len)
 bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 			   struct sandbox_bwrap_fds *fds)
 {
-	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1 },
+	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1, -1 },
 					   .count = 1,
 					   .info_read = -1 };
 	if (!s->isolated)
@@ -273,7 +280,10 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	fds->fd[4] = data_fd(users, strlen(users));
 	fds->fd[5] = data_fd(groups, strlen(groups));
 	fds->fd[6] = seccomp_fd;
-	fds->count = 7;
+	/* Always a descriptor in its place, so that the next keeps its number. */
+	fds->fd[7] = s->userns_fd >= 0 ? fcntl(s->userns_fd, F_DUPFD_CLOEXEC, 3)
+				       : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fds->count = 8;
 	if (want_resolv)
 		fds->fd[fds->count++] = data_fd(resolv, strlen(resolv));
 	bool prepared = true;

@@ -30,6 +30,7 @@ enum sandbox_bwrap_fd {
 	SANDBOX_BWRAP_FD_PASSWD,
 	SANDBOX_BWRAP_FD_GROUP,
 	SANDBOX_BWRAP_FD_SECCOMP, /* the system call filter (seccomp.h) */
+	SANDBOX_BWRAP_FD_USERNS,  /* the sandbox's user namespace (userns.h) */
 	SANDBOX_BWRAP_FD_RESOLV,  /* with a network only */
 	SANDBOX_BWRAP_FD_END
 };

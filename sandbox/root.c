@@ -5,95 +5,20 @@
 #include "sandbox/root_private.h"
 #include "sandbox/snapshot.h"
 #include "sandbox/state.h"
+#include "sandbox/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 const char *const sandbox_root_overlaid[] = { "usr",         "etc",           "var/lib/dpkg",
 					      "var/lib/apt", "var/cache/apt", "var/cache/debconf",
 					      NULL };
-
-struct idmap_child {
-	int ready, done, done_write;
-	_Alignas(16) char stack[16384];
-};
-
-/* Runs in the new user namespace; says so, then waits for the daemon. */
-static int idmap_child_main(void *arg)
-{
-	struct idmap_child *child = arg;
-	close(child->done_write);
-	char byte = 'u';
-	(void)!write(child->ready, &byte, 1);
-	(void)!read(child->done, &byte, 1); /* until the daemon closes it */
-	return 0;
-}
-
-/* A user namespace whose only uid and gid are 0, shown on the host as
- * host_id: what an idmapped mount takes to show the host's uid 0 as
- * host_id. A child makes it and waits while the daemon writes its maps
- * and opens it; the descriptor keeps it once the child is gone. */
-static int idmap_namespace(uid_t host_id, struct error *err)
-{
-	int ready[2], done[2];
-	if (pipe2(ready, O_CLOEXEC) != 0)
-		return error_set(err, errno, "cannot create a pipe"), -1;
-	if (pipe2(done, O_CLOEXEC) != 0) {
-		close(ready[0]);
-		close(ready[1]);
-		return error_set(err, errno, "cannot create a pipe"), -1;
-	}
-	/* A child that shares the daemon's memory (no copy of its page tables:
-	 * a fork of the daemon costs tens of ms) and only waits. */
-	struct idmap_child child = { .ready = ready[1], .done = done[0], .done_write = done[1] };
-	pid_t pid = clone(idmap_child_main, child.stack + sizeof(child.stack),
-			  CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
-	close(ready[1]);
-	close(done[0]);
-	int ns = -1;
-	char byte = 0;
-	if (pid < 0) {
-		error_set(err, errno, "cannot start a process to make an id mapping");
-		goto out;
-	}
-	if (read(ready[0], &byte, 1) != 1 || byte != 'u') {
-		error_set(err, 0, "cannot create a user namespace for an id mapping");
-		goto out;
-	}
-	char path[64], map[64];
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_id);
-	static const char *const maps[] = { "uid_map", "gid_map" };
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, maps[i]);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		bool written = fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map);
-		if (fd >= 0)
-			close(fd);
-		if (!written) {
-			error_set(err, errno, "cannot write %s", path);
-			goto out;
-		}
-	}
-	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
-	if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		error_set(err, errno, "cannot open %s", path);
-out:
-	close(ready[0]);
-	close(done[1]);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	return ns;
-}
 
 /* A detached, read-only copy of the host's directory path whose files of
  * the host's root are the namespace ns's root. */
@@ -132,7 +57,7 @@ static void probe_once(void)
 			  "of the host's directories");
 		return;
 	}
-	int ns = idmap_namespace(65534, &probe.why);
+	int ns = sandbox_userns_make(65534, 1, &probe.why);
 	int tree = ns >= 0 ? idmapped_tree("/usr", ns, &probe.why) : -1;
 	probe.available = tree >= 0;
 	if (tree >= 0)
@@ -227,8 +152,8 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 	if ((lower = idmapped_tree(lower_path, ns, err)) < 0)
 		goto out;
 	/* The overlay's directory takes its owner and mode from the upper
-	 * layer's: the sandbox's root, as the host's root owns it. */
-	uid_t owner = st.st_uid == 0 ? s->host_uid : 65534;
+	 * layer's: as the idmapped lower shows it. */
+	uid_t owner = st.st_uid < s->id_count ? s->host_uid + st.st_uid : 65534;
 	if ((upper = make_dir(upper_fd, flat, st.st_mode & 07777, owner, err)) < 0 ||
 	    (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0 ||
 	    (merged = image ? fcntl(s->rootfs_fd, F_DUPFD_CLOEXEC, 3)
@@ -282,7 +207,7 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 	const char *under = s->on_disk ? s->disk_mount : s->dir;
 	snprintf(s->rootfs, sizeof(s->rootfs), "%s/rootfs", under);
 	snprintf(s->layers, sizeof(s->layers), "%s/layers", under);
-	int ns = -1, layers = -1, upper = -1, work = -1;
+	int ns = s->userns_fd, layers = -1, upper = -1, work = -1;
 	bool ok = false;
 	if ((s->rootfs_fd = make_dir(parent, "rootfs", 0755, s->host_uid, err)) < 0 ||
 	    (layers = make_dir(parent, "layers", 0700, geteuid(), err)) < 0 ||
@@ -293,15 +218,13 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 	}
 	if (restore_dir && !sandbox_snapshot_restore(s, restore_dir, err))
 		goto out;
-	if ((ns = idmap_namespace(s->host_uid, err)) < 0)
-		goto out;
 	ok = true;
 	if (s->image_dir[0])
 		ok = overlay_one(s, "", ns, upper, work, err);
 	for (size_t i = 0; ok && !s->image_dir[0] && sandbox_root_overlaid[i]; i++)
 		ok = overlay_one(s, sandbox_root_overlaid[i], ns, upper, work, err);
 out:
-	for (int *fd = (int[]){ ns, layers, upper, work }, i = 0; i < 4; i++)
+	for (int *fd = (int[]){ layers, upper, work }, i = 0; i < 3; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
 	return ok;

@@ -10,11 +10,11 @@
  * (/usr, /etc, and the package databases under /var). The lower layer of
  * each overlay is the host's directory (for /etc and debconf's database, a
  * copy of what others may read there: root_copy.h) through an idmapped
- * mount that
- * shows the host's uid 0 as the sandbox's host uid: the files the host's
- * root owns belong to the sandbox's root inside, which may then change
- * them (copied up into the session's layer), while the host's uid 0 stays
- * unmapped in the sandbox's user namespace. The upper layers lie in
+ * mount by the sandbox's own user namespace (userns.h): a file the host's
+ * uid u owns shows inside as owned by u (root, _apt, man...), so the
+ * sandbox's root may change it and give files to those users (copied up
+ * into the session's layer), while no host id the sandbox does not own is
+ * mapped in its user namespace. The upper layers lie in
  * layers/, which the daemon owns and the sandbox never sees but through
  * the overlays.
  *

@@ -25,6 +25,7 @@
 #include "sandbox/state.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
+#include "sandbox/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -158,18 +159,28 @@ static void describe(struct sandbox *s, bool limited)
 			: "The network goes out through slirp4netns (IPv4, outbound only): the host's "
 			  "loopback services are out of reach, its other addresses are not; names do not "
 			  "resolve (the host has only a local resolver).";
+	char ids[160];
+	if (s->id_count > 1)
+		snprintf(ids, sizeof(ids),
+			 "its ids 0 to %u are host uids %u to %u, none of them anyone else's, "
+			 "its root the first",
+			 (unsigned)s->id_count - 1, (unsigned)s->host_uid,
+			 (unsigned)(s->host_uid + (s->id_count - 1)));
+	else
+		snprintf(ids, sizeof(ids), "host uid %u for the sandbox's root",
+			 (unsigned)s->host_uid);
 	snprintf(
 		s->description, sizeof(s->description),
 		"Linux namespaces on the host's shared kernel (not a virtual machine): own PID, "
 		"mount, user, IPC, UTS and network namespaces; %s, own HOME, /tmp and /workspace, nothing else of the host's files (the mount table "
 		"still shows the host paths its binds come from); programs run as an unprivileged "
-		"user (host uid %u for the sandbox's root). A seccomp filter refuses (EPERM) what "
+		"user (%s). A seccomp filter refuses (EPERM) what "
 		"a desktop does not need: keyrings, perf events, io_uring, BPF, userfaultfd, kernel "
 		"modules and kexec, open_by_handle_at, reboot, swap, setting the clock, the kernel "
 		"log, socket families but UNIX, IPv4, IPv6 and netlink, raw and packet sockets, "
 		"netfilter and xfrm, and personality flags that weaken memory protections; a 32-bit "
 		"or x32 system call kills its process. %s %s",
-		root, (unsigned)s->host_uid, network,
+		root, ids, network,
 		limited ? "CPU, memory and processes are limited by its cgroup (its size)."
 			: "No limits on CPU, memory or processes.");
 }
@@ -184,16 +195,22 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	s->control = -1;
 	s->log_fd = -1;
 	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = s->volume_loop = s->rootfs_fd = -1;
+	s->userns_fd = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
 	const char *bench = getenv("LIZARD_BENCH_UNSANDBOXED");
 	s->isolated = !(bench && strcmp(bench, "1") == 0);
 	s->host_uid = geteuid();
+	s->id_count = 1;
 	if (s->isolated && geteuid() == 0) {
-		if (!sandbox_uid_acquire(o->uid_range, &s->host_uid, err))
+		uint32_t width = sandbox_uid_width(o->uid_range);
+		if (!sandbox_uid_acquire(o->uid_range, width, &s->host_uid, err))
 			goto fail;
 		s->uid_held = true;
+		s->id_count = width;
+		if ((s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) < 0)
+			goto fail;
 	}
 	const char *bwrap = NULL;
 	if (s->isolated) {
@@ -417,6 +434,8 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 		free(s->env[i]);
 	free(s->env);
 	/* Its processes and files are gone: another sandbox may have it. */
+	if (s->userns_fd >= 0)
+		close(s->userns_fd);
 	if (s->uid_held)
 		sandbox_uid_release(s->host_uid);
 	pthread_mutex_destroy(&s->lock);

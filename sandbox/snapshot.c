@@ -3,6 +3,7 @@
 
 #include "sandbox/command.h"
 #include "sandbox/state.h"
+#include "sandbox/tree.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,29 +15,23 @@
 /* A copy of gigabytes takes a while; a stuck one must not hold a worker. */
 #define TOOL_TIMEOUT_MS 600000
 
+/* A snapshot's files: a whole system's, with room to spare. */
+#define SNAPSHOT_MAX_ENTRIES 20000000u
+
 /* Copies the contents of each directory pairs[2i] into pairs[2i + 1]
- * (made when missing), as they are, and gives what uid from owned there
- * to uid to: one shell that runs cp and chown for them all, since every
- * program the daemon starts itself costs it far more than one a small
- * shell starts. The paths travel as arguments, never inside the script. */
-static bool copy_trees(const char *const *pairs, size_t count, uid_t from, uid_t to,
-		       struct error *err)
+ * (made when missing), as they are: one shell that runs cp for them all,
+ * since every program the daemon starts itself costs it far more than one
+ * a small shell starts. The paths travel as arguments, never inside the
+ * script. */
+static bool copy_trees(const char *const *pairs, size_t count, struct error *err)
 {
-	static const char script[] = "f=$1; t=$2; shift 2\n"
-				     "while [ $# -gt 1 ]; do\n"
+	static const char script[] = "while [ $# -gt 1 ]; do\n"
 				     "  mkdir -p -m 0700 -- \"$2\" &&\n"
 				     "  cp -a --no-target-directory -- \"$1/.\" \"$2\" || exit 1\n"
-				     "  if [ \"$f\" != \"$t\" ]; then\n"
-				     "    chown -R -h --from=\"$f\" \"$t\" -- \"$2\" &&\n"
-				     "    chown -R -h --from=\":$f\" \":$t\" -- \"$2\" || exit 1\n"
-				     "  fi\n"
 				     "  shift 2\n"
 				     "done\n";
-	char from_text[16], to_text[16];
-	snprintf(from_text, sizeof(from_text), "%u", (unsigned)from);
-	snprintf(to_text, sizeof(to_text), "%u", (unsigned)to);
-	const char *argv[8 + 2 * 8] = { "/bin/sh", "-c", script, "sh", from_text, to_text };
-	size_t n = 6;
+	const char *argv[8 + 2 * 8] = { "/bin/sh", "-c", script, "sh" };
+	size_t n = 4;
 	for (size_t i = 0; i < 2 * count && n < sizeof(argv) / sizeof(argv[0]) - 1; i++)
 		argv[n++] = pairs[i];
 	argv[n] = NULL;
@@ -79,7 +74,7 @@ bool sandbox_snapshot_save(struct sandbox *s, const char *dest, struct error *er
 		pairs[2 * i] = parts[i].path ? parts[i].path : upper;
 		pairs[2 * i + 1] = targets[i];
 	}
-	if (!copy_trees(pairs, n, s->host_uid, s->host_uid, err))
+	if (!copy_trees(pairs, n, err))
 		return false;
 	/* bwrap makes these links again at every start, and refuses to find
 	 * them there. */
@@ -107,7 +102,9 @@ bool sandbox_snapshot_save(struct sandbox *s, const char *dest, struct error *er
 	FILE *f = fopen(path, "wxe");
 	if (!f)
 		return error_set(err, errno, "cannot create %s", path);
-	fprintf(f, "%u\n", (unsigned)s->host_uid);
+	/* The ids its files have: the sandbox's, which a restore shifts to its
+	 * own. */
+	fprintf(f, "%u %u\n", (unsigned)s->host_uid, (unsigned)s->id_count);
 	return fclose(f) == 0 || error_set(err, errno, "cannot write %s", path);
 }
 
@@ -136,8 +133,11 @@ bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *
 	char path[700];
 	snprintf(path, sizeof(path), "%s/uid", dir);
 	FILE *f = fopen(path, "re");
-	unsigned uid = 0;
-	bool read = f && fscanf(f, "%u", &uid) == 1;
+	unsigned uid = 0, ids = 1;
+	int fields = f ? fscanf(f, "%u %u", &uid, &ids) : 0;
+	bool read = fields >= 1 && ids >= 1;
+	if (fields == 1)
+		ids = 1; /* written before sandboxes had blocks of ids */
 	if (f)
 		fclose(f);
 	if (!read)
@@ -156,5 +156,14 @@ bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *
 		pairs[2 * count + 1] = parts[i].path ? parts[i].path : upper;
 		count++;
 	}
-	return copy_trees(pairs, count, uid, s->host_uid, err);
+	if (!copy_trees(pairs, count, err))
+		return false;
+	/* Ids the new sandbox does not have stay as they were: unmapped in
+	 * its namespace, they show as nobody. */
+	uint32_t shifted = ids < s->id_count ? ids : s->id_count;
+	for (size_t i = 0; i < count && uid != s->host_uid; i++)
+		if (!sandbox_tree_shift(pairs[2 * i + 1], uid, s->host_uid, shifted,
+					SNAPSHOT_MAX_ENTRIES, err))
+			return false;
+	return true;
 }

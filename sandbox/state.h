@@ -63,9 +63,11 @@ struct sandbox {
 	pthread_mutex_t lock; /* sending on control; env */
 	char **env;           /* NAME=value for every program, NULL-terminated */
 	bool isolated, network;
-	uid_t host_uid; /* what the sandbox's root is on the host */
-	bool uid_held;  /* host_uid is taken from the daemon's range (uid.h) */
-	char description[1400];
+	uid_t host_uid;    /* what the sandbox's root is on the host */
+	uint32_t id_count; /* ids host_uid.. its user namespace maps: 65536 or 1 */
+	bool uid_held;     /* host_uid.. taken from the daemon's range (uid.h) */
+	int userns_fd;     /* a root daemon's namespace for it (userns.h), or -1 */
+	char description[1600];
 };
 
 #endif

@@ -87,10 +87,39 @@ struct chown_walk {
 	uint64_t entries_left;
 	uid_t uid;
 	gid_t gid;
+	/* A shift (count > 0): ids from.. go to to..; uid and gid unused. */
+	uint32_t from, to, count;
 	dev_t device;
 	const char *top;
 	struct error *err;
 };
+
+/* What an entry's id becomes: the walk's, or its shift. */
+static unsigned new_id(const struct chown_walk *w, unsigned id, unsigned fixed)
+{
+	if (!w->count)
+		return fixed;
+	return id - w->from < w->count ? w->to + (id - w->from) : id;
+}
+
+/* Gives name in dir (st: as it is) its new owner. A change of owner
+ * clears the set-user and set-group bits, which a shift keeps: they are
+ * set again. */
+static bool give(const struct chown_walk *w, int dir, const char *name, const struct stat *st)
+{
+	uid_t uid = new_id(w, st->st_uid, w->uid);
+	gid_t gid = new_id(w, st->st_gid, w->gid);
+	if (uid == st->st_uid && gid == st->st_gid)
+		return true;
+	/* name "": dir itself. */
+	if (name[0] ? fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0
+		    : fchown(dir, uid, gid) != 0)
+		return false;
+	if (!w->count || S_ISLNK(st->st_mode) || !(st->st_mode & (S_ISUID | S_ISGID)))
+		return true;
+	return name[0] ? fchmodat(dir, name, st->st_mode & 07777, 0) == 0
+		       : fchmod(dir, st->st_mode & 07777) == 0;
+}
 
 static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 {
@@ -112,13 +141,10 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 		struct stat st;
 		if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue; /* removed meanwhile */
-		if (st.st_uid != w->uid || st.st_gid != w->gid) {
-			if (fchownat(dirfd(dir), d->d_name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) !=
-			    0) {
-				ok = error_set(w->err, errno, "cannot give %s in %s to uid %u",
-					       d->d_name, w->top, (unsigned)w->uid);
-				break;
-			}
+		if (!give(w, dirfd(dir), d->d_name, &st)) {
+			ok = error_set(w->err, errno, "cannot give %s in %s to uid %u", d->d_name,
+				       w->top, (unsigned)new_id(w, st.st_uid, w->uid));
+			break;
 		}
 		if (!S_ISDIR(st.st_mode) || st.st_dev != w->device)
 			continue;
@@ -159,6 +185,33 @@ bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t m
 				.top = path,
 				.err = err };
 	return chown_dir(&w, fd, 0);
+}
+
+bool sandbox_tree_shift(const char *path, uint32_t from, uint32_t to, uint32_t count,
+			uint64_t max_entries, struct error *err)
+{
+	int fd = open_dir_at(AT_FDCWD, path);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int saved = errno;
+		if (fd >= 0)
+			close(fd);
+		return error_set(err, saved, "cannot open %s", path);
+	}
+	struct chown_walk w = { .entries_left = max_entries,
+				.from = from,
+				.to = to,
+				.count = count,
+				.device = st.st_dev,
+				.top = path,
+				.err = err };
+	if (count && !give(&w, fd, "", &st)) {
+		int saved = errno;
+		close(fd);
+		return error_set(err, saved, "cannot give %s to uid %u", path,
+				 new_id(&w, st.st_uid, 0));
+	}
+	return !count || chown_dir(&w, fd, 0);
 }
 
 struct removal {

@@ -27,6 +27,13 @@ bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, 
 bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t max_entries,
 			struct error *err);
 
+/* Shifts the owners of path and everything below it, in the same bounds:
+ * a uid or gid in [from, from + count) becomes to + (it - from), others
+ * stay. Set-user and set-group bits, which a change of owner clears, are
+ * set again. */
+bool sandbox_tree_shift(const char *path, uint32_t from, uint32_t to, uint32_t count,
+			uint64_t max_entries, struct error *err);
+
 /* Removes path and everything below it, at any depth. Fails, naming what
  * stayed, on an entry it may not remove. */
 bool sandbox_tree_remove(const char *path, struct error *err);

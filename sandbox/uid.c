@@ -199,11 +199,6 @@ static int compare_ids(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool id_set_has(const struct id_set *set, uint32_t id)
-{
-	return set->count && bsearch(&id, set->ids, set->count, sizeof(id), compare_ids);
-}
-
 /* The numbers after a "Uid:", "Gid:" or "Groups:" label of /proc/PID/status. */
 static bool add_status_ids(struct id_set *set, const char *status, const char *label)
 {
@@ -272,47 +267,133 @@ static bool nss_knows(uint32_t id)
 	return known;
 }
 
+/* The ids of [from, to) the user and group databases list, read whole
+ * (getpwent, getgrent) under a lock: for a block of 65536 ids, one walk of
+ * the databases instead of 65536 questions. */
+static bool load_nss_ids(struct id_set *set, uint64_t from, uint64_t to, struct error *err)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	bool ok = true;
+	size_t size = 16384;
+	char *buffer = malloc(NSS_BUFFER_MAX);
+	if (!buffer)
+		return error_set(err, 0, "out of memory listing the users and groups");
+	pthread_mutex_lock(&lock);
+	setpwent();
+	for (;;) {
+		struct passwd user, *found = NULL;
+		int rc = getpwent_r(&user, buffer, size, &found);
+		if (rc == ERANGE && size < NSS_BUFFER_MAX) {
+			size *= 4;
+			continue;
+		}
+		if (rc != 0 || !found)
+			break; /* ENOENT: the end */
+		if (found->pw_uid >= from && found->pw_uid < to)
+			ok = ok && id_set_add(set, (uint32_t)found->pw_uid);
+	}
+	endpwent();
+	setgrent();
+	for (;;) {
+		struct group group, *found = NULL;
+		int rc = getgrent_r(&group, buffer, size, &found);
+		if (rc == ERANGE && size < NSS_BUFFER_MAX) {
+			size *= 4;
+			continue;
+		}
+		if (rc != 0 || !found)
+			break;
+		if (found->gr_gid >= from && found->gr_gid < to)
+			ok = ok && id_set_add(set, (uint32_t)found->gr_gid);
+	}
+	endgrent();
+	pthread_mutex_unlock(&lock);
+	free(buffer);
+	if (!ok)
+		return error_set(err, 0, "out of memory listing the users and groups");
+	qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
+	return true;
+}
+
 /* What is taken besides this daemon's own sandboxes. */
 struct taken {
 	struct sandbox_id_spans subordinate; /* of /etc/subuid and /etc/subgid */
 	struct id_set processes;
+	struct id_set listed; /* by NSS, read whole for blocks (width > 1) only */
+	uint32_t width;
 };
 
 static void taken_finish(struct taken *t)
 {
 	sandbox_id_spans_finish(&t->subordinate);
 	free(t->processes.ids);
+	free(t->listed.ids);
 }
 
-static bool taken_load(struct taken *t, struct error *err)
+static bool taken_load(struct taken *t, const struct sandbox_uid_range *range, uint32_t width,
+		       struct error *err)
 {
-	*t = (struct taken){ 0 };
+	*t = (struct taken){ .width = width };
 	if (load_subid_file("/etc/subuid", &t->subordinate, err) &&
 	    load_subid_file("/etc/subgid", &t->subordinate, err) &&
-	    load_process_ids(&t->processes, err))
+	    load_process_ids(&t->processes, err) &&
+	    (width == 1 ||
+	     load_nss_ids(&t->listed, range->first, (uint64_t)range->first + range->count, err)))
 		return true;
 	taken_finish(t);
 	return false;
 }
 
+/* The first ids of the blocks this daemon's sandboxes hold, and their
+ * widths; unsorted, as many as there are sandboxes. */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct id_set live; /* unsorted; as many as there are sandboxes */
+static struct {
+	struct sandbox_id_span *items;
+	size_t count, capacity;
+} live;
 
-static bool live_has(uint32_t id)
+static bool live_overlaps(uint64_t first, uint64_t end)
 {
 	for (size_t i = 0; i < live.count; i++)
-		if (live.ids[i] == id)
+		if (live.items[i].first < end && live.items[i].end > first)
 			return true;
 	return false;
 }
 
-/* Whether id is taken; *next is the first id after id that may not be. */
-static bool is_taken(const struct taken *t, uint32_t id, uint64_t *next)
+/* Whether a member of a sorted set lies in [first, end). */
+static bool id_set_meets(const struct id_set *set, uint64_t first, uint64_t end)
 {
-	*next = (uint64_t)id + 1;
-	if (sandbox_id_spans_cover(&t->subordinate, id, next))
+	size_t low = 0, high = set->count;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		if (set->ids[middle] < first)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low < set->count && set->ids[low] < end;
+}
+
+/* Whether the block of t->width ids at first is taken; *next is the first
+ * id after it that may start a free one. */
+static bool is_taken(const struct taken *t, uint32_t first, uint64_t *next)
+{
+	uint64_t end = (uint64_t)first + t->width;
+	bool subordinate = false;
+	*next = end;
+	for (size_t i = 0; i < t->subordinate.count; i++) {
+		const struct sandbox_id_span *s = &t->subordinate.items[i];
+		if (s->first < end && s->end > first) {
+			/* Past the range, to the next block's start. */
+			uint64_t past = (s->end + t->width - 1) / t->width * t->width;
+			*next = past > *next ? past : *next;
+			subordinate = true;
+		}
+	}
+	if (subordinate)
 		return true;
-	return live_has(id) || id_set_has(&t->processes, id) || nss_knows(id);
+	return live_overlaps(first, end) || id_set_meets(&t->processes, first, end) ||
+	       (t->width == 1 ? nss_knows(first) : id_set_meets(&t->listed, first, end));
 }
 
 static uint32_t random_number(void)
@@ -323,42 +404,70 @@ static uint32_t random_number(void)
 	return r;
 }
 
-/* The first free id in [from, to), or 0 (never in a range: ids start
- * at SANDBOX_UID_MIN). */
+/* The first free block in [from, to), or 0 (never one's start: ids start
+ * at SANDBOX_UID_MIN). from is a block's start. */
 static uint32_t first_free(const struct taken *t, uint64_t from, uint64_t to)
 {
 	uint64_t next;
-	for (uint64_t id = from; id < to; id = next)
+	for (uint64_t id = from; id + t->width <= to; id = next)
 		if (!is_taken(t, (uint32_t)id, &next))
 			return (uint32_t)id;
 	return 0;
 }
 
+/* Blocks start at multiples of their width, so that a sandbox's ids read
+ * as one number and an offset. */
 static uint32_t pick(const struct sandbox_uid_range *range, const struct taken *t)
 {
-	uint64_t next;
+	uint64_t w = t->width, first = ((uint64_t)range->first + w - 1) / w * w;
+	uint64_t end = (uint64_t)range->first + range->count;
+	if (first + w > end)
+		return 0;
+	uint64_t blocks = (end - first) / w, next;
 	for (int i = 0; i < RANDOM_TRIES; i++) {
-		uint32_t id = range->first + random_number() % range->count;
+		uint32_t id = (uint32_t)(first + random_number() % blocks * w);
 		if (!is_taken(t, id, &next))
 			return id;
 	}
-	uint64_t first = range->first, end = first + range->count;
-	uint64_t start = first + random_number() % range->count;
+	uint64_t start = first + random_number() % blocks * w;
 	uint32_t id = first_free(t, start, end);
-	return id ? id : first_free(t, first, start);
+	return id ? id : first_free(t, first, start + w - 1);
 }
 
-bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid, struct error *err)
+bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uint32_t width, uid_t *uid,
+			 struct error *err)
 {
 	struct sandbox_uid_range r = range ? *range : SANDBOX_UID_RANGE_DEFAULT;
+	if (width == 0 || width > r.count)
+		width = 1;
 	struct taken t;
-	if (!taken_load(&t, err))
+	if (!taken_load(&t, &r, width, err))
 		return false;
 	pthread_mutex_lock(&live_lock);
 	uint32_t id = pick(&r, &t);
-	bool added = id && id_set_add(&live, id);
+	bool added = false;
+	if (id && live.count == live.capacity) {
+		size_t capacity = live.capacity ? live.capacity * 2 : 16;
+		struct sandbox_id_span *grown = realloc(live.items, capacity * sizeof(*grown));
+		if (grown) {
+			live.items = grown;
+			live.capacity = capacity;
+		}
+	}
+	if (id && live.count < live.capacity) {
+		live.items[live.count++] = (struct sandbox_id_span){ id, (uint64_t)id + width };
+		added = true;
+	}
 	pthread_mutex_unlock(&live_lock);
 	taken_finish(&t);
+	if (!id && width > 1)
+		return error_set(err, 0,
+				 "no free block of %u host uids for the sandbox in --uid-range "
+				 "%u:%u (uids %u to %u): each block holds a user or group, ids "
+				 "of /etc/subuid or /etc/subgid, a process's, or another "
+				 "session's; give --uid-range a range with free uids",
+				 width, r.first, r.count, r.first,
+				 (uint32_t)(r.first + (r.count - 1)));
 	if (!id)
 		return error_set(err, 0,
 				 "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
@@ -372,12 +481,19 @@ bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid, stru
 	return true;
 }
 
+uint32_t sandbox_uid_width(const struct sandbox_uid_range *range)
+{
+	struct sandbox_uid_range r = range ? *range : SANDBOX_UID_RANGE_DEFAULT;
+	uint64_t w = SANDBOX_ID_BLOCK, first = ((uint64_t)r.first + w - 1) / w * w;
+	return first + w <= (uint64_t)r.first + r.count ? SANDBOX_ID_BLOCK : 1;
+}
+
 void sandbox_uid_release(uid_t uid)
 {
 	pthread_mutex_lock(&live_lock);
 	for (size_t i = 0; i < live.count; i++) {
-		if (live.ids[i] == (uint32_t)uid) {
-			live.ids[i] = live.ids[--live.count];
+		if (live.items[i].first == (uint32_t)uid) {
+			live.items[i] = live.items[--live.count];
 			break;
 		}
 	}

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The host uids a root daemon gives its sandboxes, one per sandbox (the
- * gid is the same number): drawn at random from a range the operator
- * names (--uid-range FIRST:COUNT), skipping every id that is taken
- * elsewhere, so that a sandbox's root is nobody else on the host. An id is
+/* The host uids a root daemon gives its sandboxes (the gids are the same
+ * numbers): a block of SANDBOX_ID_BLOCK ids per sandbox, its first the
+ * sandbox's root and the rest its other users (inside, ids 0 to 65535 as
+ * on any Debian system), or one id when the range holds no whole block.
+ * Blocks are drawn at random from a range the operator names (--uid-range
+ * FIRST:COUNT), skipping every block that holds an id taken elsewhere, so
+ * that none of a sandbox's ids is anybody else on the host. An id is
  * taken when the user or group database knows it (NSS: getpwuid,
  * getgrgid), when it lies in a range of /etc/subuid or /etc/subgid (other
  * users' user namespaces map those), when a process runs with it, or while
@@ -58,10 +61,19 @@ bool sandbox_subid_parse(const char *text, struct sandbox_id_spans *spans);
 bool sandbox_id_spans_cover(const struct sandbox_id_spans *spans, uint32_t id, uint64_t *end);
 void sandbox_id_spans_finish(struct sandbox_id_spans *spans);
 
-/* Takes a free id from range (NULL: SANDBOX_UID_RANGE_DEFAULT) for a
- * sandbox, until sandbox_uid_release. Thread-safe. Fails, naming the range
- * and the option, when every id of it is taken. */
-bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uid_t *uid, struct error *err);
-void sandbox_uid_release(uid_t uid);
+/* The ids a sandbox's user namespace maps when its range allows. */
+#define SANDBOX_ID_BLOCK 65536u
+
+/* Takes width free ids in a row from range (NULL:
+ * SANDBOX_UID_RANGE_DEFAULT) for a sandbox, the first a multiple of width,
+ * until sandbox_uid_release of that first id; a width of 0 or more than the
+ * range holds is 1. Thread-safe. Fails, naming the range and the option,
+ * when no such block is free. */
+bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uint32_t width, uid_t *uid,
+			 struct error *err);
+/* SANDBOX_ID_BLOCK when range (NULL: the default) holds a whole block
+ * starting at a multiple of it, else 1. */
+uint32_t sandbox_uid_width(const struct sandbox_uid_range *range);
+void sandbox_uid_release(uid_t first);
 
 #endif

@@ -751,6 +751,32 @@ test('a root daemon gives a session a uid of --uid-range that no process and no 
   }
 });
 
+test('a root daemon gives each session a block of 65536 host ids, skipping a block that holds a process\'s id', async () => {
+  // Two whole blocks, the first of which a process's uid is in.
+  const first = Math.ceil((uidBase + 100000) / 65536) * 65536;
+  const holder = await holdUid(first + 777);
+  try {
+    await withDaemon({ args: ['--uid-range', `${first}:${2 * 65536}`] }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      const session = created.structuredContent.session;
+      const block = first + 65536;
+      const r = await client.call('exec', { session, user: 'root', command: 'cat /proc/self/uid_map /proc/self/gid_map; chown 6:12 /tmp && stat -c %u:%g /tmp' });
+      const [uidMap, gidMap, owner] = r.structuredContent.stdout.trim().split('\n');
+      for (const map of [uidMap, gidMap]) assert.deepEqual(map.trim().split(/\s+/).map(Number), [0, block, 65536]);
+      // Root inside may give a file to any of its 65536 ids.
+      assert.equal(owner, '6:12', r.structuredContent.stderr);
+      // The desktop runs as the sandbox's root on the host: the block's first id.
+      assert.deepEqual(await xvncUids(client, session), [block, block, block, block]);
+      const refused = await createBare(client);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.match(textOf(refused), new RegExp(`no free block of 65536 host uids for the sandbox in --uid-range ${first}:${2 * 65536}`));
+    });
+  } finally {
+    holder.kill('SIGKILL');
+  }
+});
+
 test('a --uid-range of one uid that a process has refuses sessions, naming the range and the option', async () => {
   const only = uidBase + 10;
   const holder = await holdUid(only);
@@ -767,6 +793,7 @@ test('a --uid-range of one uid that a process has refuses sessions, naming the r
 
 test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not given to sessions', async () => {
   const first = uidBase + 20;
+  const blockFirst = Math.ceil((uidBase + 300000) / 65536) * 65536;
   const dir = tempDir('lizard-uids-');
   const file = (name, text) => {
     fs.writeFileSync(path.join(dir, name), text);
@@ -777,7 +804,8 @@ test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not g
   const binds = [
     [file('subuid', `someone:${first}:1\n`), '/etc/subuid'],
     [file('subgid', `# a comment\nsomeone:${first + 1}:1\n`), '/etc/subgid'],
-    [file('passwd', `${fs.readFileSync('/etc/passwd', 'utf8')}lizardtest:x:${first + 2}:${first + 2}::/nonexistent:/usr/sbin/nologin\n`), '/etc/passwd'],
+    [file('passwd', `${fs.readFileSync('/etc/passwd', 'utf8')}lizardtest:x:${first + 2}:${first + 2}::/nonexistent:/usr/sbin/nologin\n` +
+      `lizardblock:x:${blockFirst + 5}:${blockFirst + 5}::/nonexistent:/usr/sbin/nologin\n`), '/etc/passwd'],
     [file('group', `${fs.readFileSync('/etc/group', 'utf8')}lizardtest:x:${first + 3}:\n`), '/etc/group'],
   ];
   const wrap = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
@@ -791,6 +819,13 @@ test('uids in /etc/subuid or /etc/subgid, or known as a user or group, are not g
       const refused = await createBare(client);
       assert.equal(refused.isError, true, 'each of the five is taken');
       assert.match(textOf(refused), /no free host uid/);
+    });
+    // A block of 65536 with a known user in it is skipped as a whole.
+    await withDaemon({ args: ['--uid-range', `${blockFirst}:${2 * 65536}`], wrap }, async (client) => {
+      const created = await createBare(client);
+      assert.equal(created.isError, false, textOf(created));
+      const block = blockFirst + 65536;
+      assert.deepEqual(await xvncUids(client, created.structuredContent.session), [block, block, block, block]);
     });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

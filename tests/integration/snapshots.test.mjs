@@ -32,6 +32,7 @@ test('a snapshot keeps a package root installed; a restored session and a fork h
   try {
     const installed = await exec(session, BUILD_AND_INSTALL, 'root');
     assert.equal(installed.exit_code, 0, installed.stderr);
+    assert.equal((await exec(session, `chmod u+s /usr/bin/${PACKAGE} && echo ok`, 'root')).stdout, 'ok\n');
     await exec(session, 'echo home-file > ~/note.txt');
     const snap = await call('snapshot_session', { session });
     assert.match(snap.snapshot, /^snap-[0-9a-f]{12}$/);
@@ -47,6 +48,10 @@ test('a snapshot keeps a package root installed; a restored session and a fork h
     assert.deepEqual(restored.metadata, { who: 'test' });
     const seen = await exec(restored.session, `${PACKAGE}; dpkg-query -W -f '\${Status}\\n' ${PACKAGE}; cat ~/note.txt; test -e ~/after.txt || echo no-after; echo $KEPT`);
     assert.equal(seen.stdout, 'installed-inside\ninstall ok installed\nhome-file\nno-after\nenv-kept\n');
+    // Files of the system's other users came along as theirs, and the
+    // set-user-id bit of a program root changed stayed.
+    const owners = await exec(restored.session, `stat -c %U:%G:%A /var/cache/${PACKAGE} /usr/bin/${PACKAGE}`, 'root');
+    assert.equal(owners.stdout, 'man:man:drwxr-xr-x\nroot:root:-rwsr-xr-x\n', owners.stderr);
     // Root inside the restored session still owns the system: dpkg works on.
     const removed = await exec(restored.session, `dpkg -r ${PACKAGE} >/dev/null && test ! -e /usr/bin/${PACKAGE} && echo removed`, 'root');
     assert.equal(removed.stdout, 'removed\n', removed.stderr);

@@ -3,13 +3,16 @@
 export const PACKAGE = `lizard-probe-${process.pid}`;
 
 // Builds a package inside with dpkg-deb (from the host's /usr, seen
-// inside) and installs it as root: a program in /usr/bin and an entry in
-// dpkg's database.
+// inside) and installs it as root: a program in /usr/bin, an entry in
+// dpkg's database, and a directory its postinst gives to the man user, as
+// man-db's trigger does (a sandbox whose namespace maps one id fails it).
 export const BUILD_AND_INSTALL = `set -e
 mkdir -p /tmp/pkg/DEBIAN /tmp/pkg/usr/bin
 printf 'Package: ${PACKAGE}\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: test <t@example.org>\\nDescription: probe\\n' > /tmp/pkg/DEBIAN/control
 printf '#!/bin/sh\\necho installed-inside\\n' > /tmp/pkg/usr/bin/${PACKAGE}
 chmod 755 /tmp/pkg/usr/bin/${PACKAGE}
+printf '#!/bin/sh\\nset -e\\nmkdir -p /var/cache/${PACKAGE}\\nchown man:man /var/cache/${PACKAGE}\\n' > /tmp/pkg/DEBIAN/postinst
+chmod 755 /tmp/pkg/DEBIAN/postinst
 dpkg-deb --build /tmp/pkg /tmp/probe.deb >/dev/null
 dpkg -i /tmp/probe.deb >/dev/null
 ${PACKAGE}

@@ -6,6 +6,8 @@
 #include "util/error.h"
 #include "sandbox/uid.h"
 
+#include <unistd.h>
+
 static void a_range_is_first_and_count(void)
 {
 	struct sandbox_uid_range r = { 0, 0 };
@@ -114,6 +116,44 @@ static void comments_blank_and_malformed_lines_hold_no_ids(void)
 	sandbox_id_spans_finish(&spans);
 }
 
+/* Far above what any machine gives out, and below 2^31. */
+#define BLOCKS_AT (2000000000u / SANDBOX_ID_BLOCK * SANDBOX_ID_BLOCK)
+
+static void sandboxes_get_whole_blocks_that_do_not_overlap(void)
+{
+	/* Two and a half blocks, starting mid-block: two whole ones fit. */
+	struct sandbox_uid_range r = { BLOCKS_AT - SANDBOX_ID_BLOCK / 2, 5 * SANDBOX_ID_BLOCK / 2 };
+	ASSERT_EQ(sandbox_uid_width(&r), SANDBOX_ID_BLOCK);
+	struct error err;
+	uid_t a = 0, b = 0, c = 0;
+	ASSERT(sandbox_uid_acquire(&r, SANDBOX_ID_BLOCK, &a, &err));
+	ASSERT(sandbox_uid_acquire(&r, SANDBOX_ID_BLOCK, &b, &err));
+	ASSERT(a != b);
+	ASSERT_EQ(a % SANDBOX_ID_BLOCK, 0);
+	ASSERT_EQ(b % SANDBOX_ID_BLOCK, 0);
+	ASSERT(a >= BLOCKS_AT && a <= BLOCKS_AT + SANDBOX_ID_BLOCK);
+	ASSERT(b >= BLOCKS_AT && b <= BLOCKS_AT + SANDBOX_ID_BLOCK);
+	ASSERT(!sandbox_uid_acquire(&r, SANDBOX_ID_BLOCK, &c, &err));
+	ASSERT_CONTAINS(err.message, "no free block of 65536 host uids");
+	/* A single id of the range is inside a held block too. */
+	struct sandbox_uid_range one = { a + 100, 1 };
+	ASSERT(!sandbox_uid_acquire(&one, 1, &c, &err));
+	sandbox_uid_release(a);
+	ASSERT(sandbox_uid_acquire(&r, SANDBOX_ID_BLOCK, &c, &err));
+	ASSERT_EQ(c, a);
+	sandbox_uid_release(b);
+	sandbox_uid_release(c);
+}
+
+static void a_range_without_a_whole_block_gives_single_ids(void)
+{
+	struct sandbox_uid_range r = { BLOCKS_AT + 1, SANDBOX_ID_BLOCK };
+	ASSERT_EQ(sandbox_uid_width(&r), 1);
+	r.first = BLOCKS_AT;
+	ASSERT_EQ(sandbox_uid_width(&r), SANDBOX_ID_BLOCK);
+	ASSERT_EQ(sandbox_uid_width(NULL), SANDBOX_ID_BLOCK);
+}
+
 int main(void)
 {
 	RUN_TEST(a_range_is_first_and_count);
@@ -122,5 +162,7 @@ int main(void)
 	RUN_TEST(subordinate_ranges_cover_their_ids_only);
 	RUN_TEST(overlapping_ranges_end_where_the_longest_does);
 	RUN_TEST(comments_blank_and_malformed_lines_hold_no_ids);
+	RUN_TEST(sandboxes_get_whole_blocks_that_do_not_overlap);
+	RUN_TEST(a_range_without_a_whole_block_gives_single_ids);
 	return test_failures ? 1 : 0;
 }
