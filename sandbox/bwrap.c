@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,8 +135,11 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--gid", "0", NULL);
 	add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts");
 	/* Always its own network: loopback only, or slirp4netns's (network.h),
-	 * never the host's with its loopback services. */
-	add(a, "--unshare-net", "--unshare-cgroup-try", NULL);
+	 * never the host's with its loopback services. A root daemon's child
+	 * joins the one the daemon made (userns.h) before its exec. */
+	if (s->netns_fd < 0)
+		add(a, "--unshare-net", NULL, NULL);
+	add(a, "--unshare-cgroup-try", NULL, NULL);
 	add(a, "--die-with-parent", "--info-fd", "5");
 	/* The init is root of the sandbox with a root's capabilities there
 	 * (never on the host): mapping the user's namespace onto it needs
@@ -321,6 +325,9 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 			    : s->image_dir[0] && loader[0] && !own_loader ? through_loader
 									  : bwrap_argv;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	/* As the daemon's root still: joining needs CAP_SYS_ADMIN here. */
+	if (s->netns_fd >= 0 && setns(s->netns_fd, CLONE_NEWNET) != 0)
+		_exit(126);
 	sandbox_child_setup(join, s->host_uid, parent);
 	int null_fd = open("/dev/null", O_RDWR);
 	dup2(null_fd, STDIN_FILENO);

@@ -102,9 +102,11 @@ void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns)
 			"# none: the host names only local resolvers, which the sandbox cannot reach\n");
 }
 
-/* In the child, before exec: only async-signal-safe calls. */
+/* In the child, before exec: only async-signal-safe calls. The
+ * namespaces' descriptors, when given, become 5 and 6. */
 static _Noreturn void exec_helper(const char *helper, char *const *argv, uid_t uid, int log_fd,
-				  int exit_read, int ready_write, pid_t parent,
+				  int exit_read, int ready_write,
+				  const struct sandbox_network_target *t, pid_t parent,
 				  const struct sandbox_cgroup_join *join)
 {
 	char *const env[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
@@ -112,20 +114,28 @@ static _Noreturn void exec_helper(const char *helper, char *const *argv, uid_t u
 	int null_fd = open("/dev/null", O_RDWR);
 	int high_exit = fcntl(exit_read, F_DUPFD_CLOEXEC, 10);
 	int high_ready = fcntl(ready_write, F_DUPFD_CLOEXEC, 10);
-	if (null_fd < 0 || high_exit < 0 || high_ready < 0)
+	int high_user = t->userns_fd >= 0 ? fcntl(t->userns_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int high_net = t->netns_fd >= 0 ? fcntl(t->netns_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	if (null_fd < 0 || high_exit < 0 || high_ready < 0 ||
+	    (t->userns_fd >= 0 && (high_user < 0 || high_net < 0)))
 		_exit(126);
 	dup2(null_fd, STDIN_FILENO);
 	dup2(log_fd, STDOUT_FILENO);
 	dup2(log_fd, STDERR_FILENO);
 	dup2(high_exit, 3);
 	dup2(high_ready, 4);
-	close_range(5, ~0U, 0);
+	if (high_user >= 0) {
+		dup2(high_user, 5);
+		dup2(high_net, 6);
+	}
+	close_range(high_user >= 0 ? 7 : 5, ~0U, 0);
 	execve(helper, argv, env);
 	_exit(127);
 }
 
-bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid, int log_fd,
-			   const struct sandbox_cgroup_join *join, struct error *err)
+bool sandbox_network_start(struct sandbox_network *net, const struct sandbox_network_target *target,
+			   uid_t uid, int log_fd, const struct sandbox_cgroup_join *join,
+			   struct error *err)
 {
 	net->pid = 0;
 	net->exit_fd = net->ready_fd = -1;
@@ -137,14 +147,25 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 				 "network need it: apt-get install " SANDBOX_NETWORK_PACKAGE
 				 " (or create the session with network: false)");
 	char userns[64], netns[64], api[200] = "";
-	snprintf(userns, sizeof(userns), "--userns-path=/proc/%ld/ns/user", (long)target);
-	snprintf(netns, sizeof(netns), "/proc/%ld/ns/net", (long)target);
+	bool by_fd = target->userns_fd >= 0 && target->netns_fd >= 0;
+	if (!by_fd && target->pid <= 0)
+		return error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
+	if (by_fd) {
+		snprintf(userns, sizeof(userns), "--userns-path=/proc/self/fd/5");
+		snprintf(netns, sizeof(netns), "/proc/self/fd/6");
+	} else {
+		snprintf(userns, sizeof(userns), "--userns-path=/proc/%ld/ns/user",
+			 (long)target->pid);
+		snprintf(netns, sizeof(netns), "/proc/%ld/ns/net", (long)target->pid);
+	}
 	/* bench/ports.mjs compares exposed ports with slirp4netns's own port
 	 * forwarding, which needs its API socket: an internal switch for that
 	 * comparison only, an absolute directory of the bench's. */
 	const char *api_dir = getenv("LIZARD_BENCH_SLIRP_API_DIR");
 	if (api_dir && api_dir[0] == '/' && strlen(api_dir) < 120)
-		snprintf(api, sizeof(api), "--api-socket=%s/slirp-%ld.sock", api_dir, (long)target);
+		snprintf(api, sizeof(api), "--api-socket=%s/slirp-%ld-%d.sock", api_dir,
+			 (long)getpid(),
+			 target->netns_fd >= 0 ? target->netns_fd : (int)target->pid);
 	char *const argv[] = {
 		(char *)helper,
 		"--configure",
@@ -182,7 +203,7 @@ bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid,
 	pid_t pid = fork();
 	if (pid == 0)
 		exec_helper(helper, api[0] ? with_api : argv, uid, log_fd, exit_pipe[0],
-			    ready_pipe[1], parent, join);
+			    ready_pipe[1], target, parent, join);
 	int fork_errno = errno;
 	close(exit_pipe[0]);
 	close(ready_pipe[1]);

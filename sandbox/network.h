@@ -35,13 +35,21 @@ const char *sandbox_network_helper(void);
  * file then says so and names cannot be resolved inside. */
 void sandbox_network_resolv_conf(char *out, size_t size, bool *has_dns);
 
-/* Starts connecting the network namespace of host process target (a
- * process of the sandbox) to the outside; sandbox_network_wait returns once
- * its interface is up (in between, the sandbox may go on starting). The
- * helper runs as host uid, in the cgroup of join (may be NULL), writes to
- * log_fd, and dies with the daemon (death signal, and exit_fd's close). */
-bool sandbox_network_start(struct sandbox_network *net, pid_t target, uid_t uid, int log_fd,
-			   const struct sandbox_cgroup_join *join, struct error *err);
+/* The namespaces to connect: by descriptors (a root daemon's, made before
+ * the sandbox: userns.h), or else those of a host process of the sandbox. */
+struct sandbox_network_target {
+	int userns_fd, netns_fd;
+	pid_t pid;
+};
+
+/* Starts connecting target's network namespace to the outside;
+ * sandbox_network_wait returns once its interface is up (in between, the
+ * sandbox may go on starting). The helper runs as host uid, in the cgroup
+ * of join (may be NULL), writes to log_fd, and dies with the daemon (death
+ * signal, and exit_fd's close). */
+bool sandbox_network_start(struct sandbox_network *net, const struct sandbox_network_target *target,
+			   uid_t uid, int log_fd, const struct sandbox_cgroup_join *join,
+			   struct error *err);
 /* Fails, and stops the helper, when it exits or is not up within 5 s. */
 bool sandbox_network_wait(struct sandbox_network *net, struct error *err);
 

@@ -4,6 +4,7 @@
 #include "sandbox/root_copy.h"
 
 #include "sandbox/tree.h"
+#include "util/clock.h"
 #include "util/io.h"
 
 #include <dirent.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,8 +40,32 @@ struct walk {
 	unsigned long entries;
 	uint64_t bytes;
 	uint64_t hash;
+	int inotify;    /* a fingerprint's: each directory walked is watched; or -1 */
+	bool unwatched; /* a watch could not be added */
 	struct error *err;
 };
+
+/* What tells that a host directory is as it was at its last fingerprint,
+ * without walking it again: an inotify watch on each directory the walk
+ * went through, made before it listed them, and no event since. A change
+ * through a hard link from elsewhere (which only the file's own watches
+ * would see) is caught by walking again when the last walk is older than
+ * WATCH_TRUSTED_MS. */
+#define MAX_WATCHED 4
+#define WATCH_TRUSTED_MS 10000
+#define WATCH_EVENTS                                                                       \
+	(IN_ATTRIB | IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_DELETE_SELF | \
+	 IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
+
+struct watched {
+	char host[200];
+	int fd;         /* inotify; -1 when none */
+	uint64_t hash;  /* the fingerprint it watches since */
+	int64_t walked; /* when, in ms */
+};
+
+static struct watched watches[MAX_WATCHED];
+static pthread_mutex_t watches_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* What a copy holds: what others may read, or enter (a directory); a
  * symlink is only a name. */
@@ -151,7 +177,66 @@ static bool fingerprint_entry(int dir, const char *name, const struct stat *st, 
 
 static bool fingerprint_in(int dir, struct place here, struct walk *w)
 {
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir);
+	if (w->inotify >= 0 && inotify_add_watch(w->inotify, path, WATCH_EVENTS) < 0)
+		w->unwatched = true;
 	return each_entry(dir, w, fingerprint_entry, &here);
+}
+
+/* Whether something happened under an inotify descriptor (which it
+ * empties); an error counts as something. */
+static bool events_since(int fd)
+{
+	char buffer[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool seen = false;
+	for (;;) {
+		ssize_t n = read(fd, buffer, sizeof(buffer));
+		if (n > 0) {
+			seen = true;
+			continue;
+		}
+		return seen || n == 0 || errno != EAGAIN;
+	}
+}
+
+/* The fingerprint of host (open at fd, top its stat) in w->hash: the
+ * watched one when nothing changed since, else a new walk under new
+ * watches. */
+static bool fingerprint(const char *host_path, int fd, const struct stat *top, struct walk *w)
+{
+	pthread_mutex_lock(&watches_lock);
+	struct watched *found = NULL, *empty = NULL;
+	for (size_t i = 0; i < MAX_WATCHED; i++) {
+		if (!watches[i].host[0])
+			empty = empty ? empty : &watches[i];
+		else if (strcmp(watches[i].host, host_path) == 0)
+			found = &watches[i];
+	}
+	int64_t now = clock_monotonic_ms();
+	if (found && found->fd >= 0 && now - found->walked < WATCH_TRUSTED_MS &&
+	    !events_since(found->fd)) {
+		w->hash = found->hash;
+		pthread_mutex_unlock(&watches_lock);
+		return true;
+	}
+	struct watched *slot = found ? found : empty;
+	if (found && found->fd >= 0)
+		close(found->fd); /* an empty slot's 0 is no descriptor */
+	w->inotify = slot ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
+	w->hash = entry_hash(0, host_path, top);
+	bool ok = fingerprint_in(fd, (struct place){ 0, top->st_ino }, w);
+	if (slot) {
+		bool trusted = ok && w->inotify >= 0 && !w->unwatched;
+		if (!trusted && w->inotify >= 0)
+			close(w->inotify);
+		*slot = (struct watched){ .fd = trusted ? w->inotify : -1,
+					  .hash = w->hash,
+					  .walked = now };
+		snprintf(slot->host, sizeof(slot->host), "%s", host_path);
+	}
+	pthread_mutex_unlock(&watches_lock);
+	return ok;
 }
 
 /* Gives a copied entry the host's owner, mode and times (the owner first:
@@ -334,10 +419,8 @@ bool sandbox_root_copy_take(const char *daemon_dir, const char *host_path, char 
 			close(host);
 		return false;
 	}
-	struct walk w = { .device = top.st_dev,
-			  .hash = entry_hash(0, host_path, &top),
-			  .err = err };
-	if (!fingerprint_in(host, (struct place){ 0, top.st_ino }, &w)) {
+	struct walk w = { .device = top.st_dev, .inotify = -1, .err = err };
+	if (!fingerprint(host_path, host, &top, &w)) {
 		close(host);
 		return error_prefix(err, "in %s", host_path);
 	}

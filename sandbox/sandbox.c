@@ -59,16 +59,32 @@ static bool wait_for_init(struct sandbox *s, struct error *err)
 	return false;
 }
 
-/* Starts the inside's own network (network.h) once the sandbox is up, not
- * as soon as bwrap names its pid: slirp4netns sets the loopback up, which
- * races with bwrap's own setup of it (bwrap then fails with "loopback:
- * Failed RTM_NEWADDR", about one start in twenty-five). */
+/* Starts the inside's own network (network.h). In a namespace bwrap made
+ * (an ordinary daemon's), once the sandbox is up, not as soon as bwrap
+ * names its pid: slirp4netns sets the loopback up, which races with bwrap's
+ * own setup of it (bwrap then fails with "loopback: Failed RTM_NEWADDR",
+ * about one start in twenty-five). In one the daemon made (userns.h), as
+ * soon as the session's log exists: it comes up while the rest of the
+ * sandbox is made. */
 static bool start_network(struct sandbox *s, const struct sandbox_cgroup_join *join,
 			  struct error *err)
 {
-	if (s->init_pid <= 0)
-		return error_set(err, 0, "bwrap did not say the sandbox's pid (--info-fd)");
-	return sandbox_network_start(&s->net, s->init_pid, s->host_uid, s->log_fd, join, err);
+	struct sandbox_network_target target = { .userns_fd = s->userns_fd,
+						 .netns_fd = s->netns_fd,
+						 .pid = s->init_pid };
+	return sandbox_network_start(&s->net, &target, s->host_uid, s->log_fd, join, err);
+}
+
+/* The early start of a root daemon's network, in the session's cgroup. */
+static bool start_network_early(struct sandbox *s, const struct sandbox_options *o,
+				struct error *err)
+{
+	struct sandbox_cgroup_join join = { .count = 0 };
+	if (o->cgroup && !sandbox_cgroup_join_open(o->cgroup, &join, err))
+		return false;
+	bool started = start_network(s, o->cgroup ? &join : NULL, err);
+	sandbox_cgroup_join_close(&join);
+	return started;
 }
 
 /* The init is the last thing the OOM killer may take: the init raises
@@ -195,7 +211,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	s->control = -1;
 	s->log_fd = -1;
 	s->dir_fd = s->run_fd = s->disk_fd = s->disk_loop = s->volume_loop = s->rootfs_fd = -1;
-	s->userns_fd = -1;
+	s->userns_fd = s->netns_fd = -1;
 	s->net.exit_fd = s->net.ready_fd = -1;
 	s->network = o->network;
 	pthread_mutex_init(&s->lock, NULL);
@@ -209,7 +225,8 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 			goto fail;
 		s->uid_held = true;
 		s->id_count = width;
-		if ((s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) < 0)
+		if ((s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) < 0 ||
+		    (s->netns_fd = sandbox_netns_make(s->userns_fd, err)) < 0)
 			goto fail;
 	}
 	const char *bwrap = NULL;
@@ -234,6 +251,9 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		}
 	}
 	if (!sandbox_private_dir_make(s, s->isolated ? o->disk_bytes : 0, err))
+		goto fail;
+	bool early_network = s->isolated && s->network && s->netns_fd >= 0;
+	if (early_network && !start_network_early(s, o, err))
 		goto fail;
 	snprintf(s->inside_home, sizeof(s->inside_home), "%s",
 		 s->isolated ? SANDBOX_HOME : s->home);
@@ -323,8 +343,10 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		s->init_pid = sandbox_bwrap_read_pid(fds.info_read, INIT_START_TIMEOUT_MS);
 		protect_init(s);
 	}
+	if (started && s->isolated && s->network && !early_network)
+		started = start_network(s, o->cgroup ? &join : NULL, err);
 	if (started && s->isolated && s->network)
-		started = start_network(s, o->cgroup ? &join : NULL, err) && wait_network(s, err);
+		started = wait_network(s, err);
 	sandbox_cgroup_join_close(&join);
 	if (fds.info_read >= 0)
 		close(fds.info_read);
@@ -434,6 +456,8 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 		free(s->env[i]);
 	free(s->env);
 	/* Its processes and files are gone: another sandbox may have it. */
+	if (s->netns_fd >= 0)
+		close(s->netns_fd);
 	if (s->userns_fd >= 0)
 		close(s->userns_fd);
 	if (s->uid_held)

@@ -67,6 +67,7 @@ struct sandbox {
 	uint32_t id_count; /* ids host_uid.. its user namespace maps: 65536 or 1 */
 	bool uid_held;     /* host_uid.. taken from the daemon's range (uid.h) */
 	int userns_fd;     /* a root daemon's namespace for it (userns.h), or -1 */
+	int netns_fd;      /* and its network namespace, which bwrap's child joins */
 	char description[1600];
 };
 

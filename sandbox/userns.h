@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A root daemon's user namespace for one sandbox, made before the sandbox
+/* A root daemon's user and network namespaces for one sandbox, made before the sandbox
  * starts: ids 0 to count - 1 inside are host ids first to first + count -
  * 1, and host uid first owns it. The same namespace is the sandbox's (bwrap
  * joins it with --userns) and the idmapping of the writable root's lower
@@ -18,5 +18,12 @@
 /* A descriptor of the new namespace (close-on-exec), or -1 and err. The
  * daemon must be root: it writes maps other than its own. */
 int sandbox_userns_make(uid_t first, uint32_t count, struct error *err);
+
+/* A network namespace that the user namespace userns owns, with only its
+ * loopback interface, up: the sandbox's, which bwrap's child joins before
+ * its exec, so that slirp4netns may connect it while the rest of the
+ * sandbox is made (bwrap's own loopback setup would race with it). A
+ * descriptor (close-on-exec), or -1 and err. */
+int sandbox_netns_make(int userns, struct error *err);
 
 #endif

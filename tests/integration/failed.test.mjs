@@ -33,18 +33,24 @@ async function create() {
 const info = async (session) => JSON.parse(textOf(await client.call('session_info', { session })));
 const status = (pid) => { try { return fs.readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { return ''; } };
 const alive = (pid) => status(pid) !== '' && !/^State:\s+Z/m.test(status(pid));
+const readLinkOr = (file) => { try { return fs.readlinkSync(file); } catch { return ''; } };
 const readOr = (file, fallback) => { try { return fs.readFileSync(file, 'utf8'); } catch { return fallback; } };
 
 // The host processes of a session: its sandbox's, the init (pid 1 inside),
-// bwrap above it and slirp4netns, which names the init's namespaces.
+// bwrap above it and slirp4netns, which names the init's namespaces (an
+// ordinary daemon's) or holds a descriptor of its network namespace (a
+// root daemon's, which made it).
 async function hostProcesses(session) {
   const sandbox = await sandboxOf(client, session);
   const inside = sandbox.processes();
   const init = inside.find((pid) => /^NSpid:.*\t1$/m.test(status(pid)));
   assert.ok(init, `the init among ${inside}`);
   const bwrap = Number(/^PPid:\s+(\d+)$/m.exec(status(init))[1]);
+  const network = fs.readlinkSync(`/proc/${init}/ns/net`);
+  const holds = (pid) => { try { return fs.readdirSync(`/proc/${pid}/fd`).some((fd) => readLinkOr(`/proc/${pid}/fd/${fd}`) === network); } catch { return false; } };
   const helpers = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number)
-    .filter((pid) => readOr(`/proc/${pid}/cmdline`, '').includes(`/proc/${init}/ns/`));
+    .filter((pid) => readOr(`/proc/${pid}/comm`, '') === 'slirp4netns\n')
+    .filter((pid) => readOr(`/proc/${pid}/cmdline`, '').includes(`/proc/${init}/ns/`) || holds(pid));
   assert.equal(helpers.length, 1, 'one network helper');
   const xvnc = inside.find((pid) => readOr(`/proc/${pid}/comm`, '') === 'Xvnc\n');
   return { sandbox, init, bwrap, helper: helpers[0], xvnc, all: () => [...sandbox.processes(), bwrap, helpers[0]] };

@@ -126,6 +126,37 @@ static void one_copy_until_the_directory_changes(void)
 	ASSERT(exists(changed, "motd", &st));
 }
 
+/* Watched, not walked, between changes: a change deep below, to a file's
+ * bytes or its mode, still makes the next take copy again. */
+static void a_change_deep_below_is_seen(void)
+{
+	fresh_dirs();
+	dir("a", 0755);
+	dir("a/b", 0755);
+	put("a/b/conf", "one\n", 0644);
+	char first[400], second[400], third[400], fourth[400];
+	struct error err;
+	ASSERT(sandbox_root_copy_take(daemon_dir, host, first, sizeof(first), &err));
+	put("a/b/conf", "two\n", 0644); /* same size: the watch sees the write */
+	ASSERT(sandbox_root_copy_take(daemon_dir, host, second, sizeof(second), &err));
+	ASSERT(strcmp(first, second) != 0);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/a/b/conf", host);
+	ASSERT_EQ(chmod(path, 0600), 0);
+	ASSERT(sandbox_root_copy_take(daemon_dir, host, third, sizeof(third), &err));
+	ASSERT(strcmp(second, third) != 0);
+	struct stat st;
+	ASSERT(exists(second, "a/b/conf", &st));
+	ASSERT(!exists(third, "a/b/conf", &st));
+	/* Nothing changed: the same copy, without a walk. */
+	ASSERT(sandbox_root_copy_take(daemon_dir, host, fourth, sizeof(fourth), &err));
+	ASSERT_STR_EQ(third, fourth);
+	sandbox_root_copy_release(first);
+	sandbox_root_copy_release(second);
+	sandbox_root_copy_release(third);
+	sandbox_root_copy_release(fourth);
+}
+
 /* From tmpfs to the disk: copy_file_range refuses the pair, and the copy
  * goes through a buffer. */
 static void copies_across_file_systems(void)
@@ -177,6 +208,7 @@ int main(void)
 {
 	RUN_TEST(copies_only_what_others_may_read);
 	RUN_TEST(one_copy_until_the_directory_changes);
+	RUN_TEST(a_change_deep_below_is_seen);
 	RUN_TEST(copies_across_file_systems);
 	RUN_TEST(a_missing_directory_is_an_error);
 	struct error ignored;
