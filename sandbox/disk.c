@@ -25,7 +25,6 @@
 /* LOOP_CTL_GET_FREE names a free device, which another process may take
  * before LOOP_CONFIGURE: ask again this often. */
 #define LOOP_ATTEMPTS 16
-#define MOUNT_OPTIONS "discard,noinit_itable"
 
 static const char *mkfs_path(void)
 {
@@ -153,8 +152,8 @@ static int attach_loop(int image, const char *where, const char *name, int *numb
 	return fd;
 }
 
-bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const char *mount_point,
-			int *loop, struct error *err)
+int sandbox_disk_mount_detached(int dir_fd, const char *where, const char *name, int *loop,
+				struct error *err)
 {
 	int image = openat(dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
@@ -163,23 +162,47 @@ bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const c
 			  name);
 		if (image >= 0)
 			close(image);
-		return false;
+		return -1;
 	}
 	int number = -1;
 	int device = attach_loop(image, where, name, &number, err);
 	close(image); /* the loop device holds the file now */
 	if (device < 0)
-		return false;
+		return -1;
 	char path[32];
 	snprintf(path, sizeof(path), "/dev/loop%d", number);
-	bool ok = mount(path, mount_point, "ext4", MS_NOSUID | MS_NODEV, MOUNT_OPTIONS) == 0;
-	if (!ok)
-		error_set(err, errno, "cannot mount %s/%s at %s", where, name, mount_point);
+	int fs = fsopen("ext4", FSOPEN_CLOEXEC), mount_fd = -1;
+	if (fs >= 0 && fsconfig(fs, FSCONFIG_SET_STRING, "source", path, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "discard", NULL, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "noinit_itable", NULL, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mount_fd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mount_fd < 0)
+		error_set(err, errno, "cannot mount %s/%s (ext4 on %s)", where, name, path);
+	if (fs >= 0)
+		close(fs);
 	/* From here the mount holds the device; closing ours lets it go with
 	 * the last mount (or now, when the mount failed). */
 	close(device);
-	if (ok)
+	if (mount_fd >= 0)
 		*loop = number;
+	return mount_fd;
+}
+
+bool sandbox_disk_attach(int mount_fd, const char *mount_point, struct error *err)
+{
+	if (move_mount(mount_fd, "", AT_FDCWD, mount_point, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+		return true;
+	return error_set(err, errno, "cannot mount a disk at %s", mount_point);
+}
+
+bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const char *mount_point,
+			int *loop, struct error *err)
+{
+	int mount_fd = sandbox_disk_mount_detached(dir_fd, where, name, loop, err);
+	bool ok = mount_fd >= 0 && sandbox_disk_attach(mount_fd, mount_point, err);
+	if (mount_fd >= 0)
+		close(mount_fd);
 	return ok;
 }
 

@@ -39,6 +39,13 @@ bool sandbox_disk_make(int dir_fd, const char *where, const char *name, uint64_t
 bool sandbox_disk_mount(int dir_fd, const char *where, const char *name, const char *mount_point,
 			int *loop, struct error *err);
 
+/* The same in two steps: the image mounted nowhere yet (a descriptor of
+ * the detached mount, which goes with its last descriptor when never
+ * attached), then attached at mount_point. */
+int sandbox_disk_mount_detached(int dir_fd, const char *where, const char *name, int *loop,
+				struct error *err);
+bool sandbox_disk_attach(int mount_fd, const char *mount_point, struct error *err);
+
 /* Whether loop device number loop no longer holds an image (every mount of
  * it has gone), waiting up to timeout_ms: an image must not be mounted
  * twice at once. */

@@ -17,6 +17,18 @@
 static pthread_mutex_t making_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t making[MAKING_MAX];
 
+/* Spares mounted ahead, nowhere yet (disk.h): the spare image of a size
+ * exists with one of these, or without when its mount failed. Changed
+ * together with the image's name, under ready_lock, so a session never
+ * mounts an image that is mounted here. */
+struct ready {
+	uint64_t bytes; /* 0: a free slot */
+	int mount_fd;
+	int loop;
+};
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ready ready[MAKING_MAX];
+
 struct job {
 	int daemon_fd;
 	char daemon_dir[200];
@@ -36,10 +48,27 @@ static void *make_spare(void *arg)
 	spare_name(spare, sizeof(spare), job->bytes, "");
 	unlinkat(job->daemon_fd, part, 0);
 	struct error ignored;
+	int loop = -1, mount_fd = -1;
 	if (sandbox_disk_make(job->daemon_fd, job->daemon_dir, part, job->bytes, geteuid(), false,
-			      &ignored) &&
-	    renameat2(job->daemon_fd, part, job->daemon_fd, spare, RENAME_NOREPLACE) != 0)
-		unlinkat(job->daemon_fd, part, 0);
+			      &ignored)) {
+		/* Mounted while it is still the thread's own. */
+		mount_fd = sandbox_disk_mount_detached(job->daemon_fd, job->daemon_dir, part, &loop,
+						       &ignored);
+		pthread_mutex_lock(&ready_lock);
+		struct ready *slot = NULL;
+		for (size_t i = 0; i < MAKING_MAX && !slot; i++)
+			if (!ready[i].bytes)
+				slot = &ready[i];
+		if (renameat2(job->daemon_fd, part, job->daemon_fd, spare, RENAME_NOREPLACE) != 0) {
+			unlinkat(job->daemon_fd, part, 0);
+		} else if (slot && mount_fd >= 0) {
+			*slot = (struct ready){ job->bytes, mount_fd, loop };
+			mount_fd = -1;
+		}
+		pthread_mutex_unlock(&ready_lock);
+		if (mount_fd >= 0)
+			close(mount_fd);
+	}
 	pthread_mutex_lock(&making_lock);
 	for (size_t i = 0; i < MAKING_MAX; i++)
 		if (making[i] == job->bytes)
@@ -85,13 +114,29 @@ static void replenish(const char *daemon_dir, int daemon_fd, uint64_t bytes)
 }
 
 bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
-			     const char *name, uint64_t bytes, struct error *err)
+			     const char *name, uint64_t bytes, int *mount_fd, int *loop,
+			     struct error *err)
 {
+	*mount_fd = -1;
 	int daemon_fd = open(daemon_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char spare[64];
 	spare_name(spare, sizeof(spare), bytes, "");
+	pthread_mutex_lock(&ready_lock);
 	bool ok = daemon_fd >= 0 &&
 		  renameat2(daemon_fd, spare, dir_fd, name, RENAME_NOREPLACE) == 0;
+	for (size_t i = 0; i < MAKING_MAX; i++) {
+		if (ready[i].bytes != bytes)
+			continue;
+		if (ok) {
+			*mount_fd = ready[i].mount_fd;
+			*loop = ready[i].loop;
+		} else {
+			close(ready[i].mount_fd); /* its image is gone */
+		}
+		ready[i] = (struct ready){ 0 };
+		break;
+	}
+	pthread_mutex_unlock(&ready_lock);
 	if (!ok)
 		ok = sandbox_disk_make(dir_fd, where, name, bytes, geteuid(), false, err);
 	if (ok && daemon_fd >= 0)

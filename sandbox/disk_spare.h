@@ -5,7 +5,9 @@
  * file system), while a thread formats the next one. An image made ahead
  * is sparse: a few MiB on the host whatever its size. A session that finds
  * none (the first of its size, or one right after another) makes its own
- * as before. Private to sandbox/. */
+ * as before. The thread also mounts the spare, detached (mounted nowhere,
+ * so a daemon that dies lets it go with its descriptor), and a session
+ * that takes it only attaches that mount. Private to sandbox/. */
 #ifndef LIZARD_SANDBOX_DISK_SPARE_H
 #define LIZARD_SANDBOX_DISK_SPARE_H
 
@@ -16,8 +18,12 @@
 
 /* Puts an image of bytes, its root owned by the daemon's user, at name in
  * dir_fd (where in messages): the spare of daemon_dir when there is one,
- * else a new one; then has the next spare made. */
+ * else a new one; then has the next spare made. When the spare was
+ * mounted ahead, *mount_fd is that detached mount (disk.h: the caller
+ * attaches and closes it) and *loop its loop device; else *mount_fd is -1
+ * and the caller mounts the image. */
 bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
-			     const char *name, uint64_t bytes, struct error *err);
+			     const char *name, uint64_t bytes, int *mount_fd, int *loop,
+			     struct error *err);
 
 #endif

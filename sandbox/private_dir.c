@@ -112,12 +112,21 @@ static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
 	char daemon_dir[sizeof(s->dir)];
 	snprintf(daemon_dir, sizeof(daemon_dir), "%s", s->dir);
 	*strrchr(daemon_dir, '/') = '\0';
-	if (!sandbox_disk_spare_take(daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, err))
+	int mounted = -1, loop = -1;
+	if (!sandbox_disk_spare_take(daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, &mounted,
+				     &loop, err))
 		return false;
 	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
-	if (mkdirat(s->dir_fd, "disk", 0700) != 0)
-		return error_set(err, errno, "cannot create %s", s->disk_mount);
-	if (!sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop, err))
+	bool ok = mkdirat(s->dir_fd, "disk", 0700) == 0 ||
+		  error_set(err, errno, "cannot create %s", s->disk_mount);
+	if (ok && mounted >= 0 && (ok = sandbox_disk_attach(mounted, s->disk_mount, err)))
+		s->disk_loop = loop;
+	else if (ok)
+		ok = sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop,
+					err);
+	if (mounted >= 0)
+		close(mounted);
+	if (!ok)
 		return false;
 	s->on_disk = true;
 	s->disk_fd = openat(s->dir_fd, "disk", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
