@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { waitFor } from '../lib/process.mjs';
-import { daemonWithData } from '../lib/bridge.mjs';
-import { textOf } from '../lib/mcp.mjs';
-import { sandboxOf } from '../lib/sandbox.mjs';
+import { execFileSync } from 'node:child_process';
+import { daemonWithData, startDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { janitorOf, sandboxOf } from '../lib/sandbox.mjs';
 
 const MIB = 1 << 20;
 const LIMIT = 64 * MIB;
@@ -105,6 +106,49 @@ test('the next session of a size takes a disk formatted ahead, of a few hundred 
   } finally {
     await client.call('kill_session', { session: first });
     if (second) await client.call('kill_session', { session: second });
+  }
+});
+
+// The loop devices whose image is the file of inode ino.
+const loopsOf = (ino) => JSON.parse(execFileSync('losetup', ['--list', '--json', '-O', 'NAME,BACK-INO'], { encoding: 'utf8' }) || '{"loopdevices":[]}')
+  .loopdevices.filter((d) => Number(d['back-ino']) === ino).map((d) => d.name);
+
+test('a spare disk is mounted ahead but nowhere, and a SIGKILLed bridge leaves neither its mount nor its loop device', async () => {
+  const killed = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir] });
+  const own = await httpClient(killed);
+  try {
+    const created = await own.call('create_session', { template: 'bare', screen: '320x240', size: 'small' });
+    assert.equal(created.isError, false, textOf(created));
+    const privateDir = path.dirname((await sandboxOf(own, created.structuredContent.session)).dir);
+    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}.img`);
+    assert.ok(await waitFor(() => fs.existsSync(spare)), `${spare} was not made`);
+    const { ino } = fs.statSync(spare);
+    // A loop device holds it (its mount is ready), but no mount table
+    // shows it: the mount is detached until a session takes it.
+    assert.ok(await waitFor(() => loopsOf(ino).length === 1), 'no loop device holds the spare');
+    const [loop] = loopsOf(ino);
+    const mounted = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' - ')[1]?.split(' ')[1] === loop);
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(mounted, false, `${loop} is mounted somewhere`);
+    const janitor = janitorOf(killed.child.pid);
+    assert.ok(janitor, 'the bridge has a janitor');
+    process.kill(janitor, 'SIGKILL');
+    process.kill(killed.child.pid, 'SIGKILL');
+    await killed.exited;
+    // The detached mount went with the process's descriptors, and the
+    // loop device with its last user.
+    assert.ok(await waitFor(() => loopsOf(ino).length === 0, { timeout: 10000 }), `${loopsOf(ino)} still holds the spare`);
+  } finally {
+    await own.close().catch(() => {});
+    await killed.stop().catch(() => {});
+    // The next bridge clears what the killed one left (its sessions' disks).
+    const next = await startDaemon({ args: ['--data-dir', dataDir] });
+    await next.stop();
   }
 });
 
