@@ -255,6 +255,11 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1, -1 },
 					   .count = 1,
 					   .info_read = -1 };
+	host_loader(fds->loader, sizeof(fds->loader));
+	snprintf(fds->libraries, sizeof(fds->libraries), "%s", fds->loader);
+	char *slash = strrchr(fds->libraries, '/');
+	if (slash)
+		*slash = '\0';
 	if (!s->isolated)
 		return true;
 	struct args a;
@@ -310,20 +315,23 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 	char *bwrap_argv[] = { (char *)bwrap,  "--args", "6",        "--", INIT_PATH,
 			       "sandbox-init", "3",      "isolated", NULL };
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
-	char loader[PATH_MAX], libraries[PATH_MAX];
-	host_loader(loader, sizeof(loader));
-	snprintf(libraries, sizeof(libraries), "%s", loader);
-	char *slash = strrchr(libraries, '/');
-	if (slash)
-		*slash = '\0';
-	char *through_loader[] = { (char *)bwrap,    "--args",  "6",       "--",           loader,
-				   "--library-path", libraries, INIT_PATH, "sandbox-init", "3",
-				   "isolated",       NULL };
+	char *through_loader[] = { (char *)bwrap,
+				   "--args",
+				   "6",
+				   "--",
+				   (char *)fds->loader,
+				   "--library-path",
+				   (char *)fds->libraries,
+				   INIT_PATH,
+				   "sandbox-init",
+				   "3",
+				   "isolated",
+				   NULL };
 
 	bool own_loader = sandbox_init_binary()->is_static;
-	char *const *argv = !s->isolated                                  ? plain
-			    : s->image_dir[0] && loader[0] && !own_loader ? through_loader
-									  : bwrap_argv;
+	char *const *argv = !s->isolated                                       ? plain
+			    : s->image_dir[0] && fds->loader[0] && !own_loader ? through_loader
+									       : bwrap_argv;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 	/* As the daemon's root still: joining needs CAP_SYS_ADMIN here. */
 	if (s->netns_fd >= 0 && setns(s->netns_fd, CLONE_NEWNET) != 0)

@@ -15,6 +15,7 @@
 
 #include "util/error.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -41,6 +42,10 @@ struct sandbox_bwrap_fds {
 	int fd[SANDBOX_BWRAP_FD_END - SANDBOX_BWRAP_FD_CONTROL];
 	int count;
 	int info_read; /* the daemon's end of --info-fd, or -1 */
+	/* The host's dynamic loader as an image's sandbox sees it, and its
+	 * directory ("" when unknown): found before the child starts, which
+	 * may only make system calls. */
+	char loader[PATH_MAX], libraries[PATH_MAX];
 };
 
 /* The installed bwrap, or NULL. */
@@ -59,7 +64,7 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 			   struct sandbox_bwrap_fds *fds);
 /* Closes fd[] (what went to the child), not info_read. */
 void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds);
-/* In the child, before exec: only async-signal-safe calls. Sets the child
+/* In the child, before exec: only system calls (child.h). Sets the child
  * up (child.h: cgroup, host uid, death with parent), moves fds into place
  * and execs bwrap (a NULL bwrap: the init itself, not isolated). */
 _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,

@@ -6,21 +6,32 @@
 #include "sandbox/cgroup.h"
 
 #include <errno.h>
-#include <grp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 
 void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent)
 {
 	/* Before the uid change: cgroup.procs belongs to the daemon's user. */
 	if (join && sandbox_cgroup_join_self(join) != 0)
 		_exit(125);
+	/* Raw calls: glibc's would change every thread it takes for its
+	 * process's, which in a child sharing the daemon's memory are the
+	 * daemon's. */
 	if (uid != geteuid()) {
-		if (setgroups(0, NULL) != 0 || setresgid(uid, uid, uid) != 0 ||
-		    setresuid(uid, uid, uid) != 0)
+		if (syscall(SYS_setgroups, 0, NULL) != 0 ||
+		    syscall(SYS_setresgid, uid, uid, uid) != 0 ||
+		    syscall(SYS_setresuid, uid, uid, uid) != 0)
 			_exit(126);
 	}
 	/* After the uid change, which clears it. */
@@ -31,6 +42,52 @@ void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+#define CHILD_STACK_SIZE (256 * 1024)
+
+struct start {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static int child_entry(void *data)
+{
+	const struct start *start = data;
+	for (int sig = 1; sig < _NSIG; sig++) {
+		struct sigaction action;
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &action) != 0 ||
+		    action.sa_handler == SIG_DFL || action.sa_handler == SIG_IGN)
+			continue;
+		action = (struct sigaction){ .sa_handler = SIG_DFL };
+		sigaction(sig, &action, NULL);
+	}
+	start->fn(start->arg);
+	_exit(127);
+}
+
+pid_t sandbox_child_start(void (*fn)(void *), void *arg)
+{
+	void *stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	struct start start = { fn, arg };
+	pid_t pid = clone(child_entry, (char *)stack + CHILD_STACK_SIZE,
+			  CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+	int saved = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef __SANITIZE_ADDRESS__
+	/* The child's frames were never unwound: clear their poison before
+	 * the memory may come back for something else. */
+	__asan_unpoison_memory_region(stack, CHILD_STACK_SIZE);
+#endif
+	munmap(stack, CHILD_STACK_SIZE);
+	errno = saved;
+	return pid;
 }
 
 void sandbox_reap(pid_t pid, int timeout_ms)

@@ -133,6 +133,24 @@ static _Noreturn void exec_helper(const char *helper, char *const *argv, uid_t u
 	_exit(127);
 }
 
+/* What the child that becomes the helper needs. */
+struct helper_child {
+	const char *helper;
+	char *const *argv;
+	uid_t uid;
+	int log_fd, exit_read, ready_write;
+	const struct sandbox_network_target *target;
+	pid_t parent;
+	const struct sandbox_cgroup_join *join;
+};
+
+static void helper_child_main(void *data)
+{
+	const struct helper_child *c = data;
+	exec_helper(c->helper, c->argv, c->uid, c->log_fd, c->exit_read, c->ready_write, c->target,
+		    c->parent, c->join);
+}
+
 bool sandbox_network_start(struct sandbox_network *net, const struct sandbox_network_target *target,
 			   uid_t uid, int log_fd, const struct sandbox_cgroup_join *join,
 			   struct error *err)
@@ -199,11 +217,12 @@ bool sandbox_network_start(struct sandbox_network *net, const struct sandbox_net
 		close(exit_pipe[0]), close(exit_pipe[1]);
 		return error_set(err, errno, "cannot create a pipe for " SANDBOX_NETWORK_PACKAGE);
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid == 0)
-		exec_helper(helper, api[0] ? with_api : argv, uid, log_fd, exit_pipe[0],
-			    ready_pipe[1], target, parent, join);
+	struct helper_child child = { helper,       api[0] ? with_api : argv,
+				      uid,          log_fd,
+				      exit_pipe[0], ready_pipe[1],
+				      target,       getpid(),
+				      join };
+	pid_t pid = sandbox_child_start(helper_child_main, &child);
 	int fork_errno = errno;
 	close(exit_pipe[0]);
 	close(ready_pipe[1]);
@@ -211,7 +230,7 @@ bool sandbox_network_start(struct sandbox_network *net, const struct sandbox_net
 	if (pid < 0) {
 		close(ready_pipe[0]);
 		sandbox_network_stop(net);
-		return error_set(err, fork_errno, "cannot fork for " SANDBOX_NETWORK_PACKAGE);
+		return error_set(err, fork_errno, "cannot start " SANDBOX_NETWORK_PACKAGE);
 	}
 	net->pid = pid;
 	net->ready_fd = ready_pipe[0];

@@ -201,6 +201,21 @@ static void describe(struct sandbox *s, bool limited)
 			: "No limits on CPU, memory or processes.");
 }
 
+/* What the child that becomes bwrap needs. */
+struct bwrap_child {
+	const struct sandbox *s;
+	const char *bwrap;
+	const struct sandbox_bwrap_fds *fds;
+	pid_t parent;
+	const struct sandbox_cgroup_join *join;
+};
+
+static void bwrap_child_main(void *data)
+{
+	const struct bwrap_child *c = data;
+	sandbox_bwrap_exec(c->s, c->bwrap, c->fds, c->parent, c->join);
+}
+
 struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *err)
 {
 	struct sandbox *s = calloc(1, sizeof(*s));
@@ -320,16 +335,14 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	/* What the child finds at fds 3 and up; the pipes' write ends are closed. */
 	struct sandbox_bwrap_fds fds;
 	bool prepared = sandbox_bwrap_prepare(s, pair[1], seccomp_fd, &fds);
-	pid_t parent = getpid();
-	pid_t pid = prepared ? fork() : -1;
-	if (pid == 0)
-		sandbox_bwrap_exec(s, bwrap, &fds, parent, o->cgroup ? &join : NULL);
+	struct bwrap_child child = { s, bwrap, &fds, getpid(), o->cgroup ? &join : NULL };
+	pid_t pid = prepared ? sandbox_child_start(bwrap_child_main, &child) : -1;
 	int fork_errno = errno;
 	sandbox_bwrap_close_fds(&fds);
 	s->control = pair[0];
 	if (pid < 0) {
 		error_set(err, fork_errno,
-			  prepared ? "cannot fork" : "cannot prepare what bwrap reads");
+			  prepared ? "cannot start bwrap" : "cannot prepare what bwrap reads");
 		sandbox_cgroup_join_close(&join);
 		if (fds.info_read >= 0)
 			close(fds.info_read);
