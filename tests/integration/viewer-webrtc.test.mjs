@@ -273,6 +273,8 @@ test('the page\'s peer connection uses the ICE servers start_stream gave, and th
     { urls: iceServers[1].urls, username: 'viewer', credential: 'turn-secret-5c1e' },
   ], `the page's RTCPeerConnection has them: ${JSON.stringify(used)}`);
   assert.ok(!JSON.stringify(withIce).includes('turn-secret'), 'no link carries the credential');
+  assert.ok(await waitFor(() => /video started \(VP8, with 3 STUN and TURN URLs\)/.test(daemon.log)),
+    'the daemon\'s own peer has them too (webrtcbin\'s STUN server and TURN servers)');
   assert.ok(!daemon.log.includes('turn-secret'), 'the daemon\'s log does not show the credential');
   await page.close();
   // Links without them again for the tests after this one.
