@@ -4,7 +4,8 @@
 // headless Debian Chromium, which decodes the video. What is checked is
 // what a person would see: frames decoding, a colour painted on the
 // desktop showing at its place, a late viewer getting a picture of a still
-// screen, the page's peer connection using the ICE servers start_stream gave (and bad ones
+// screen, the picture coming back after frames are lost, the page's peer
+// connection using the ICE servers start_stream gave (and bad ones
 // refused), the page falling back to its WebSocket updates when WebRTC
 // fails, and the peer connection closing when the session ends.
 import { test, before, after } from 'node:test';
@@ -255,6 +256,74 @@ test('bad video messages get an error and the viewer goes on', async (t) => {
   apps.push(startProcess('xterm', ['-bg', '#10e010', '-geometry', '10x4+20+300'], { env: xvnc.env }));
   assert.ok(await waitFor(() => page.evaluate((n) => window.lizardViewer.frames > n, frames)), 'updates still come');
   await page.close();
+});
+
+// Frames lost on the way: the page drops some of the video's encoded
+// frames before its decoder sees them (an encoded transform, the one place
+// a page can lose them), so what follows cannot be decoded. The browser
+// then asks for a keyframe (a PLI) and the picture must come back: a
+// keyframe arrives and frames decode again, while the screen keeps moving.
+test('after frames are lost the page asks for a keyframe and the video recovers', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openPage(links.view_only_url, () => {
+    const Real = window.RTCPeerConnection;
+    if (typeof Real?.prototype?.getReceivers !== 'function' || typeof RTCRtpReceiver.prototype.createEncodedStreams !== 'function') {
+      window.lossTest = 'this Chromium has no encoded streams (createEncodedStreams)';
+      return;
+    }
+    window.lossTest = { drop: 0, dropped: 0 };
+    window.RTCPeerConnection = function lossy(config) {
+      const pc = new Real({ ...config, encodedInsertableStreams: true });
+      pc.addEventListener('track', (e) => {
+        const { readable, writable } = e.receiver.createEncodedStreams();
+        readable.pipeThrough(new TransformStream({
+          transform(frame, out) {
+            if (window.lossTest.drop > 0 && frame.type === 'delta') {
+              window.lossTest.drop--;
+              window.lossTest.dropped++;
+              return;
+            }
+            out.enqueue(frame);
+          },
+        })).pipeTo(writable);
+      });
+      return pc;
+    };
+  });
+  const lossTest = await page.evaluate(() => window.lossTest);
+  if (typeof lossTest === 'string') {
+    await page.close();
+    return t.skip(lossTest);
+  }
+  const shown = await waitFor(() => page.evaluate(() => window.lizardViewer.transport === 'webrtc'), { timeout: 20000 });
+  assert.ok(shown, `the page shows video (it says ${JSON.stringify(await page.evaluate(() => window.lizardViewer))})`);
+  // A screen that keeps changing: the root window's colour, back and forth.
+  const mover = startProcess('sh', ['-c', 'while :; do xsetroot -solid "#204080"; sleep 0.1; xsetroot -solid "#284880"; sleep 0.1; done'], { env: xvnc.env });
+  try {
+    const counters = () => page.evaluate(async () => {
+      for (const r of (await pc.getStats()).values()) {
+        if (r.type === 'inbound-rtp' && r.kind === 'video') {
+          return { framesDecoded: r.framesDecoded || 0, keyFramesDecoded: r.keyFramesDecoded || 0, pliCount: r.pliCount || 0, firCount: r.firCount || 0 };
+        }
+      }
+      return null;
+    });
+    assert.ok(await waitFor(async () => (await counters())?.framesDecoded > 0), 'frames decode before the loss');
+    const before = await counters();
+    await page.evaluate(() => { window.lossTest.drop = 3; });
+    assert.ok(await waitFor(() => page.evaluate(() => window.lossTest.dropped === 3), { timeout: 10000 }), 'three frames were lost');
+    const lost = await counters();
+    const recovered = await waitFor(async () => {
+      const now = await counters();
+      return now.pliCount + now.firCount > before.pliCount + before.firCount && now.keyFramesDecoded > before.keyFramesDecoded &&
+        now.framesDecoded > lost.framesDecoded + 10 ? now : null;
+    }, { timeout: 20000, interval: 250 });
+    assert.ok(recovered, `the page asked for a keyframe, got one and decodes again: before ${JSON.stringify(before)}, after the loss ${JSON.stringify(lost)}, now ${JSON.stringify(await counters())}`);
+  } finally {
+    await mover.stop();
+    execFileSync('xsetroot', ['-solid', '#204080'], { env: xvnc.env });
+    await page.close();
+  }
 });
 
 test('the page\'s peer connection uses the ICE servers start_stream gave, and the links and log never show them', async (t) => {
