@@ -11,6 +11,42 @@ import { desktopFromLog } from '../tests/lib/x11.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+// Settles as promise does, or fails after ms naming what did not answer:
+// every wait of a benchmark has a deadline, so one stuck step shows as a
+// row that says so instead of a run that never ends.
+export function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// A benchmark that starts servers and browsers ends them however it ends.
+// The cleanup returned runs once: at a normal end, or on SIGINT, SIGTERM,
+// SIGHUP or an error nobody caught, after which the process exits and
+// tests/lib/process.mjs's exit hook kills whatever child is still there (a
+// second signal exits at once). Node's default for these signals is to die
+// without that hook, which is how an interrupted run used to leave its X
+// server and websockify behind.
+export function endOnSignals(cleanup, deadline = 30000) {
+  let ending = null;
+  const end = () => (ending ??= within(Promise.resolve().then(cleanup), deadline, 'ending the benchmark\'s processes')
+    .catch((e) => console.error(`bench: ${e.message}`)));
+  const endThenExit = (why, code) => {
+    if (ending) process.exit(code);
+    console.error(`bench: ${why}: ending its processes`);
+    end().finally(() => process.exit(code));
+  };
+  for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]]) {
+    process.on(signal, () => endThenExit(signal, 128 + number));
+  }
+  for (const event of ['uncaughtException', 'unhandledRejection']) {
+    process.on(event, (e) => endThenExit(e?.stack ?? String(e), 1));
+  }
+  return end;
+}
+
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

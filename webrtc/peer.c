@@ -4,6 +4,7 @@
 #include "webrtc/stream.h"
 
 #include "webrtc/encode.h"
+#include "webrtc/ice.h"
 #include "webrtc/state.h"
 
 #include <gst/sdp/sdp.h>
@@ -246,8 +247,8 @@ static void unlink_from_tee(struct webrtc_stream *s, struct webrtc_peer *p)
 }
 
 struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *s, enum webrtc_codec codec,
-				       bool input_channel, const char *stun_server,
-				       void (*wake)(void *context), void *context,
+				       bool input_channel, const struct webrtc_ice_server *ice,
+				       int ice_count, void (*wake)(void *context), void *context,
 				       struct error *err)
 {
 	if (!webrtc_codec_available(codec))
@@ -289,8 +290,11 @@ struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *s, enum webrtc_code
 	g_object_set(p->queue, "leaky", 2, "max-size-buffers", PEER_QUEUE_PACKETS, "max-size-bytes",
 		     0, "max-size-time", (guint64)0, NULL);
 	gst_util_set_object_arg(G_OBJECT(p->webrtc), "bundle-policy", "max-bundle");
-	if (stun_server)
-		g_object_set(p->webrtc, "stun-server", stun_server, NULL);
+	if (!webrtc_ice_use(p->webrtc, ice, ice_count, err)) {
+		gst_object_unref(p->queue);
+		gst_object_unref(p->webrtc);
+		goto refused;
+	}
 	box->webrtc = gst_object_ref(p->webrtc);
 	connect_signal(p->webrtc, "on-negotiation-needed", G_CALLBACK(on_negotiation_needed), box);
 	connect_signal(p->webrtc, "on-ice-candidate", G_CALLBACK(on_ice_candidate), box);

@@ -39,6 +39,8 @@ struct webrtc_peer;
 #define WEBRTC_MAX_INPUT_MESSAGE (64 * 1024)
 #define WEBRTC_MAX_INPUTS 256
 #define WEBRTC_INPUT_CHANNEL "input"
+/* STUN and TURN URLs a peer takes. */
+#define WEBRTC_MAX_ICE_SERVERS 32
 
 /* Once per process, before anything else here: starts GStreamer and checks
  * that the elements are installed. False, with what is missing, when
@@ -72,14 +74,15 @@ int webrtc_stream_peer_count(struct webrtc_stream *stream);
 /* A signal (types.h) taken with webrtc_peer_next_signal. */
 void webrtc_signal_free(struct webrtc_signal *signal);
 
-/* A peer that receives the stream in codec; stun_server, if not NULL, is
- * a STUN URL (stun://host:port) for deployments beyond one LAN. With
+/* A peer that receives the stream in codec; ice (ice_count of them, up to
+ * WEBRTC_MAX_ICE_SERVERS) are the STUN and TURN servers of a deployment
+ * beyond one host or LAN, usually those its page has too. With
  * input_channel the offer has a data channel, "input", whose text
  * messages the owner takes with webrtc_peer_next_input; without, the peer
  * has none and takes none the page opens. The offer follows as a signal. */
 struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *stream, enum webrtc_codec codec,
-				       bool input_channel, const char *stun_server,
-				       void (*wake)(void *context), void *context,
+				       bool input_channel, const struct webrtc_ice_server *ice,
+				       int ice_count, void (*wake)(void *context), void *context,
 				       struct error *err);
 /* Ends the connection and frees the peer; no wake is called afterwards.
  * NULL is accepted. */

@@ -15,4 +15,12 @@ struct webrtc_signal {
 	struct webrtc_signal *next;
 };
 
+/* A STUN or TURN server for a peer's own ICE candidates, in the terms a
+ * page's RTCIceServer uses: url is "stun:host[:port]", "turn:..." or
+ * "turns:..." (with "?transport=udp|tcp" if wanted); TURN needs username
+ * and credential, which are secrets. */
+struct webrtc_ice_server {
+	const char *url, *username, *credential;
+};
+
 #endif

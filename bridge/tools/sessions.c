@@ -2,6 +2,7 @@
 #include "bridge/tools/sessions.h"
 
 #include "bridge/tools/common.h"
+#include "bridge/tools/ice.h"
 #include "bridge/tools/snapshots.h"
 #include "bridge/tools/templates.h"
 #include "bridge/context.h"
@@ -399,14 +400,25 @@ void tools_start_stream(struct mcp_call *call, const cJSON *args,
 				    "(lizard-bridge serve), or stdio --viewer ADDR:PORT");
 		return;
 	}
+	struct error err;
+	char *ice_servers = NULL;
+	if (!tools_ice_servers(cJSON_GetObjectItemCaseSensitive(args, "ice_servers"), &ice_servers,
+			       &err)) {
+		mcp_call_fail(call, "%s", err.message);
+		return;
+	}
 	struct bridge_viewers *viewers = bridge_session_viewers(s, links->headroom, links->wake,
 								links->wake_context);
-	if (!viewers) {
+	char control[33], view[33];
+	bool made = viewers && bridge_viewers_new_tokens(viewers, ice_servers, control, view);
+	if (ice_servers) {
+		explicit_bzero(ice_servers, strlen(ice_servers));
+		free(ice_servers);
+	}
+	if (!made) {
 		mcp_call_fail(call, "out of memory");
 		return;
 	}
-	char control[33], view[33];
-	bridge_viewers_new_tokens(viewers, control, view);
 	cJSON *reply = cJSON_CreateObject();
 	char url[512];
 	snprintf(url, sizeof(url), "%s/view/%s#token=%s", links->base_url, bridge_session_id(s),

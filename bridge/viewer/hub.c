@@ -42,20 +42,47 @@ static void random_hex(char out[33])
 	memset(bytes, 0, sizeof(bytes));
 }
 
+/* Frees a string that may hold a secret, wiped first. */
+static void free_secret(char *text)
+{
+	if (!text)
+		return;
+	explicit_bzero(text, strlen(text));
+	free(text);
+}
+
+/* Under the hub's lock. A viewer offered video is also given the ICE
+ * servers of its link, when start_stream had some. */
 static struct bridge_viewer_message *hello(struct bridge_viewers *v, struct bridge_viewer *viewer,
 					   int width, int height)
 {
-	char text[160];
-	int n = snprintf(text, sizeof(text),
+	const char *ice = v->video && v->ice_servers ? v->ice_servers : NULL;
+	char head[160];
+	int n = snprintf(head, sizeof(head),
 			 "{\"type\":\"" VIEWER_WIRE_TYPE_HELLO
-			 "\",\"width\":%d,\"height\":%d,\"role\":\"%s\"%s}",
+			 "\",\"width\":%d,\"height\":%d,\"role\":\"%s\"%s",
 			 width, height,
 			 viewer->role == BRIDGE_VIEWER_CONTROL ? VIEWER_WIRE_ROLE_CONTROL
 							       : VIEWER_WIRE_ROLE_VIEW,
 			 v->video ? ",\"video\":true" : "");
-	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, (size_t)n);
-	if (m)
-		memcpy(m->data + v->headroom, text, (size_t)n);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return NULL;
+	static const char ice_key[] = ",\"" VIEWER_WIRE_ICE_SERVERS "\":";
+	size_t ice_len = ice ? strlen(ice) : 0;
+	size_t len = (size_t)n + (ice ? sizeof(ice_key) - 1 + ice_len : 0) + 1;
+	struct bridge_viewer_message *m = bridge_viewer_message_new(v->headroom, true, len);
+	if (!m)
+		return NULL;
+	char *out = (char *)m->data + v->headroom;
+	memcpy(out, head, (size_t)n);
+	out += n;
+	if (ice) {
+		memcpy(out, ice_key, sizeof(ice_key) - 1);
+		out += sizeof(ice_key) - 1;
+		memcpy(out, ice, ice_len);
+		out += ice_len;
+	}
+	*out = '}';
 	return m;
 }
 
@@ -350,6 +377,7 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	pthread_join(v->thread, NULL);
 	bridge_video_destroy(v->video);
 	release_locked(v->clipboard);
+	free_secret(v->ice_servers);
 	/* Viewers still attached are detached by their connections later;
 	 * they hold the session (and so this) until then. */
 	pthread_cond_destroy(&v->changed);
@@ -357,15 +385,23 @@ void bridge_viewers_destroy(struct bridge_viewers *v)
 	free(v);
 }
 
-void bridge_viewers_new_tokens(struct bridge_viewers *v, char control[33], char view[33])
+bool bridge_viewers_new_tokens(struct bridge_viewers *v, const char *ice_servers, char control[33],
+			       char view[33])
 {
+	char *ice = ice_servers ? strdup(ice_servers) : NULL;
+	if (ice_servers && !ice)
+		return false;
 	pthread_mutex_lock(&v->lock);
 	kick_all_locked(v);
 	random_hex(v->control_token);
 	random_hex(v->view_token);
 	memcpy(control, v->control_token, 33);
 	memcpy(view, v->view_token, 33);
+	char *old = v->ice_servers;
+	v->ice_servers = ice;
 	pthread_mutex_unlock(&v->lock);
+	free_secret(old);
+	return true;
 }
 
 void bridge_viewers_revoke(struct bridge_viewers *v)
@@ -374,7 +410,10 @@ void bridge_viewers_revoke(struct bridge_viewers *v)
 	kick_all_locked(v);
 	memset(v->control_token, 0, sizeof(v->control_token));
 	memset(v->view_token, 0, sizeof(v->view_token));
+	char *old = v->ice_servers;
+	v->ice_servers = NULL;
 	pthread_mutex_unlock(&v->lock);
+	free_secret(old);
 }
 
 static bool same_token(const char *a, const char *b)

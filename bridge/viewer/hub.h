@@ -33,8 +33,14 @@ struct bridge_viewers *bridge_viewers_create(struct vnc_framebuffer *fb, size_t 
 void bridge_viewers_destroy(struct bridge_viewers *viewers);
 
 /* New tokens (32 hex digits, 128 bits each); any old ones stop working and
- * their viewers are disconnected. */
-void bridge_viewers_new_tokens(struct bridge_viewers *viewers, char control[33], char view[33]);
+ * their viewers are disconnected. ice_servers, NULL for none, is the JSON
+ * array (checked by the caller) that the pages of the new links pass to
+ * RTCPeerConnection as iceServers: it goes in the hello of every viewer
+ * offered video, never in a link or the log. It is copied, and the copy,
+ * which may hold TURN credentials, is wiped when replaced, revoked or
+ * freed. False, with nothing changed, when out of memory. */
+bool bridge_viewers_new_tokens(struct bridge_viewers *viewers, const char *ice_servers,
+			       char control[33], char view[33]);
 /* No tokens work any more; every viewer is disconnected. */
 void bridge_viewers_revoke(struct bridge_viewers *viewers);
 /* Compares in constant time. */

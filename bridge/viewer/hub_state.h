@@ -146,6 +146,7 @@ struct bridge_viewers {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	char control_token[33], view_token[33];
+	char *ice_servers; /* JSON, with credentials: wiped before freed */
 	struct bridge_viewer *viewers;
 	int count;
 	uint64_t next_id;

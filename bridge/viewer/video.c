@@ -212,7 +212,44 @@ static void wake_viewers(void *context)
 	hub->wake(hub->wake_context);
 }
 
-static void start(struct bridge_viewer *w, const cJSON *message)
+/* The STUN and TURN servers of the viewer's link (start_stream checked
+ * them; hub.h), one per URL, pointing into servers (the caller deletes
+ * it). Returns how many. */
+static int ice_servers_of(const cJSON *servers,
+			  struct webrtc_ice_server out[WEBRTC_MAX_ICE_SERVERS])
+{
+	int count = 0;
+	const cJSON *server;
+	cJSON_ArrayForEach(server, servers)
+	{
+		const char *username = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(server, "username"));
+		const char *credential = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(server, "credential"));
+		const cJSON *url;
+		cJSON_ArrayForEach(url, cJSON_GetObjectItemCaseSensitive(server, "urls"))
+		{
+			if (cJSON_IsString(url) && count < WEBRTC_MAX_ICE_SERVERS)
+				out[count++] = (struct webrtc_ice_server){ url->valuestring,
+									   username, credential };
+		}
+	}
+	return count;
+}
+
+/* Wipes the strings of a parsed copy of the ICE servers (credentials
+ * among them), then deletes it. */
+static void wipe_json(cJSON *json)
+{
+	for (cJSON *item = json; item; item = item->next) {
+		if (cJSON_IsString(item) && item->valuestring)
+			memset(item->valuestring, 0, strlen(item->valuestring));
+		wipe_json(item->child);
+	}
+}
+
+static void start_peer(struct bridge_viewer *w, const cJSON *message,
+		       const struct webrtc_ice_server *ice, int ice_count)
 {
 	struct bridge_video *v = w->hub->video;
 	pthread_mutex_lock(&w->hub->lock);
@@ -259,10 +296,10 @@ static void start(struct bridge_viewer *w, const cJSON *message)
 			error_set(&err, 0, "no thread to feed the video");
 	}
 	struct webrtc_peer *peer = v->stream && v->thread_started
-					   ? webrtc_peer_create(v->stream,
-								(enum webrtc_codec)chosen,
-								w->role == BRIDGE_VIEWER_CONTROL,
-								NULL, wake_viewers, w->hub, &err)
+					   ? webrtc_peer_create(
+						     v->stream, (enum webrtc_codec)chosen,
+						     w->role == BRIDGE_VIEWER_CONTROL, ice,
+						     ice_count, wake_viewers, w->hub, &err)
 					   : NULL;
 	if (peer) {
 		v->peers++;
@@ -278,7 +315,26 @@ static void start(struct bridge_viewer *w, const cJSON *message)
 	w->video = true;
 	w->video_codec = chosen;
 	pthread_mutex_unlock(&w->hub->lock);
-	log_info("a viewer's video started (%s)", webrtc_codec_name((enum webrtc_codec)chosen));
+	if (ice_count > 0)
+		log_info("a viewer's video started (%s, with %d STUN and TURN URLs)",
+			 webrtc_codec_name((enum webrtc_codec)chosen), ice_count);
+	else
+		log_info("a viewer's video started (%s)",
+			 webrtc_codec_name((enum webrtc_codec)chosen));
+}
+
+/* A page's webrtc-start: a peer with the STUN and TURN servers of its
+ * link, if any. */
+static void start(struct bridge_viewer *w, const cJSON *message)
+{
+	pthread_mutex_lock(&w->hub->lock);
+	cJSON *ice_json = w->hub->ice_servers ? cJSON_Parse(w->hub->ice_servers) : NULL;
+	pthread_mutex_unlock(&w->hub->lock);
+	struct webrtc_ice_server ice[WEBRTC_MAX_ICE_SERVERS];
+	int ice_count = ice_servers_of(ice_json, ice);
+	start_peer(w, message, ice, ice_count);
+	wipe_json(ice_json);
+	cJSON_Delete(ice_json);
 }
 
 void bridge_viewer_video_message(struct bridge_viewer *w, const char *text, size_t len)

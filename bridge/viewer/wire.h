@@ -54,7 +54,11 @@
  *   {"type":"hello","width":W,"height":H,"role":"control"|"view",
  *    "video":true}  first, and again whenever the screen's size changes:
  *       the canvas is W x H and unknown; the updates after it repaint it
- *       whole. "video" is there when the server offers WebRTC.
+ *       whole. "video" is there when the server offers WebRTC; with it,
+ *       "ice_servers":[{"urls":["stun:..."|"turn:..."|"turns:..."],
+ *       "username":"...","credential":"..."}] when the link's start_stream
+ *       gave some: the page's RTCPeerConnection uses them (none: host
+ *       candidates only, which is all one host or a LAN needs).
  *   {"type":"webrtc-offer","sdp":"...","codec":"VP8"|"H264"}  the
  *       server's offer, after a webrtc-start.
  *   {"type":"webrtc-candidate","candidate":"candidate:...","mline":0}
@@ -122,6 +126,7 @@
 #define VIEWER_WIRE_TYPE_WEBRTC_PREFIX "webrtc-"
 /* Server to page. */
 #define VIEWER_WIRE_TYPE_HELLO "hello"
+#define VIEWER_WIRE_ICE_SERVERS "ice_servers"
 #define VIEWER_WIRE_TYPE_STATUS "status"
 #define VIEWER_WIRE_TYPE_ERROR "error"
 #define VIEWER_WIRE_TYPE_WEBRTC_OFFER "webrtc-offer"

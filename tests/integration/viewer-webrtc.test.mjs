@@ -4,7 +4,9 @@
 // headless Debian Chromium, which decodes the video. What is checked is
 // what a person would see: frames decoding, a colour painted on the
 // desktop showing at its place, a late viewer getting a picture of a still
-// screen, the page falling back to its WebSocket updates when WebRTC
+// screen, the picture coming back after frames are lost, the page's peer
+// connection using the ICE servers start_stream gave (and bad ones
+// refused), the page falling back to its WebSocket updates when WebRTC
 // fails, and the peer connection closing when the session ends.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -253,6 +255,125 @@ test('bad video messages get an error and the viewer goes on', async (t) => {
   const frames = await page.evaluate(() => window.lizardViewer.frames);
   apps.push(startProcess('xterm', ['-bg', '#10e010', '-geometry', '10x4+20+300'], { env: xvnc.env }));
   assert.ok(await waitFor(() => page.evaluate((n) => window.lizardViewer.frames > n, frames)), 'updates still come');
+  await page.close();
+});
+
+// Frames lost on the way: the page drops some of the video's encoded
+// frames before its decoder sees them (an encoded transform, the one place
+// a page can lose them), so what follows cannot be decoded. The browser
+// then asks for a keyframe (a PLI) and the picture must come back: a
+// keyframe arrives and frames decode again, while the screen keeps moving.
+test('after frames are lost the page asks for a keyframe and the video recovers', async (t) => {
+  if (skip) return t.skip(skip);
+  const page = await openPage(links.view_only_url, () => {
+    const Real = window.RTCPeerConnection;
+    if (typeof Real?.prototype?.getReceivers !== 'function' || typeof RTCRtpReceiver.prototype.createEncodedStreams !== 'function') {
+      window.lossTest = 'this Chromium has no encoded streams (createEncodedStreams)';
+      return;
+    }
+    window.lossTest = { drop: 0, dropped: 0 };
+    window.RTCPeerConnection = function lossy(config) {
+      const pc = new Real({ ...config, encodedInsertableStreams: true });
+      pc.addEventListener('track', (e) => {
+        const { readable, writable } = e.receiver.createEncodedStreams();
+        readable.pipeThrough(new TransformStream({
+          transform(frame, out) {
+            if (window.lossTest.drop > 0 && frame.type === 'delta') {
+              window.lossTest.drop--;
+              window.lossTest.dropped++;
+              return;
+            }
+            out.enqueue(frame);
+          },
+        })).pipeTo(writable);
+      });
+      return pc;
+    };
+  });
+  const lossTest = await page.evaluate(() => window.lossTest);
+  if (typeof lossTest === 'string') {
+    await page.close();
+    return t.skip(lossTest);
+  }
+  const shown = await waitFor(() => page.evaluate(() => window.lizardViewer.transport === 'webrtc'), { timeout: 20000 });
+  assert.ok(shown, `the page shows video (it says ${JSON.stringify(await page.evaluate(() => window.lizardViewer))})`);
+  // A screen that keeps changing: the root window's colour, back and forth.
+  const mover = startProcess('sh', ['-c', 'while :; do xsetroot -solid "#204080"; sleep 0.1; xsetroot -solid "#284880"; sleep 0.1; done'], { env: xvnc.env });
+  try {
+    const counters = () => page.evaluate(async () => {
+      for (const r of (await pc.getStats()).values()) {
+        if (r.type === 'inbound-rtp' && r.kind === 'video') {
+          return { framesDecoded: r.framesDecoded || 0, keyFramesDecoded: r.keyFramesDecoded || 0, pliCount: r.pliCount || 0, firCount: r.firCount || 0 };
+        }
+      }
+      return null;
+    });
+    assert.ok(await waitFor(async () => (await counters())?.framesDecoded > 0), 'frames decode before the loss');
+    const before = await counters();
+    await page.evaluate(() => { window.lossTest.drop = 3; });
+    assert.ok(await waitFor(() => page.evaluate(() => window.lossTest.dropped === 3), { timeout: 10000 }), 'three frames were lost');
+    const lost = await counters();
+    const recovered = await waitFor(async () => {
+      const now = await counters();
+      return now.pliCount + now.firCount > before.pliCount + before.firCount && now.keyFramesDecoded > before.keyFramesDecoded &&
+        now.framesDecoded > lost.framesDecoded + 10 ? now : null;
+    }, { timeout: 20000, interval: 250 });
+    assert.ok(recovered, `the page asked for a keyframe, got one and decodes again: before ${JSON.stringify(before)}, after the loss ${JSON.stringify(lost)}, now ${JSON.stringify(await counters())}`);
+  } finally {
+    await mover.stop();
+    execFileSync('xsetroot', ['-solid', '#204080'], { env: xvnc.env });
+    await page.close();
+  }
+});
+
+test('the page\'s peer connection uses the ICE servers start_stream gave, and the links and log never show them', async (t) => {
+  if (skip) return t.skip(skip);
+  const iceServers = [
+    { urls: 'stun:stun.example.org:3478' },
+    { urls: ['turn:turn.example.org:3478?transport=udp', 'turns:turn.example.org:5349'], username: 'viewer', credential: 'turn-secret-5c1e' },
+  ];
+  const withIce = JSON.parse(textOf(await client.call('start_stream', { session, ice_servers: iceServers })));
+  links = withIce; // the old ones are revoked
+  const page = await openPage(withIce.view_only_url);
+  const used = await waitFor(() => page.evaluate(() => pc && pc.getConfiguration().iceServers), { timeout: 20000 });
+  // (The browser gives a server without them an empty username and credential.)
+  assert.deepEqual(used?.map(({ urls, username, credential }) => ({ urls, username, credential })), [
+    { urls: ['stun:stun.example.org:3478'], username: '', credential: '' },
+    { urls: iceServers[1].urls, username: 'viewer', credential: 'turn-secret-5c1e' },
+  ], `the page's RTCPeerConnection has them: ${JSON.stringify(used)}`);
+  assert.ok(!JSON.stringify(withIce).includes('turn-secret'), 'no link carries the credential');
+  assert.ok(await waitFor(() => /video started \(VP8, with 3 STUN and TURN URLs\)/.test(daemon.log)),
+    'the daemon\'s own peer has them too (webrtcbin\'s STUN server and TURN servers)');
+  assert.ok(!daemon.log.includes('turn-secret'), 'the daemon\'s log does not show the credential');
+  await page.close();
+  // Links without them again for the tests after this one.
+  links = JSON.parse(textOf(await client.call('start_stream', { session })));
+  const plain = await openPage(links.view_only_url);
+  assert.deepEqual(await waitFor(() => plain.evaluate(() => pc && pc.getConfiguration().iceServers), { timeout: 20000 }), [],
+    'a new start_stream without them replaces them');
+  await plain.close();
+});
+
+test('bad ice_servers are refused with a message that names the field', async (t) => {
+  if (skip) return t.skip(skip);
+  const refused = async (iceServers, pattern) => {
+    const result = await client.call('start_stream', { session, ice_servers: iceServers });
+    assert.equal(result.isError, true, `refused: ${JSON.stringify(iceServers)}`);
+    assert.match(textOf(result), pattern);
+    assert.ok(!textOf(result).includes('hunter2'), 'the message does not quote a credential');
+  };
+  await refused([{ urls: 'http://stun.example.org' }], /ice_servers\[0\]\.urls must start with stun:, turn: or turns:/);
+  await refused([{ urls: 'stun:a.example.org' }, { urls: ['stun:b.example.org', 'ftp://c'] }], /ice_servers\[1\]\.urls\[1\] must start with/);
+  await refused([{ urls: 'turn:turn.example.org', username: 'u' }], /ice_servers\[0\] has a turn: or turns: URL, which needs both username and credential/);
+  await refused([{ urls: 'stun:x.example.org', credential: 'hunter2', password: 'hunter2' }], /ice_servers\[0\] has a field 'password' it does not take/);
+  await refused([{ urls: `stun:${'x'.repeat(300)}` }], /ice_servers\[0\]\.urls is 305 bytes; at most 256/);
+  await refused([{ urls: [] }], /ice_servers\[0\]\.urls has 0 URLs; it takes 1 to 4/);
+  await refused([{ username: 'u' }], /ice_servers\[0\]\.urls is missing/);
+  await refused(Array.from({ length: 9 }, () => ({ urls: 'stun:x.example.org' })), /ice_servers.*at most 8/);
+  await refused('stun:x.example.org', /ice_servers.*must be an array/);
+  // The links from before still work: a refused call changes nothing.
+  const page = await openPage(links.view_only_url + '&video=off');
+  assert.ok(await waitFor(() => page.evaluate(() => window.lizardViewer.frames > 0)), 'the old links still show the desktop');
   await page.close();
 });
 

@@ -9,12 +9,15 @@ import { httpClient, textOf } from './mcp.mjs';
 import { sandboxOf } from './sandbox.mjs';
 
 // Headless Debian Chromium under playwright-core, as the probe set it up.
-export async function launchChromium() {
+// options go to chromium.launch (a script that ends its own children on a
+// signal turns playwright's signal handlers off with handleSIGINT: false).
+export async function launchChromium(options = {}) {
   const { chromium } = await import('playwright-core');
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
+    ...options,
   });
 }
 

@@ -165,5 +165,21 @@ class Desktop(OnEachBridge):
         self.assertNotEqual(again.url, info.url)  # new links replace the old
         self.sandbox.desktop.stop()
 
+    def test_start_takes_ice_servers_and_refuses_bad_ones(self) -> None:
+        servers = [
+            {"urls": "stun:stun.example.org:3478"},
+            {"urls": ["turn:turn.example.org:3478"], "username": "viewer", "credential": "py-secret-7f"},
+        ]
+        info = self.sandbox.desktop.start(ice_servers=servers)
+        self.assertIsInstance(info, StreamInfo)
+        self.assertNotIn("py-secret", info.url + info.view_only_url)  # the page gets them, not the link
+        with self.assertRaises(ToolError) as refused:
+            self.sandbox.desktop.start(ice_servers=[{"urls": "http://stun.example.org"}])
+        self.assertIn("ice_servers[0].urls must start with stun:, turn: or turns:", str(refused.exception))
+        with self.assertRaises(ToolError) as refused:
+            self.sandbox.desktop.start(ice_servers=[{"urls": "turn:turn.example.org", "username": "viewer"}])
+        self.assertIn("needs both username and credential", str(refused.exception))
+        self.sandbox.desktop.stop()
+
 
 both_modes(Desktop, globals())

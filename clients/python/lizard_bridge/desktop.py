@@ -11,7 +11,7 @@ tool may take on the bridge (a drag up to about 16 s, open_url up to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from lizard_bridge.errors import TransportError
 from lizard_bridge.results import (
@@ -50,12 +50,20 @@ class Desktop:
 
     # -- watching --
 
-    def start(self) -> StreamInfo:
+    def start(self, *, ice_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> StreamInfo:
         """Links for a browser (start_stream): info.url controls the
         desktop, info.view_only_url only shows it. A new start replaces
         the links and disconnects viewers of the old ones. The daemon serves
-        the viewer page; so does a Bridge.local() child (stdio --viewer)."""
-        return StreamInfo.from_data(self._call("start_stream").structured)
+        the viewer page; so does a Bridge.local() child (stdio --viewer).
+
+        ice_servers: STUN and TURN servers for the pages' WebRTC video, as
+        RTCPeerConnection takes them ({"urls": "stun:host:3478"}, or
+        {"urls": ["turn:host:3478"], "username": ..., "credential": ...});
+        at most 8. One host or a LAN needs none. The pages get them when
+        they join, never in a link; bad ones raise ToolError naming the
+        field."""
+        servers = [dict(server) for server in ice_servers] if ice_servers is not None else None
+        return StreamInfo.from_data(self._call("start_stream", ice_servers=servers).structured)
 
     def stop(self) -> None:
         """Revokes the links (stop_stream); their viewers are disconnected."""
