@@ -109,11 +109,8 @@ bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image
 /* The session's own disk, mounted at dir/disk: where its directories go. */
 static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
 {
-	char daemon_dir[sizeof(s->dir)];
-	snprintf(daemon_dir, sizeof(daemon_dir), "%s", s->dir);
-	*strrchr(daemon_dir, '/') = '\0';
 	int mounted = -1, loop = -1;
-	if (!sandbox_disk_spare_take(daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, &mounted,
+	if (!sandbox_disk_spare_take(s->daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, &mounted,
 				     &loop, err))
 		return false;
 	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
@@ -142,8 +139,8 @@ bool sandbox_private_dir_make(struct sandbox *s, uint64_t disk_bytes, struct err
 	char base[128];
 	if (!sandbox_base_dir(base, sizeof(base), err))
 		return false;
-	char daemon_dir[160];
-	snprintf(daemon_dir, sizeof(daemon_dir), "%s/%ld", base, (long)getpid());
+	char *daemon_dir = s->daemon_dir;
+	snprintf(s->daemon_dir, sizeof(s->daemon_dir), "%s/%ld", base, (long)getpid());
 	/* Twice: another session's end may remove the daemon's directory
 	 * (sandbox_destroy) between the mkdir and the mkdtemp. */
 	bool made = false;

@@ -138,13 +138,10 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		      (strcmp(name, "etc") == 0 || strcmp(name, "var/cache/debconf") == 0);
 	const char *lower_path = host_path;
 	if (secret) {
-		char daemon_dir[sizeof(s->dir)];
-		snprintf(daemon_dir, sizeof(daemon_dir), "%s", s->dir);
-		*strrchr(daemon_dir, '/') = '\0';
 		char *copy = s->root_copies[s->root_copy_count];
 		if (s->root_copy_count >= SANDBOX_ROOT_COPIES ||
-		    !sandbox_root_copy_take(daemon_dir, host_path, copy, sizeof(s->root_copies[0]),
-					    err))
+		    !sandbox_root_copy_take(s->daemon_dir, host_path, copy,
+					    sizeof(s->root_copies[0]), err))
 			goto out;
 		s->root_copy_count++;
 		lower_path = copy;

@@ -461,9 +461,7 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 	if (s->dir[0]) {
 		ok = keep_first(sandbox_tree_remove(s->dir, &failed), err, &failed) && ok;
 		/* The daemon's directory goes with its last session. */
-		char *slash = strrchr(s->dir, '/');
-		*slash = '\0';
-		rmdir(s->dir);
+		rmdir(s->daemon_dir);
 	}
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		free(s->env[i]);

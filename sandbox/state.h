@@ -17,7 +17,8 @@
 #define SANDBOX_ROOT_COPIES 2
 
 struct sandbox {
-	char dir[200]; /* private, on the host; the daemon's, 0711 */
+	char dir[200];        /* private, on the host; the daemon's, 0711 */
+	char daemon_dir[160]; /* what holds dir: every session's, the spares, the lowers */
 	/* Descriptors of dir and of run_dir, taken when they were made: the
 	 * sandbox's user owns run_dir and may put anything in it, so the
 	 * daemon reaches what is there only through run_fd, never following a
