@@ -7,10 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bridgeBin, bridgeEnv } from './bridge.mjs';
 
-// lizard-bridge stdio as an MCP server, with the official SDK client.
-export async function connectBridge(args = [], { env = {} } = {}) {
+// lizard-bridge stdio as an MCP server, with the official SDK client (bin:
+// another build's binary, for a bench that compares two).
+export async function connectBridge(args = [], { env = {}, bin = bridgeBin } = {}) {
   const transport = new StdioClientTransport({
-    command: bridgeBin,
+    command: bin,
     args: ['stdio', ...args],
     env: bridgeEnv(env),
     stderr: 'pipe',
