@@ -62,17 +62,27 @@ static void size_dir(struct size_walk *w, int fd, unsigned depth)
 	closedir(dir);
 }
 
-bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
-		       struct error *err)
+/* The directory a walk starts at, open, with its stat; -1 and err. */
+static int open_top(const char *path, struct stat *st, struct error *err)
 {
 	int fd = open_dir_at(AT_FDCWD, path);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
+	if (fd < 0 || fstat(fd, st) != 0) {
 		int saved = errno;
 		if (fd >= 0)
 			close(fd);
-		return error_set(err, saved, "cannot open %s", path);
+		error_set(err, saved, "cannot open %s", path);
+		return -1;
 	}
+	return fd;
+}
+
+bool sandbox_tree_size(const char *path, uint64_t max_entries, uint64_t *bytes, bool *complete,
+		       struct error *err)
+{
+	struct stat st;
+	int fd = open_top(path, &st, err);
+	if (fd < 0)
+		return false;
 	struct size_walk w = { .entries_left = max_entries,
 			       .bytes = (uint64_t)st.st_blocks * 512,
 			       .complete = true,
@@ -165,14 +175,10 @@ static bool chown_dir(struct chown_walk *w, int fd, unsigned depth)
 bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t max_entries,
 			struct error *err)
 {
-	int fd = open_dir_at(AT_FDCWD, path);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int saved = errno;
-		if (fd >= 0)
-			close(fd);
-		return error_set(err, saved, "cannot open %s", path);
-	}
+	int fd = open_top(path, &st, err);
+	if (fd < 0)
+		return false;
 	if (fchown(fd, uid, gid) != 0) {
 		int saved = errno;
 		close(fd);
@@ -190,14 +196,10 @@ bool sandbox_tree_chown(const char *path, unsigned uid, unsigned gid, uint64_t m
 bool sandbox_tree_shift(const char *path, uint32_t from, uint32_t to, uint32_t count,
 			uint64_t max_entries, struct error *err)
 {
-	int fd = open_dir_at(AT_FDCWD, path);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int saved = errno;
-		if (fd >= 0)
-			close(fd);
-		return error_set(err, saved, "cannot open %s", path);
-	}
+	int fd = open_top(path, &st, err);
+	if (fd < 0)
+		return false;
 	struct chown_walk w = { .entries_left = max_entries,
 				.from = from,
 				.to = to,

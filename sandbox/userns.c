@@ -56,47 +56,82 @@ static bool write_map(pid_t pid, const char *file, const char *map, struct error
 				    (int)strcspn(map, "\n"), map);
 }
 
-int sandbox_userns_make(uid_t first, uint32_t count, struct error *err)
+/* A maker child under way: its pid, and the pipes it talks on. */
+struct started {
+	pid_t pid;
+	int ready_read, done_write;
+};
+
+/* Starts a child running fn on m's stack; false (err set) when it did not
+ * start or did not answer `want`. Either way finish_maker cleans up. */
+static bool start_maker(int (*fn)(void *), struct maker *m, char want, struct started *st,
+			struct error *err)
 {
+	*st = (struct started){ .pid = -1, .ready_read = -1, .done_write = -1 };
 	int ready[2], done[2];
 	if (pipe2(ready, O_CLOEXEC) != 0)
-		return error_set(err, errno, "cannot create a pipe"), -1;
+		return error_set(err, errno, "cannot create a pipe");
 	if (pipe2(done, O_CLOEXEC) != 0) {
 		close(ready[0]);
 		close(ready[1]);
-		return error_set(err, errno, "cannot create a pipe"), -1;
+		return error_set(err, errno, "cannot create a pipe");
 	}
-	struct maker m = {
-		.owner = first, .ready = ready[1], .done = done[0], .done_write = done[1]
-	};
-	pid_t pid = clone(maker_main, m.stack + sizeof(m.stack), CLONE_VM | SIGCHLD, &m);
+	m->ready = ready[1];
+	m->done = done[0];
+	m->done_write = done[1];
+	st->pid = clone(fn, m->stack + sizeof(m->stack), CLONE_VM | SIGCHLD, m);
+	int saved = errno;
 	close(ready[1]);
 	close(done[0]);
-	int ns = -1;
-	char byte = 0, map[64], path[64];
-	if (pid < 0) {
-		error_set(err, errno, "cannot start a process to make a user namespace");
-		goto out;
-	}
-	if (read(ready[0], &byte, 1) != 1 || byte != 'u') {
-		error_set(err, 0,
-			  "cannot create a user namespace as uid %u (are unprivileged user "
-			  "namespaces allowed? sysctl kernel.unprivileged_userns_clone)",
-			  (unsigned)first);
-		goto out;
-	}
-	snprintf(map, sizeof(map), "0 %u %u\n", (unsigned)first, (unsigned)count);
-	if (!write_map(pid, "uid_map", map, err) || !write_map(pid, "gid_map", map, err))
-		goto out;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
-	if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		error_set(err, errno, "cannot open %s", path);
-out:
-	close(ready[0]);
-	close(done[1]);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	st->ready_read = ready[0];
+	st->done_write = done[1];
+	if (st->pid < 0)
+		return error_set(err, saved, "cannot start a process to make a namespace");
+	char byte = 0;
+	return read(ready[0], &byte, 1) == 1 && byte == want;
+}
+
+/* Lets the child go and waits for it. */
+static void finish_maker(struct started *st)
+{
+	if (st->ready_read >= 0)
+		close(st->ready_read);
+	if (st->done_write >= 0)
+		close(st->done_write);
+	if (st->pid > 0)
+		while (waitpid(st->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+}
+
+/* The namespace `kind` of the maker, opened while it waits. */
+static int open_namespace(const struct started *st, const char *kind, struct error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)st->pid, kind);
+	int ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		error_set(err, errno, "cannot open %s", path);
+	return ns;
+}
+
+int sandbox_userns_make(uid_t first, uint32_t count, struct error *err)
+{
+	struct maker m = { .owner = first };
+	struct started st;
+	int ns = -1;
+	char map[64];
+	snprintf(map, sizeof(map), "0 %u %u\n", (unsigned)first, (unsigned)count);
+	if (!start_maker(maker_main, &m, 'u', &st, err)) {
+		if (st.pid > 0)
+			error_set(err, 0,
+				  "cannot create a user namespace as uid %u (are unprivileged user "
+				  "namespaces allowed? sysctl kernel.unprivileged_userns_clone)",
+				  (unsigned)first);
+	} else if (write_map(st.pid, "uid_map", map, err) &&
+		   write_map(st.pid, "gid_map", map, err)) {
+		ns = open_namespace(&st, "user", err);
+	}
+	finish_maker(&st);
 	return ns;
 }
 
@@ -132,39 +167,14 @@ static int net_maker_main(void *arg)
 
 int sandbox_netns_make(int userns, struct error *err)
 {
-	int ready[2], done[2];
-	if (pipe2(ready, O_CLOEXEC) != 0)
-		return error_set(err, errno, "cannot create a pipe"), -1;
-	if (pipe2(done, O_CLOEXEC) != 0) {
-		close(ready[0]);
-		close(ready[1]);
-		return error_set(err, errno, "cannot create a pipe"), -1;
-	}
-	struct maker m = {
-		.userns = userns, .ready = ready[1], .done = done[0], .done_write = done[1]
-	};
-	pid_t pid = clone(net_maker_main, m.stack + sizeof(m.stack), CLONE_VM | SIGCHLD, &m);
-	close(ready[1]);
-	close(done[0]);
+	struct maker m = { .userns = userns };
+	struct started st;
 	int ns = -1;
-	char byte = 0, path[64];
-	if (pid < 0) {
-		error_set(err, errno, "cannot start a process to make a network namespace");
-		goto out;
-	}
-	if (read(ready[0], &byte, 1) != 1 || byte != 'n') {
+	if (start_maker(net_maker_main, &m, 'n', &st, err))
+		ns = open_namespace(&st, "net", err);
+	else if (st.pid > 0)
 		error_set(err, 0,
 			  "cannot create the sandbox's network namespace with its loopback up");
-		goto out;
-	}
-	snprintf(path, sizeof(path), "/proc/%ld/ns/net", (long)pid);
-	if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		error_set(err, errno, "cannot open %s", path);
-out:
-	close(ready[0]);
-	close(done[1]);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	finish_maker(&st);
 	return ns;
 }
