@@ -242,7 +242,8 @@ static bool load_process_ids(struct id_set *set, struct error *err)
 	closedir(proc);
 	if (!ok)
 		return error_set(err, 0, "out of memory listing the uids processes use");
-	qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
+	if (set->count) /* qsort takes no NULL, even for nothing */
+		qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
 	return true;
 }
 
@@ -311,7 +312,8 @@ static bool load_nss_ids(struct id_set *set, uint64_t from, uint64_t to, struct 
 	free(buffer);
 	if (!ok)
 		return error_set(err, 0, "out of memory listing the users and groups");
-	qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
+	if (set->count) /* qsort takes no NULL, even for nothing */
+		qsort(set->ids, set->count, sizeof(uint32_t), compare_ids);
 	return true;
 }
 
