@@ -84,6 +84,17 @@ static void post(struct mailbox *box, enum webrtc_signal_kind kind, unsigned mli
 	pthread_mutex_unlock(&box->lock);
 }
 
+/* Sets a description on webrtcbin. Once it is closing, webrtcbin answers
+ * with an error structure it hands to the promise, and leaks it when there
+ * is none: each call gets a promise of its own, let go at once. */
+static void set_description(GstElement *webrtc, const char *which,
+			    GstWebRTCSessionDescription *description)
+{
+	GstPromise *promise = gst_promise_new();
+	g_signal_emit_by_name(webrtc, which, description, promise);
+	gst_promise_unref(promise);
+}
+
 static void on_offer_created(GstPromise *promise, gpointer data)
 {
 	struct mailbox *box = data;
@@ -99,7 +110,7 @@ static void on_offer_created(GstPromise *promise, gpointer data)
 		post(box, WEBRTC_SIGNAL_FAILED, 0, "webrtcbin made no offer");
 		return;
 	}
-	g_signal_emit_by_name(box->webrtc, "set-local-description", offer, NULL);
+	set_description(box->webrtc, "set-local-description", offer);
 	gchar *text = gst_sdp_message_as_text(offer->sdp);
 	post(box, WEBRTC_SIGNAL_OFFER, 0, text ? text : "");
 	g_free(text);
@@ -427,7 +438,7 @@ bool webrtc_peer_answer(struct webrtc_peer *p, const char *sdp, size_t len, stru
 	GstWebRTCSessionDescription *answer = gst_webrtc_session_description_new(
 		GST_WEBRTC_SDP_TYPE_ANSWER, message);
 	/* Applied on webrtcbin's thread; a bad one fails the connection. */
-	g_signal_emit_by_name(p->webrtc, "set-remote-description", answer, NULL);
+	set_description(p->webrtc, "set-remote-description", answer);
 	gst_webrtc_session_description_free(answer);
 	return true;
 }
