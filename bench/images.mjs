@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import { median, percentile } from './lib.mjs';
 import { startDaemon } from '../tests/lib/bridge.mjs';
-import { httpClient, textOf } from '../tests/lib/mcp.mjs';
+import { httpClient, strictCall } from '../tests/lib/mcp.mjs';
 import { tempDir } from '../tests/lib/process.mjs';
 
 const rounds = Number(process.argv[2] || 10);
@@ -22,11 +22,7 @@ const dataDir = tempDir('lizard-bench-images-');
 async function bridge(env = {}) {
   const daemon = await startDaemon({ args: ['--data-dir', dataDir], env });
   const client = await httpClient(daemon);
-  const call = async (tool, args) => {
-    const r = await client.call(tool, args);
-    if (r.isError) throw new Error(`${tool}: ${textOf(r)}`);
-    return r.structuredContent;
-  };
+  const call = strictCall(client);
   return { call, close: async () => { await client.close(); await daemon.stop(); } };
 }
 

@@ -5,6 +5,7 @@
 #include "sandbox/child.h"
 #include "sandbox/network.h"
 #include "sandbox/protocol.h"
+#include "sandbox/root_fuse.h"
 #include "sandbox/state.h"
 
 #include <fcntl.h>
@@ -19,14 +20,14 @@
 
 /* Where the daemon's binary appears inside, for bwrap to start as init. */
 #define INIT_PATH "/run/lizard-init"
-/* With an image (another system's root), where the host's /usr appears
- * read-only: an init that is not static (the daemon's binary, or any
- * sanitizer build) runs with the host's dynamic loader and libraries from
- * there, the image's programs with their own. */
-#define HOST_USR "/run/lizard-host-usr"
+/* With an image (another system's root) or a FUSE root (root_fuse.h), the
+ * host's /usr appears read-only at SANDBOX_HOST_USR: an init that is not
+ * static (the daemon's binary, or any sanitizer build) runs with the
+ * host's dynamic loader and libraries from there, the image's programs
+ * with their own. */
+#define HOST_USR SANDBOX_HOST_USR
 
-/* The host's dynamic loader, under /usr (merged /usr); "" when unknown. */
-static void host_loader(char *out, size_t size)
+void sandbox_bwrap_host_loader(char *out, size_t size)
 {
 	static const char *const loaders[] = { "/lib64/ld-linux-x86-64.so.2",
 					       "/lib/ld-linux-aarch64.so.1" };
@@ -79,7 +80,9 @@ bool sandbox_bwrap_check_kernel(struct error *err)
 	return true;
 }
 
-#define MAX_BWRAP_ARGS 96
+#define MAX_BWRAP_ARGS 128
+/* A staged lower's path inside (root_fuse.h). */
+#define STAGED_PATH 96
 
 struct args {
 	const char *v[MAX_BWRAP_ARGS];
@@ -120,8 +123,26 @@ _Static_assert(SANDBOX_BWRAP_FD_INFO == 5 && SANDBOX_BWRAP_FD_ARGS == 6 &&
 		       SANDBOX_BWRAP_FD_RESOLV == 11,
 	       "bwrap's options name these descriptors by number");
 
+/* A FUSE root's lowers and layers, where the init finds them (root_fuse.h);
+ * staged names go in staged. */
+static void add_fuse_staging(const struct sandbox *s, struct args *a, char staged[][STAGED_PATH])
+{
+	add(a, "--tmpfs", SANDBOX_ROOT_FUSE_DIR, NULL);
+	for (int i = 0; i < SANDBOX_ROOT_OVERLAID; i++) {
+		char flat[64];
+		if (!s->root_lower[i][0])
+			continue;
+		sandbox_root_flat(sandbox_root_overlaid[i], flat, sizeof(flat));
+		snprintf(staged[i], STAGED_PATH, "%s/lower/%s", SANDBOX_ROOT_FUSE_DIR, flat);
+		add(a, "--ro-bind", s->root_lower[i], staged[i]);
+	}
+	/* One mount for upper and work: fuse-overlayfs renames across them. */
+	add(a, "--bind", s->layers, SANDBOX_ROOT_FUSE_DIR "/layers");
+	add(a, "--dev-bind", "/dev/fuse", "/dev/fuse");
+}
+
 static void build_bwrap_args(const struct sandbox *s, struct args *a, char links[][128],
-			     const char *resolv_dest)
+			     char staged[][STAGED_PATH], const char *resolv_dest)
 {
 	a->n = 0;
 	/* A root daemon's sandbox joins the namespace the daemon made with
@@ -168,6 +189,8 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 		add(a, "--ro-bind-data", "11", resolv_dest);
 	add(a, "--proc", "/proc", NULL);
 	add(a, "--dev", "/dev", NULL);
+	if (s->root_fuse)
+		add_fuse_staging(s, a, staged);
 	/* On the session's disk when it has one, so that /tmp counts against
 	 * the disk and not, as a tmpfs would, against its memory. */
 	if (s->on_disk)
@@ -189,7 +212,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	add(a, "--bind", s->volume_mount[0] ? s->volume_mount : s->workspace, s->inside_workspace);
 	add(a, "--bind", s->run_dir, s->inside_run_dir);
 	add(a, "--ro-bind-fd", "4", INIT_PATH);
-	if (s->image_dir[0] && !sandbox_init_binary()->is_static)
+	if ((s->image_dir[0] && !sandbox_init_binary()->is_static) || s->root_fuse)
 		add(a, "--ro-bind", "/usr", HOST_USR);
 	add(a, "--chdir", s->inside_home, NULL);
 	/* Loaded last, right before the init's exec: the init and all it
@@ -255,7 +278,7 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1, -1 },
 					   .count = 1,
 					   .info_read = -1 };
-	host_loader(fds->loader, sizeof(fds->loader));
+	sandbox_bwrap_host_loader(fds->loader, sizeof(fds->loader));
 	snprintf(fds->libraries, sizeof(fds->libraries), "%s", fds->loader);
 	char *slash = strrchr(fds->libraries, '/');
 	if (slash)
@@ -263,12 +286,14 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	if (!s->isolated)
 		return true;
 	struct args a;
-	char links[6][128], resolv_buffer[300], users[512], groups[128], resolv[2048];
-	bool want_resolv = s->network;
+	char links[6][128], staged[SANDBOX_ROOT_OVERLAID][STAGED_PATH];
+	char resolv_buffer[300], users[512], groups[128], resolv[2048];
+	/* A FUSE root has it in its layer (root.c). */
+	bool want_resolv = s->network && !s->root_fuse;
 	users_and_groups(s, users, sizeof(users), groups, sizeof(groups));
 	if (want_resolv)
 		sandbox_network_resolv_conf(resolv, sizeof(resolv), &s->has_dns);
-	build_bwrap_args(s, &a, links,
+	build_bwrap_args(s, &a, links, staged,
 			 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
 				     : NULL);
 	char serialized[16 * 1024];
@@ -312,26 +337,31 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 				  const struct sandbox_bwrap_fds *fds, pid_t parent,
 				  const struct sandbox_cgroup_join *join)
 {
-	char *bwrap_argv[] = { (char *)bwrap,  "--args", "6",        "--", INIT_PATH,
-			       "sandbox-init", "3",      "isolated", NULL };
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
-	char *through_loader[] = { (char *)bwrap,
-				   "--args",
-				   "6",
-				   "--",
-				   (char *)fds->loader,
-				   "--library-path",
-				   (char *)fds->libraries,
-				   INIT_PATH,
-				   "sandbox-init",
-				   "3",
-				   "isolated",
-				   NULL };
-
-	bool own_loader = sandbox_init_binary()->is_static;
-	char *const *argv = !s->isolated                                       ? plain
-			    : s->image_dir[0] && fds->loader[0] && !own_loader ? through_loader
-									       : bwrap_argv;
+	char *isolated[16];
+	int n = 0;
+	isolated[n++] = (char *)bwrap;
+	isolated[n++] = "--args";
+	isolated[n++] = "6";
+	isolated[n++] = "--";
+	/* Where / has no /usr of the host's when the init starts. */
+	if ((s->image_dir[0] || s->root_fuse) && fds->loader[0] &&
+	    !sandbox_init_binary()->is_static) {
+		isolated[n++] = (char *)fds->loader;
+		isolated[n++] = "--library-path";
+		isolated[n++] = (char *)fds->libraries;
+	}
+	isolated[n++] = INIT_PATH;
+	isolated[n++] = "sandbox-init";
+	isolated[n++] = "3";
+	isolated[n++] = "isolated";
+	if (s->root_fuse) {
+		isolated[n++] = SANDBOX_ROOT_FUSE_MODE;
+		isolated[n++] = (char *)fds->loader;
+		isolated[n++] = (char *)fds->libraries;
+	}
+	isolated[n] = NULL;
+	char *const *argv = s->isolated ? isolated : plain;
 	char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 	/* As the daemon's root still: joining needs CAP_SYS_ADMIN here. */
 	if (s->netns_fd >= 0 && setns(s->netns_fd, CLONE_NEWNET) != 0)

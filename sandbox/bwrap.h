@@ -50,6 +50,10 @@ struct sandbox_bwrap_fds {
 
 /* The installed bwrap, or NULL. */
 const char *sandbox_bwrap_path(void);
+
+/* The host's dynamic loader as it appears inside at SANDBOX_HOST_USR
+ * (root_fuse.h), for a merged /usr; "" when unknown. */
+void sandbox_bwrap_host_loader(char *out, size_t size);
 /* Whether the kernel allows the user namespaces bwrap needs; says which
  * sysctl refuses them otherwise, before bwrap fails less clearly. */
 bool sandbox_bwrap_check_kernel(struct error *err);

@@ -12,6 +12,7 @@
 
 #include "sandbox/init.h"
 #include "sandbox/reaper.h"
+#include "sandbox/root_fuse.h"
 #include "sandbox/spawn.h"
 #include "sandbox/protocol.h"
 
@@ -242,12 +243,16 @@ static void handle_channel(struct child *c)
 
 int sandbox_init_main(int argc, char **argv)
 {
-	if (argc != 2) {
+	bool fuse_root = argc == 5 && strcmp(argv[2], SANDBOX_ROOT_FUSE_MODE) == 0;
+	if (argc != 2 && !fuse_root) {
 		fprintf(stderr, "sandbox-init: internal command of lizard-bridge\n");
 		return 2;
 	}
 	int control = atoi(argv[0]);
 	isolated = strcmp(argv[1], "isolated") == 0;
+	/* Before anything of the sandbox's runs: its root (root_fuse.h). */
+	if (fuse_root && (!isolated || !sandbox_root_fuse_mount(argv[3], argv[4])))
+		return 1;
 	if (!sandbox_spawn_prepare(isolated))
 		return 1;
 	for (int i = 0; i < MAX_CHILDREN; i++)

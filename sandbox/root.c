@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/root.h"
 
+#include "sandbox/bwrap.h"
+#include "sandbox/network.h"
 #include "sandbox/root_copy.h"
 #include "sandbox/root_private.h"
 #include "sandbox/snapshot.h"
@@ -15,10 +17,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-const char *const sandbox_root_overlaid[] = { "usr",         "etc",           "var/lib/dpkg",
-					      "var/lib/apt", "var/cache/apt", "var/cache/debconf",
-					      NULL };
 
 /* A detached, read-only copy of the host's directory path whose files of
  * the host's root are the namespace ns's root. */
@@ -45,16 +43,38 @@ static int idmapped_tree(const char *path, int ns, struct error *err)
 
 static struct {
 	pthread_once_t once;
-	bool available;
+	bool available, fuse;
 	struct error why;
 } probe = { .once = PTHREAD_ONCE_INIT };
+
+/* A daemon that is not root: fuse-overlayfs inside the sandbox. */
+static void probe_fuse(void)
+{
+	char loader[400];
+	struct stat st;
+	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fuse >= 0)
+		close(fuse);
+	sandbox_bwrap_host_loader(loader, sizeof(loader));
+	if (access(SANDBOX_ROOT_FUSE_TOOL, X_OK) != 0)
+		error_set(&probe.why, 0,
+			  "a writable root for a daemon that is not root needs fuse-overlayfs "
+			  "(apt-get install fuse-overlayfs)");
+	else if (fuse < 0 || stat("/dev/fuse", &st) != 0 || !S_ISCHR(st.st_mode))
+		error_set(&probe.why, errno,
+			  "a writable root for a daemon that is not root needs /dev/fuse");
+	else if (!loader[0])
+		error_set(&probe.why, 0,
+			  "a writable root for a daemon that is not root needs the host's dynamic "
+			  "loader under /usr (a merged /usr)");
+	else
+		probe.available = probe.fuse = true;
+}
 
 static void probe_once(void)
 {
 	if (geteuid() != 0) {
-		error_set(&probe.why, 0,
-			  "a writable root needs the daemon to run as root, for idmapped mounts "
-			  "of the host's directories");
+		probe_fuse();
 		return;
 	}
 	int ns = sandbox_userns_make(65534, 1, &probe.why);
@@ -74,6 +94,12 @@ bool sandbox_root_available(struct error *err)
 	if (!probe.available && err)
 		*err = probe.why;
 	return probe.available;
+}
+
+bool sandbox_root_uses_fuse(void)
+{
+	pthread_once(&probe.once, probe_once);
+	return probe.fuse;
 }
 
 /* Opens (making it when missing) the directory name in parent, given to
@@ -110,20 +136,47 @@ static int make_path(int root, const char *path, uid_t owner, struct error *err)
 	return fd;
 }
 
+static const struct {
+	const char *dir, *entry;
+} locks[] = { { "var/lib/dpkg", "lock" },
+	      { "var/lib/dpkg", "lock-frontend" },
+	      { "var/lib/dpkg", "triggers/Lock" },
+	      { "var/lib/apt", "lists/lock" },
+	      { "var/cache/apt", "archives/lock" } };
+
+/* A FUSE root's /etc is mounted after bwrap's binds, which it would hide:
+ * the sandbox's resolv.conf is a file of its layer instead, replacing the
+ * host's (a file or a link). The layer is the daemon's new directory,
+ * which nothing of the sandbox has run in yet. */
+static bool fuse_resolv_conf(struct sandbox *s, int etc_upper, struct error *err)
+{
+	char text[2048];
+	if (!s->root_fuse || !s->network)
+		return true;
+	sandbox_network_resolv_conf(text, sizeof(text), &s->has_dns);
+	if (unlinkat(etc_upper, "resolv.conf", 0) != 0 && errno != ENOENT)
+		return error_set(err, errno, "cannot replace the layer's resolv.conf");
+	int fd = openat(etc_upper, "resolv.conf",
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t len = strlen(text);
+	bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+	int saved = errno;
+	if (fd >= 0)
+		close(fd);
+	return ok || error_set(err, saved, "cannot write the layer's resolv.conf");
+}
+
 /* Mounts an overlay of the host's /name over the merged directory of
  * rootfs, its upper layer layers/upper/<flat> and its work directory
  * layers/work/<flat>; with an image (a Debian release's root), the image
  * over rootfs itself (name ""), its layer layers/upper/root. */
 static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_fd, int work_fd,
-			struct error *err)
+			char *fuse_lower, struct error *err)
 {
 	char host_path[600], flat[128];
 	bool image = !name[0];
 	snprintf(host_path, sizeof(host_path), "%s/%s", image ? s->image_dir : "", name);
-	snprintf(flat, sizeof(flat), "%s", image ? "root" : name);
-	for (char *c = flat; *c; c++)
-		if (*c == '/')
-			*c = '-';
+	sandbox_root_flat(image ? "root" : name, flat, sizeof(flat));
 	struct stat st;
 	if (stat(host_path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return true; /* nothing of the host's to show there */
@@ -146,7 +199,10 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		s->root_copy_count++;
 		lower_path = copy;
 	}
-	if ((lower = idmapped_tree(lower_path, ns, err)) < 0)
+	/* A FUSE root's lowers are staged by bwrap instead (root_fuse.h). */
+	if (s->root_fuse)
+		snprintf(fuse_lower, sizeof(s->root_lower[0]), "%.599s", lower_path);
+	else if ((lower = idmapped_tree(lower_path, ns, err)) < 0)
 		goto out;
 	/* The overlay's directory takes its owner and mode from the upper
 	 * layer's: as the idmapped lower shows it. */
@@ -169,7 +225,8 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 			goto out;
 	}
 	if (strcmp(name, "etc") == 0 &&
-	    !sandbox_root_write_users(upper, s->host_uid, s->inside_home, "/etc", err))
+	    (!sandbox_root_write_users(upper, s->host_uid, s->inside_home, "/etc", err) ||
+	     !fuse_resolv_conf(s, upper, err)))
 		goto out;
 	/* apt's partial directories belong to _apt, unmapped inside, so root
 	 * there could not use them: apt makes them again in the layer. */
@@ -178,6 +235,17 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 								 : NULL;
 	if (partial && !sandbox_root_hide_one(host_path, upper, partial, s->host_uid, err))
 		goto out;
+	/* The package managers' locks are the host root's alone to read, which
+	 * a daemon that is not root is not: fuse-overlayfs could not copy them
+	 * up, so root inside makes them afresh. */
+	for (size_t i = 0; s->root_fuse && !image && i < sizeof(locks) / sizeof(locks[0]); i++)
+		if (strcmp(name, locks[i].dir) == 0 &&
+		    !sandbox_root_hide_one(host_path, upper, locks[i].entry, s->host_uid, err))
+			goto out;
+	if (s->root_fuse) {
+		ok = true;
+		goto out;
+	}
 	char options[256], target[64];
 	snprintf(options, sizeof(options),
 		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
@@ -216,10 +284,17 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 	if (restore_dir && !sandbox_snapshot_restore(s, restore_dir, err))
 		goto out;
 	ok = true;
-	if (s->image_dir[0])
-		ok = overlay_one(s, "", ns, upper, work, err);
+	s->root_fuse = sandbox_root_uses_fuse();
+	if (s->image_dir[0] && s->root_fuse)
+		ok = error_set(err, 0,
+			       "a template built from a Debian release needs a daemon run as root "
+			       "(its root is one overlay, which fuse-overlayfs inside the sandbox "
+			       "cannot put under the sandbox's own mounts)");
+	else if (s->image_dir[0])
+		ok = overlay_one(s, "", ns, upper, work, NULL, err);
 	for (size_t i = 0; ok && !s->image_dir[0] && sandbox_root_overlaid[i]; i++)
-		ok = overlay_one(s, sandbox_root_overlaid[i], ns, upper, work, err);
+		ok = overlay_one(s, sandbox_root_overlaid[i], ns, upper, work, s->root_lower[i],
+				 err);
 out:
 	for (int *fd = (int[]){ layers, upper, work }, i = 0; i < 3; i++)
 		if (fd[i] >= 0)

@@ -20,8 +20,11 @@
  *
  * Idmapped mounts need the daemon to be root (CAP_SYS_ADMIN in the host's
  * user namespace) and the host's filesystem to support them (ext4, xfs,
- * btrfs, tmpfs): sandbox_root_available says which is missing. Without
- * them the host's system directories stay read-only, as before.
+ * btrfs, tmpfs). A daemon that is not root gets the same layers with
+ * fuse-overlayfs processes inside the sandbox instead (root_fuse.h), the
+ * host's files all shown as root's. sandbox_root_available says what is
+ * missing when neither works; the host's system directories stay
+ * read-only then, as before.
  *
  * The overlays are mounted on the host under the private directory and
  * unmounted there as soon as bwrap holds its own copy, before any program
@@ -31,6 +34,7 @@
 #ifndef LIZARD_SANDBOX_ROOT_H
 #define LIZARD_SANDBOX_ROOT_H
 
+#include "sandbox/root_fuse.h"
 #include "util/error.h"
 
 #include <stdbool.h>
@@ -53,7 +57,8 @@ void sandbox_root_release_host(struct sandbox *s);
  * process of the sandbox is left. */
 void sandbox_root_release_copies(struct sandbox *s);
 
-/* The host directories the root overlays, as they appear inside. */
-extern const char *const sandbox_root_overlaid[];
+/* Whether this daemon's writable roots are fuse-overlayfs ones made
+ * inside the sandbox (root_fuse.h) instead of overlays it mounts itself. */
+bool sandbox_root_uses_fuse(void);
 
 #endif

@@ -239,13 +239,21 @@ static bool fingerprint(const char *host_path, int fd, const struct stat *top, s
 	return ok;
 }
 
+/* A daemon that is not root keeps the copies its own, without set-id bits
+ * (its sandboxes show every file as root's: root_fuse.h). */
+static bool keeps_owners(void)
+{
+	return geteuid() == 0;
+}
+
 /* Gives a copied entry the host's owner, mode and times (the owner first:
  * chown clears set-id bits). */
 static bool same_as_host(int fd, const struct stat *st, struct walk *w, const char *name)
 {
 	const struct timespec times[2] = { st->st_atim, st->st_mtim };
-	if (fchown(fd, st->st_uid, st->st_gid) != 0 || fchmod(fd, st->st_mode & 07777) != 0 ||
-	    futimens(fd, times) != 0)
+	bool owners = keeps_owners();
+	if ((owners && fchown(fd, st->st_uid, st->st_gid) != 0) ||
+	    fchmod(fd, st->st_mode & (owners ? 07777 : 01777)) != 0 || futimens(fd, times) != 0)
 		return error_set(w->err, errno,
 				 "cannot give the copy of %s the host's owner and mode", name);
 	return true;
@@ -329,7 +337,8 @@ static bool copy_link(int dir, const char *name, const struct stat *st, int dest
 	target[n] = '\0';
 	const struct timespec times[2] = { st->st_atim, st->st_mtim };
 	if (symlinkat(target, dest, name) != 0 ||
-	    fchownat(dest, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    (keeps_owners() &&
+	     fchownat(dest, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) != 0) ||
 	    utimensat(dest, name, times, AT_SYMLINK_NOFOLLOW) != 0)
 		return error_set(w->err, errno, "cannot copy the link %s", name);
 	return true;

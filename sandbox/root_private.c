@@ -52,13 +52,15 @@ bool sandbox_root_hide_one(const char *host_path, int upper, const char *relativ
 	if (lstat(path, &entry) != 0)
 		return true;
 	snprintf(path, sizeof(path), "%s/%s", host_path, dir);
-	if (!slash || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (slash && (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
 		return true;
 	struct walk w = { .host_uid = host_uid, .err = err };
-	int up = upper_dir(upper, dir, &st, &w);
+	int up = slash ? upper_dir(upper, dir, &st, &w) : fcntl(upper, F_DUPFD_CLOEXEC, 3);
 	if (up < 0)
 		return false;
-	bool ok = mknodat(up, slash + 1, S_IFCHR, makedev(0, 0)) == 0 || errno == EEXIST;
+	/* A whiteout: a character device 0:0, which needs no privilege. */
+	bool ok = mknodat(up, slash ? slash + 1 : relative, S_IFCHR, makedev(0, 0)) == 0 ||
+		  errno == EEXIST;
 	close(up);
 	return ok || error_set(err, errno, "cannot hide the host's %s/%s", host_path, relative);
 }

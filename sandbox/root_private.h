@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* A whiteout in upper for the host's host_path/relative ("dir/name"), its
- * directory made in upper as the host has it; nothing when the host has
- * no such entry. */
+/* A whiteout in upper for the host's host_path/relative ("name" or
+ * "dir/name", its directory made in upper as the host has it); nothing
+ * when the host has no such entry. */
 bool sandbox_root_hide_one(const char *host_path, int upper, const char *relative, uid_t host_uid,
 			   struct error *err);
 

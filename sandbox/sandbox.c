@@ -151,7 +151,14 @@ static void describe(struct sandbox *s, bool limited)
 {
 	struct error why;
 	char root[400];
-	if (s->rootfs[0] || sandbox_root_available(&why))
+	if ((s->rootfs[0] || sandbox_root_available(&why)) && sandbox_root_uses_fuse())
+		snprintf(root, sizeof(root),
+			 "a writable root of its own over the host's system directories, made by "
+			 "fuse-overlayfs inside the sandbox as the daemon is not root (its changes "
+			 "are the session's and go with it; the host's files never change; every "
+			 "file shows as root's, and giving one to another user fails: only the "
+			 "daemon's uid is mapped)");
+	else if (s->rootfs[0] || sandbox_root_available(&why))
 		snprintf(root, sizeof(root),
 			 "a writable root of its own over %s (its changes are the session's and go "
 			 "with it; the host's files never change)",

@@ -5,6 +5,7 @@
 #define LIZARD_SANDBOX_STATE_H
 
 #include "sandbox/network.h"
+#include "sandbox/root_fuse.h"
 #include "util/error.h"
 
 #include <stdbool.h>
@@ -48,6 +49,11 @@ struct sandbox {
 	char image_dir[512]; /* a Debian release's root under everything; "" */
 	int rootfs_fd;
 	bool root_mounted;
+	/* A root of fuse-overlayfs processes inside the sandbox (root_fuse.h);
+	 * root_lower[i]: what bwrap stages as the lower of
+	 * sandbox_root_overlaid[i], "" when the host has no such directory. */
+	bool root_fuse;
+	char root_lower[SANDBOX_ROOT_OVERLAID][600];
 	/* The copies of the host's /etc and debconf's database its lowers are
 	 * made of (root_copy.h), held until the sandbox is destroyed. */
 	char root_copies[SANDBOX_ROOT_COPIES][400];

@@ -24,3 +24,4 @@ echo "== a service in a sandbox: expose_port against slirp4netns's add_hostfwd"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/ports.mjs 3
 echo "== writable roots, snapshots and restores"
 LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/images.mjs 10
+LIZARD_BRIDGE_BIN="$PWD/build-release/lizard-bridge" node bench/ordinary-root.mjs 10

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killAtExit, sleep, waitFor } from './process.mjs';
+import { killAtExit, sleep, tempDir, waitFor } from './process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const bridgeBin =
@@ -72,21 +72,59 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
   };
 }
 
+// lizard-bridge serve as an ordinary user (uid 65534 unless told): its
+// binary, and lizard-init beside it, copied where that user can run them
+// wherever the checkout is, with a HOME and TMPDIR of its own. Under the
+// sanitizers its reports go to that home, and cleanup() (which stop()
+// calls) copies them next to the suite's before removing the home.
+export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [] } = {}) {
+  const home = tempDir('lizard-ordinary-');
+  fs.chmodSync(home, 0o777);
+  for (const name of ['lizard-bridge', 'lizard-init']) {
+    const from = path.join(path.dirname(bridgeBin), name);
+    if (!fs.existsSync(from)) continue;
+    fs.copyFileSync(from, path.join(home, name));
+    fs.chmodSync(path.join(home, name), 0o755);
+  }
+  const binary = path.join(home, 'lizard-bridge');
+  const own = { HOME: home, TMPDIR: home, ...env };
+  for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
+    if (process.env[name]) own[name] = process.env[name].replace(/log_path=[^:]*\/([^/:]*)/, `log_path=${home}/report-$1`);
+  }
+  const cleanup = () => {
+    const reports = /log_path=([^:]*)\//.exec(process.env.ASAN_OPTIONS ?? '')?.[1];
+    if (!fs.existsSync(home)) return;
+    for (const name of fs.readdirSync(home).filter((n) => reports && n.startsWith('report-'))) {
+      fs.copyFileSync(path.join(home, name), path.join(reports, `ordinary-${name}`));
+    }
+    fs.rmSync(home, { recursive: true, force: true });
+  };
+  let daemon;
+  try {
+    daemon = await startDaemon({
+      args,
+      env: own,
+      wrap: (argv) => ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
+        ...argv.map((a) => (a === bridgeBin ? binary : a))],
+    });
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+  const stop = daemon.stop;
+  return Object.assign(daemon, { home, cleanup, stop: async () => { const r = await stop(); cleanup(); return r; } });
+}
+
 // A daemon with its own data directory and an HTTP client, for the tests
 // of what lives there (snapshots, templates): call() fails the test on a
 // tool error and gives the structured result; close() ends both and
 // removes the directory.
 export async function daemonWithData(prefix, args = []) {
-  const { tempDir } = await import('./process.mjs');
-  const { httpClient, textOf } = await import('./mcp.mjs');
+  const { httpClient, strictCall } = await import('./mcp.mjs');
   const dataDir = tempDir(prefix);
   const daemon = await startDaemon({ args: [...args, '--data-dir', dataDir] });
   const client = await httpClient(daemon);
-  const call = async (tool, args) => {
-    const r = await client.call(tool, args);
-    if (r.isError) throw new Error(`${tool}: ${textOf(r)}`);
-    return r.structuredContent;
-  };
+  const call = strictCall(client);
   const close = async () => {
     await client.close();
     await daemon.stop();

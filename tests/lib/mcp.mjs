@@ -69,6 +69,15 @@ function wrapClient(client) {
 }
 
 // The text of a tool result's first text block.
+// client.call that fails on a tool error and gives the structured result.
+export function strictCall(client) {
+  return async (tool, args) => {
+    const r = await client.call(tool, args);
+    if (r.isError) throw new Error(`${tool}: ${textOf(r)}`);
+    return r.structuredContent;
+  };
+}
+
 export function textOf(result) {
   const block = result.content.find((c) => c.type === 'text');
   return block ? block.text : '';

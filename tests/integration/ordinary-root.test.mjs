@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// A daemon run by an ordinary user (uid 65534 here) gives its sessions a
+// writable root too. It can make neither idmapped mounts nor mounts on the
+// host, so each sandbox's init mounts fuse-overlayfs over /usr, /etc and
+// the package databases before anything else runs (sandbox/root_fuse.h).
+// These tests check what root inside can change, what stays out of the
+// sandbox's reach, and that a sandbox which stops its own FUSE servers
+// wedges nothing but itself.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startOrdinaryDaemon } from '../lib/bridge.mjs';
+import { httpClient, textOf } from '../lib/mcp.mjs';
+import { PACKAGE, buildAndInstall } from '../lib/packages.mjs';
+import { waitFor } from '../lib/process.mjs';
+import { sandboxOf } from '../lib/sandbox.mjs';
+
+const NOBODY = 65534;
+const skip = !fs.existsSync('/usr/bin/fuse-overlayfs') &&
+  'fuse-overlayfs is not installed (apt-get install fuse-overlayfs): an ordinary daemon keeps a read-only root';
+
+let daemon, client;
+
+before(async () => {
+  if (skip) return;
+  daemon = await startOrdinaryDaemon({ uid: NOBODY });
+  client = await httpClient(daemon);
+});
+
+after(async () => {
+  await client?.close();
+  await daemon?.stop();
+});
+
+async function create() {
+  const created = await client.call('create_session', { template: 'base' });
+  assert.equal(created.isError, false, textOf(created));
+  return JSON.parse(textOf(created)).session;
+}
+
+async function exec(session, command, options = {}) {
+  const r = await client.call('exec', { session, command, user: 'root', timeout_ms: 60000, ...options });
+  assert.equal(r.isError, false, textOf(r));
+  return r.structuredContent;
+}
+
+const kill = (session) => client.call('kill_session', { session });
+
+test('root inside installs a package with dpkg -i; the host and another session do not see it', { skip }, async () => {
+  const session = await create();
+  const other = await create();
+  try {
+    const info = (await client.call('session_info', { session })).structuredContent;
+    assert.match(info.sandbox.isolation, /writable root of its own over the host's system directories, made by fuse-overlayfs/);
+    const r = await exec(session, buildAndInstall('chmod 700'));
+    assert.equal(r.exit_code, 0, r.stdout + r.stderr);
+    assert.equal(r.stdout, 'installed-inside\ninstall ok installed\n');
+    // Every file shows as root's: the host's, and what root made.
+    assert.equal((await exec(session, `stat -c %U:%G /usr/bin/${PACKAGE} /usr/bin/dpkg /var/cache/${PACKAGE}`)).stdout,
+      'root:root\nroot:root\nroot:root\n');
+    // Only the daemon's uid is mapped: giving a file to another user fails,
+    // and says so (the README's limit for a daemon that is not root).
+    const chown = await exec(session, `chown man /var/cache/${PACKAGE}`);
+    assert.notEqual(chown.exit_code, 0);
+    assert.match(chown.stderr, /Invalid argument/);
+    // What root changed is in the session's layer on the host, the daemon
+    // user's; the host's /usr and dpkg database did not change.
+    const { dir } = await sandboxOf(client, session);
+    const copied = fs.statSync(path.join(dir, 'layers', 'upper', 'usr', 'bin', PACKAGE));
+    assert.deepEqual([copied.uid, copied.gid], [NOBODY, NOBODY]);
+    assert.equal(fs.existsSync(`/usr/bin/${PACKAGE}`), false);
+    assert.equal(fs.readFileSync('/var/lib/dpkg/status', 'utf8').includes(PACKAGE), false);
+    const seen = await exec(other, `test -e /usr/bin/${PACKAGE}; echo $?`);
+    assert.equal(seen.stdout, '1\n');
+  } finally {
+    await kill(session);
+    await kill(other);
+  }
+});
+
+test('no program of the sandbox reaches the staged layers, the host\'s /etc secrets or FUSE itself', { skip }, async () => {
+  const session = await create();
+  try {
+    const r = await exec(session, [
+      'test -e /dev/fuse && echo dev-fuse',
+      'test -e /run/lizard-root && echo staging',
+      'grep -c "lizard-root" /proc/self/mountinfo',
+      // A device node of its own is refused (no CAP_MKNOD on the host).
+      'mknod /tmp/fuse c 10 229 2>/dev/null && echo mknod',
+      'test -e /etc/shadow- && echo shadow-',
+      'grep -c " fuse.fuse-overlayfs " /proc/self/mountinfo',
+    ].join('; '));
+    assert.equal(r.stdout, '0\n6\n', r.stderr);
+  } finally {
+    await kill(session);
+  }
+});
+
+// The sandbox's processes with fuse-overlayfs in their command line, as
+// the host sees them.
+function fuseServers(processes) {
+  return processes.filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('fuse-overlayfs');
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('a sandbox that stops its own FUSE servers wedges only itself; ending it leaves no process', { skip }, async () => {
+  const session = await create();
+  const other = await create();
+  const sandbox = await sandboxOf(client, session);
+  const servers = fuseServers(sandbox.processes());
+  assert.equal(servers.length, 6);
+  let killed = false;
+  try {
+    // Root inside may signal them (they run as its uid); it stops them all.
+    const stop = await exec(session, 'kill -STOP $(pgrep -d " " -f "[f]use-overlayfs") && echo stopped');
+    assert.equal(stop.stdout, 'stopped\n');
+    // Anything that reads /usr now waits (here the shell's own start); a
+    // deadline ends the call, while the daemon and the other session go on.
+    const hung = client.call('exec', { session, command: 'ls /usr/bin', user: 'root', timeout_ms: 1500 });
+    assert.equal((await exec(other, 'echo alive')).stdout, 'alive\n');
+    assert.equal((await client.call('list_sessions', {})).isError, false);
+    const ended = await hung;
+    if (ended.isError) assert.match(textOf(ended), /did not start within/);
+    else assert.equal(ended.structuredContent.timed_out, true);
+    // Ending the wedged session takes every process of it along.
+    const end = await kill(session);
+    killed = true;
+    assert.equal(end.isError, false, textOf(end));
+    const gone = await waitFor(() => sandbox.processes().length === 0, { timeout: 15000 });
+    assert.ok(gone, `left: ${sandbox.processes()}`);
+  } finally {
+    if (!killed) await kill(session);
+    await kill(other);
+  }
+});
+
+test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async () => {
+  const session = await create();
+  const sandbox = await sandboxOf(client, session);
+  assert.equal(fuseServers(sandbox.processes()).length, 6);
+  await client.close();
+  client = null;
+  daemon.child.kill('SIGKILL');
+  await daemon.exited;
+  const killed = daemon;
+  daemon = null;
+  const gone = await waitFor(() => sandbox.processes().length === 0, { timeout: 15000 });
+  killed.cleanup();
+  assert.ok(gone, `left: ${sandbox.processes()}`);
+});
