@@ -73,6 +73,10 @@ test('root inside installs a package with dpkg -i; the host and another session 
     assert.equal(fs.readFileSync('/var/lib/dpkg/status', 'utf8').includes(PACKAGE), false);
     const seen = await exec(other, `test -e /usr/bin/${PACKAGE}; echo $?`);
     assert.equal(seen.stdout, '1\n');
+    // Whatever root left in the layer, the daemon removes with the session.
+    await exec(session, 'mkdir -p /usr/share/locked/deep && touch /usr/share/locked/deep/f && chmod 000 /usr/share/locked/deep /usr/share/locked');
+    await kill(session);
+    assert.ok(await waitFor(() => !fs.existsSync(dir), { timeout: 15000 }), `${dir} is left`);
   } finally {
     await kill(session);
     await kill(other);
