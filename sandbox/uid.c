@@ -268,6 +268,26 @@ static bool nss_knows(uint32_t id)
 	return known;
 }
 
+/* The next id the user (groups: group) database lists, the buffer grown
+ * up to NSS_BUFFER_MAX for a long entry; false at its end or on an error. */
+static bool next_nss_id(bool groups, char *buffer, size_t *size, uint32_t *id)
+{
+	for (;;) {
+		struct passwd user, *user_found = NULL;
+		struct group group, *group_found = NULL;
+		int rc = groups ? getgrent_r(&group, buffer, *size, &group_found)
+				: getpwent_r(&user, buffer, *size, &user_found);
+		if (rc == ERANGE && *size < NSS_BUFFER_MAX) {
+			*size *= 4;
+			continue;
+		}
+		if (rc != 0 || (groups ? !group_found : !user_found))
+			return false; /* ENOENT: the end */
+		*id = groups ? (uint32_t)group_found->gr_gid : (uint32_t)user_found->pw_uid;
+		return true;
+	}
+}
+
 /* The ids of [from, to) the user and group databases list, read whole
  * (getpwent, getgrent) under a lock: for a block of 65536 ids, one walk of
  * the databases instead of 65536 questions. */
@@ -280,34 +300,20 @@ static bool load_nss_ids(struct id_set *set, uint64_t from, uint64_t to, struct 
 	if (!buffer)
 		return error_set(err, 0, "out of memory listing the users and groups");
 	pthread_mutex_lock(&lock);
-	setpwent();
-	for (;;) {
-		struct passwd user, *found = NULL;
-		int rc = getpwent_r(&user, buffer, size, &found);
-		if (rc == ERANGE && size < NSS_BUFFER_MAX) {
-			size *= 4;
-			continue;
-		}
-		if (rc != 0 || !found)
-			break; /* ENOENT: the end */
-		if (found->pw_uid >= from && found->pw_uid < to)
-			ok = ok && id_set_add(set, (uint32_t)found->pw_uid);
+	for (int groups = 0; groups < 2; groups++) {
+		uint32_t id;
+		if (groups)
+			setgrent();
+		else
+			setpwent();
+		while (next_nss_id(groups, buffer, &size, &id))
+			if (id >= from && id < to)
+				ok = ok && id_set_add(set, id);
+		if (groups)
+			endgrent();
+		else
+			endpwent();
 	}
-	endpwent();
-	setgrent();
-	for (;;) {
-		struct group group, *found = NULL;
-		int rc = getgrent_r(&group, buffer, size, &found);
-		if (rc == ERANGE && size < NSS_BUFFER_MAX) {
-			size *= 4;
-			continue;
-		}
-		if (rc != 0 || !found)
-			break;
-		if (found->gr_gid >= from && found->gr_gid < to)
-			ok = ok && id_set_add(set, (uint32_t)found->gr_gid);
-	}
-	endgrent();
 	pthread_mutex_unlock(&lock);
 	free(buffer);
 	if (!ok)
