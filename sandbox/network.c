@@ -114,10 +114,13 @@ static _Noreturn void exec_helper(const char *helper, char *const *argv, uid_t u
 	int null_fd = open("/dev/null", O_RDWR);
 	int high_exit = fcntl(exit_read, F_DUPFD_CLOEXEC, 10);
 	int high_ready = fcntl(ready_write, F_DUPFD_CLOEXEC, 10);
-	int high_user = t->userns_fd >= 0 ? fcntl(t->userns_fd, F_DUPFD_CLOEXEC, 10) : -1;
-	int high_net = t->netns_fd >= 0 ? fcntl(t->netns_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	/* Both or neither: a user namespace alone (an ordinary daemon's with
+	 * subordinate ids) leaves the network to bwrap, found by its pid. */
+	bool by_fd = t->userns_fd >= 0 && t->netns_fd >= 0;
+	int high_user = by_fd ? fcntl(t->userns_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int high_net = by_fd ? fcntl(t->netns_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	if (null_fd < 0 || high_exit < 0 || high_ready < 0 ||
-	    (t->userns_fd >= 0 && (high_user < 0 || high_net < 0)))
+	    (by_fd && (high_user < 0 || high_net < 0)))
 		_exit(126);
 	dup2(null_fd, STDIN_FILENO);
 	dup2(log_fd, STDOUT_FILENO);

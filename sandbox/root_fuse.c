@@ -40,17 +40,42 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Whether this user namespace maps more than its root (the daemon's
+ * subordinate ids: subid.h). */
+static bool maps_more_than_root(void)
+{
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long inside, outside, count, total = 0;
+	while (f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		total += count;
+	if (f)
+		fclose(f);
+	return total > 1;
+}
+
+/* How the owners fuse-overlayfs finds show inside. The host's files are
+ * its root's, which no sandbox maps: they read as the overflow id, 65534.
+ * With one id mapped every owner is root's. With the subordinate ids,
+ * 65534 and 0 (the daemon's uid) show as root and the rest as they are,
+ * so that root inside may give files to the system's users. */
+static const char *owners(bool mapped)
+{
+	return mapped ? "uidmapping=0:0:1:1:1:65533:65534:0:1,"
+			"gidmapping=0:0:1:1:1:65533:65534:0:1"
+		      : "squash_to_root";
+}
+
 /* A fuse-overlayfs of the staged layers of name over /name, in the
  * foreground (a child of the init, in the sandbox's PID namespace). */
-static pid_t start_one(const char *name, const char *loader, const char *libraries)
+static pid_t start_one(const char *name, const char *loader, const char *libraries, bool mapped)
 {
-	char flat[64], options[512], target[80], tool[128];
+	char flat[64], options[640], target[80], tool[128];
 	sandbox_root_flat(name, flat, sizeof(flat));
 	snprintf(options, sizeof(options),
 		 "lowerdir=%s/lower/%s,upperdir=%s/layers/upper/%s,workdir=%s/layers/work/%s,"
-		 "squash_to_root,allow_other,noacl",
+		 "%s,allow_other,noacl",
 		 SANDBOX_ROOT_FUSE_DIR, flat, SANDBOX_ROOT_FUSE_DIR, flat, SANDBOX_ROOT_FUSE_DIR,
-		 flat);
+		 flat, owners(mapped));
 	snprintf(target, sizeof(target), "/%s", name);
 	snprintf(tool, sizeof(tool), "%s/bin/fuse-overlayfs", SANDBOX_HOST_USR);
 	pid_t pid = fork();
@@ -126,7 +151,7 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 {
 	struct overlay o[SANDBOX_ROOT_OVERLAID];
 	int count = 0;
-	bool ok = true;
+	bool ok = true, mapped = maps_more_than_root();
 	for (size_t i = 0; ok && sandbox_root_overlaid[i] && count < SANDBOX_ROOT_OVERLAID; i++) {
 		char flat[64], lower[128];
 		struct stat st;
@@ -145,7 +170,7 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 			break;
 		}
 		next->below = st.st_dev;
-		next->pid = start_one(sandbox_root_overlaid[i], loader, libraries);
+		next->pid = start_one(sandbox_root_overlaid[i], loader, libraries, mapped);
 		if (next->pid < 0) {
 			perror("sandbox-init: cannot fork");
 			ok = false;

@@ -23,6 +23,7 @@
 #include "sandbox/seccomp.h"
 #include "sandbox/snapshot.h"
 #include "sandbox/state.h"
+#include "sandbox/subid.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
 #include "sandbox/userns.h"
@@ -150,14 +151,19 @@ static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 static void describe(struct sandbox *s, bool limited)
 {
 	struct error why;
-	char root[400];
+	char root[512];
 	if ((s->rootfs[0] || sandbox_root_available(&why)) && sandbox_root_uses_fuse())
 		snprintf(root, sizeof(root),
 			 "a writable root of its own over the host's system directories, made by "
 			 "fuse-overlayfs inside the sandbox as the daemon is not root (its changes "
-			 "are the session's and go with it; the host's files never change; every "
-			 "file shows as root's, and giving one to another user fails: only the "
-			 "daemon's uid is mapped)");
+			 "are the session's and go with it; the host's files never change and show "
+			 "as root's; %s)",
+			 sandbox_subids(NULL)
+				 ? "ids 1 to 65535 inside are the daemon user's "
+				   "subordinate ids, from /etc/subuid and /etc/subgid"
+				 : "giving a file to another user fails: only the daemon's "
+				   "uid is mapped, as its user has no subordinate ids in "
+				   "/etc/subuid and /etc/subgid");
 	else if (s->rootfs[0] || sandbox_root_available(&why))
 		snprintf(root, sizeof(root),
 			 "a writable root of its own over %s (its changes are the session's and go "
@@ -241,6 +247,7 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	s->isolated = !(bench && strcmp(bench, "1") == 0);
 	s->host_uid = geteuid();
 	s->id_count = 1;
+	struct sandbox_subids subids;
 	if (s->isolated && geteuid() == 0) {
 		uint32_t width = sandbox_uid_width(o->uid_range);
 		if (!sandbox_uid_acquire(o->uid_range, width, &s->host_uid, err))
@@ -249,6 +256,11 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 		s->id_count = width;
 		if ((s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) < 0 ||
 		    (s->netns_fd = sandbox_netns_make(s->userns_fd, err)) < 0)
+			goto fail;
+	} else if (s->isolated && sandbox_subids(&subids)) {
+		/* Root inside is still the daemon's uid; other ids are its
+		 * subordinate ones (subid.h). bwrap makes the network. */
+		if ((s->userns_fd = sandbox_subid_userns(&subids, err)) < 0)
 			goto fail;
 	}
 	const char *bwrap = NULL;
@@ -466,7 +478,7 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 				err, &failed) &&
 		     ok;
 	if (s->dir[0]) {
-		ok = keep_first(sandbox_tree_remove(s->dir, &failed), err, &failed) && ok;
+		ok = keep_first(sandbox_subid_remove(s->dir, &failed), err, &failed) && ok;
 		/* The daemon's directory goes with its last session. */
 		rmdir(s->daemon_dir);
 	}

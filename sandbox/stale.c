@@ -7,6 +7,7 @@
  * dies, even by SIGKILL, so that no mount and no loop device outlives it. */
 
 #include "sandbox/stale.h"
+#include "sandbox/subid.h"
 #include "sandbox/tree.h"
 
 #include <dirent.h>
@@ -116,7 +117,7 @@ static bool remove_daemon_dir(const char *path, struct error *err)
 {
 	unmount_under(path);
 	unmount_left(path);
-	return sandbox_tree_remove(path, err);
+	return sandbox_subid_remove(path, err);
 }
 
 unsigned sandbox_remove_stale(struct error *err)

@@ -75,7 +75,7 @@ struct sandbox {
 	bool uid_held;     /* host_uid.. taken from the daemon's range (uid.h) */
 	int userns_fd;     /* a root daemon's namespace for it (userns.h), or -1 */
 	int netns_fd;      /* and its network namespace, which bwrap's child joins */
-	char description[1600];
+	char description[2048];
 };
 
 #endif

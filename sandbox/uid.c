@@ -94,7 +94,22 @@ static bool spans_add(struct sandbox_id_spans *spans, uint64_t first, uint64_t e
 	return true;
 }
 
+static bool owned_by(const char *line, size_t owner_len, const struct sandbox_subid_owner *owner)
+{
+	char id[16];
+	snprintf(id, sizeof(id), "%u", owner->id);
+	return (owner->name && strlen(owner->name) == owner_len &&
+		memcmp(line, owner->name, owner_len) == 0) ||
+	       (strlen(id) == owner_len && memcmp(line, id, owner_len) == 0);
+}
+
 bool sandbox_subid_parse(const char *text, struct sandbox_id_spans *spans)
+{
+	return sandbox_subid_parse_of(text, NULL, spans);
+}
+
+bool sandbox_subid_parse_of(const char *text, const struct sandbox_subid_owner *owner,
+			    struct sandbox_id_spans *spans)
 {
 	for (const char *line = text; *line;) {
 		const char *newline = strchr(line, '\n');
@@ -105,6 +120,7 @@ bool sandbox_subid_parse(const char *text, struct sandbox_id_spans *spans)
 		const char *owner_end = memchr(line, ':', len);
 		uint64_t first, count;
 		if (line[0] != '#' && owner_end && owner_end > line &&
+		    (!owner || owned_by(line, (size_t)(owner_end - line), owner)) &&
 		    parse_first_count(owner_end + 1, len - (size_t)(owner_end - line) - 1, &first,
 				      &count) &&
 		    count > 0 && !spans_add(spans, first, first + count))
@@ -136,8 +152,8 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans)
 	*spans = (struct sandbox_id_spans){ 0 };
 }
 
-/* A subordinate id file into spans; one that is not there holds none. */
-static bool load_subid_file(const char *path, struct sandbox_id_spans *spans, struct error *err)
+bool sandbox_subid_load(const char *path, const struct sandbox_subid_owner *owner,
+			struct sandbox_id_spans *spans, struct error *err)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -164,7 +180,7 @@ static bool load_subid_file(const char *path, struct sandbox_id_spans *spans, st
 	fclose(f);
 	if (ok) {
 		text[len] = '\0';
-		ok = sandbox_subid_parse(text, spans);
+		ok = sandbox_subid_parse_of(text, owner, spans);
 	}
 	free(text);
 	return ok || error_set(err, 0,
@@ -342,8 +358,8 @@ static bool taken_load(struct taken *t, const struct sandbox_uid_range *range, u
 		       struct error *err)
 {
 	*t = (struct taken){ .width = width };
-	if (load_subid_file("/etc/subuid", &t->subordinate, err) &&
-	    load_subid_file("/etc/subgid", &t->subordinate, err) &&
+	if (sandbox_subid_load("/etc/subuid", NULL, &t->subordinate, err) &&
+	    sandbox_subid_load("/etc/subgid", NULL, &t->subordinate, err) &&
 	    load_process_ids(&t->processes, err) &&
 	    (width == 1 ||
 	     load_nss_ids(&t->listed, range->first, (uint64_t)range->first + range->count, err)))

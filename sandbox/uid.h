@@ -56,6 +56,21 @@ struct sandbox_id_spans {
  * "OWNER:FIRST:COUNT"; blank lines, comments and malformed lines are
  * skipped). False when out of memory. */
 bool sandbox_subid_parse(const char *text, struct sandbox_id_spans *spans);
+
+/* Whose lines to take: the owner field is name (may be NULL) or id. */
+struct sandbox_subid_owner {
+	const char *name;
+	unsigned id;
+};
+
+/* The same, of owner's lines only (owner NULL: everyone's). */
+bool sandbox_subid_parse_of(const char *text, const struct sandbox_subid_owner *owner,
+			    struct sandbox_id_spans *spans);
+
+/* Adds the ranges of the file at path (one that is not there holds none)
+ * of owner (NULL: everyone). */
+bool sandbox_subid_load(const char *path, const struct sandbox_subid_owner *owner,
+			struct sandbox_id_spans *spans, struct error *err);
 /* Whether id lies in one of spans; then *end is the first id past the one
  * that holds it. */
 bool sandbox_id_spans_cover(const struct sandbox_id_spans *spans, uint32_t id, uint64_t *end);

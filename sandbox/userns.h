@@ -12,12 +12,20 @@
 
 #include "util/error.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* A descriptor of the new namespace (close-on-exec), or -1 and err. The
  * daemon must be root: it writes maps other than its own. */
 int sandbox_userns_make(uid_t first, uint32_t count, struct error *err);
+
+/* For a daemon that is not root: a namespace of its own, owned by its uid,
+ * whose maps write_maps writes for the pid of the process in it (newuidmap
+ * and newgidmap, setuid root, may map what /etc/subuid grants). A
+ * descriptor (close-on-exec), or -1 and err. */
+int sandbox_userns_make_own(bool (*write_maps)(pid_t pid, void *arg, struct error *err), void *arg,
+			    struct error *err);
 
 /* A network namespace that the user namespace userns owns, with only its
  * loopback interface, up: the sandbox's, which bwrap's child joins before

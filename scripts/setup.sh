@@ -12,7 +12,8 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # bubblewrap makes the sandbox every local session runs in, libseccomp builds
 # its system call filter and slirp4netns its network (without the host's
 # loopback); fuse-overlayfs makes the writable root of the sessions of a
-# daemon that is not root; mke2fs (e2fsprogs) makes the disks that hold a session's
+# daemon that is not root, and uidmap's newuidmap maps its subordinate ids;
+# mke2fs (e2fsprogs) makes the disks that hold a session's
 # files; the daemon serves noVNC's files from Debian's novnc package;
 # programs in a sandbox find python as well as python3; run_code talks to
 # ipykernel, with numpy, pandas and matplotlib beside it, and runs
@@ -20,7 +21,7 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # with libnice's ICE (gstreamer1.0-nice), vp8enc and the RTP payloaders
 # (-good), x264enc (-ugly) and videoconvert (-base).
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
-  slirp4netns fuse-overlayfs e2fsprogs novnc python-is-python3 python3-ipykernel python3-numpy
+  slirp4netns fuse-overlayfs uidmap e2fsprogs novnc python-is-python3 python3-ipykernel python3-numpy
   python3-pandas python3-matplotlib nodejs gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-nice)
 # The Python client's tests type-check it with Debian's mypy and install it

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startOrdinaryDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
-import { PACKAGE, buildAndInstall } from '../lib/packages.mjs';
+import { BUILD_AND_INSTALL, PACKAGE, buildAndInstall } from '../lib/packages.mjs';
 import { waitFor } from '../lib/process.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
 
@@ -157,4 +157,46 @@ test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async
   const gone = await waitFor(() => sandbox.processes().length === 0, { timeout: 15000 });
   killed.cleanup();
   assert.ok(gone, `left: ${sandbox.processes()}`);
+});
+
+// Ids of this run's own for the daemon user's subordinate range: outside
+// the root daemons' default range and the other tests' ranges.
+const SUBIDS = 1500000000 + Math.floor(Math.random() * 1000) * 65536;
+
+test('with subordinate ids, root inside gives files to the system\'s users, and the daemon still removes the layer', { skip: skip || (!fs.existsSync('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
+  const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS });
+  const mapped = await httpClient(own);
+  try {
+    const created = await mapped.call('create_session', { template: 'base' });
+    assert.equal(created.isError, false, textOf(created));
+    const { session } = JSON.parse(textOf(created));
+    const run = async (command) => {
+      const r = await mapped.call('exec', { session, command, user: 'root', timeout_ms: 60000 });
+      assert.equal(r.isError, false, textOf(r));
+      return r.structuredContent;
+    };
+    const info = (await mapped.call('session_info', { session })).structuredContent;
+    assert.match(info.sandbox.isolation, /ids 1 to 65535 inside are the daemon user's subordinate ids/);
+    assert.equal((await run('cat /proc/self/uid_map')).stdout.trim().split(/\s+/).join(' '),
+      `0 ${NOBODY} 1 1 ${SUBIDS} 65535`);
+    // The postinst gives its directory to man, as man-db's trigger does.
+    const r = await run(BUILD_AND_INSTALL);
+    assert.equal(r.exit_code, 0, r.stdout + r.stderr);
+    assert.equal(r.stdout, 'installed-inside\ninstall ok installed\n');
+    assert.equal((await run(`stat -c %U:%G:%u:%g /var/cache/${PACKAGE}; stat -c %U:%G /usr/bin/dpkg`)).stdout,
+      'man:man:6:12\nroot:root\n');
+    // On the host man's files are the range's: inside id i is SUBIDS + i - 1.
+    const { dir } = await sandboxOf(mapped, session);
+    const onHost = fs.statSync(path.join(dir, 'rootfs', 'var', 'cache', PACKAGE));
+    assert.deepEqual([onHost.uid, onHost.gid], [SUBIDS + 5, SUBIDS + 11]);
+    // A directory only man may enter, which the daemon's own uid could
+    // not empty: ending the session removes it all the same.
+    await run(`su -s /bin/sh man -c 'mkdir -p /var/cache/${PACKAGE}/own && touch /var/cache/${PACKAGE}/own/f' && chmod 700 /var/cache/${PACKAGE}`);
+    const end = await mapped.call('kill_session', { session });
+    assert.equal(end.isError, false, textOf(end));
+    assert.ok(await waitFor(() => !fs.existsSync(dir), { timeout: 15000 }), `${dir} is left`);
+  } finally {
+    await mapped.close();
+    await own.stop();
+  }
 });

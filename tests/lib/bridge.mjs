@@ -77,7 +77,10 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
 // wherever the checkout is, with a HOME and TMPDIR of its own. Under the
 // sanitizers its reports go to that home, and cleanup() (which stop()
 // calls) copies them next to the suite's before removing the home.
-export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [] } = {}) {
+// subids: the start of a range of 65536 the daemon's user gets in
+// /etc/subuid and /etc/subgid, as files bound over those in a mount
+// namespace of the daemon's own (the host's stay as they are).
+export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], subids } = {}) {
   const home = tempDir('lizard-ordinary-');
   fs.chmodSync(home, 0o777);
   for (const name of ['lizard-bridge', 'lizard-init']) {
@@ -87,6 +90,15 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [] } =
     fs.chmodSync(path.join(home, name), 0o755);
   }
   const binary = path.join(home, 'lizard-bridge');
+  let withSubids = (argv) => argv;
+  if (subids !== undefined) {
+    const line = `${uid}:${subids}:65536\n`;
+    fs.writeFileSync(path.join(home, 'subuid'), line);
+    fs.writeFileSync(path.join(home, 'subgid'), line);
+    withSubids = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+      'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid && shift 2 && exec "$@"',
+      'sh', path.join(home, 'subuid'), path.join(home, 'subgid'), ...argv];
+  }
   const own = { HOME: home, TMPDIR: home, ...env };
   for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
     if (process.env[name]) own[name] = process.env[name].replace(/log_path=[^:]*\/([^/:]*)/, `log_path=${home}/report-$1`);
@@ -104,8 +116,8 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [] } =
     daemon = await startDaemon({
       args,
       env: own,
-      wrap: (argv) => ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
-        ...argv.map((a) => (a === bridgeBin ? binary : a))],
+      wrap: (argv) => withSubids(['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
+        ...argv.map((a) => (a === bridgeBin ? binary : a))]),
     });
   } catch (e) {
     cleanup();

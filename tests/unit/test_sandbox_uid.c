@@ -4,6 +4,7 @@
 #include "test.h"
 
 #include "util/error.h"
+#include "sandbox/subid.h"
 #include "sandbox/uid.h"
 
 #include <unistd.h>
@@ -116,6 +117,39 @@ static void comments_blank_and_malformed_lines_hold_no_ids(void)
 	sandbox_id_spans_finish(&spans);
 }
 
+static void an_ordinary_daemon_takes_its_own_first_range_of_a_whole_block(void)
+{
+	const char *text = "alice:100000:65536\n"
+			   "65534:200000:100\n"    /* too small */
+			   "655340:250000:65536\n" /* another uid */
+			   "nobod:260000:65536\n"  /* another name */
+			   "nobody:300000:65536\n"
+			   "65534:400000:65536\n";
+	struct sandbox_subid_owner nobody = { "nobody", 65534 };
+	struct sandbox_id_spans spans = { 0 };
+	uint32_t start = 0;
+	ASSERT(sandbox_subid_parse_of(text, &nobody, &spans));
+	ASSERT_EQ(spans.count, 3);
+	ASSERT(sandbox_subid_pick(&spans, &start));
+	ASSERT_EQ(start, 300000);
+	sandbox_id_spans_finish(&spans);
+	/* Owned by its uid alone, when the user has no name. */
+	struct sandbox_subid_owner unnamed = { NULL, 65534 };
+	ASSERT(sandbox_subid_parse_of(text, &unnamed, &spans));
+	ASSERT_EQ(spans.count, 2);
+	ASSERT(sandbox_subid_pick(&spans, &start));
+	ASSERT_EQ(start, 400000);
+	sandbox_id_spans_finish(&spans);
+	/* None, or one that would end past the last uid: nothing to pick. */
+	ASSERT(sandbox_subid_parse_of("nobody:4294967000:65536\n", &nobody, &spans));
+	ASSERT(!sandbox_subid_pick(&spans, &start));
+	sandbox_id_spans_finish(&spans);
+	struct sandbox_subid_owner carol = { "carol", 1002 };
+	ASSERT(sandbox_subid_parse_of(text, &carol, &spans));
+	ASSERT_EQ(spans.count, 0);
+	ASSERT(!sandbox_subid_pick(&spans, &start));
+}
+
 /* Far above what any machine gives out, and below 2^31. */
 #define BLOCKS_AT (2000000000u / SANDBOX_ID_BLOCK * SANDBOX_ID_BLOCK)
 
@@ -162,6 +196,7 @@ int main(void)
 	RUN_TEST(subordinate_ranges_cover_their_ids_only);
 	RUN_TEST(overlapping_ranges_end_where_the_longest_does);
 	RUN_TEST(comments_blank_and_malformed_lines_hold_no_ids);
+	RUN_TEST(an_ordinary_daemon_takes_its_own_first_range_of_a_whole_block);
 	RUN_TEST(sandboxes_get_whole_blocks_that_do_not_overlap);
 	RUN_TEST(a_range_without_a_whole_block_gives_single_ids);
 	return test_failures ? 1 : 0;
