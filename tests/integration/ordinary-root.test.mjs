@@ -17,8 +17,17 @@ import { waitFor } from '../lib/process.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
 
 const NOBODY = 65534;
-const skip = !fs.existsSync('/usr/bin/fuse-overlayfs') &&
-  'fuse-overlayfs is not installed (apt-get install fuse-overlayfs): an ordinary daemon keeps a read-only root';
+const executable = (file) => {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+};
+const skip = (!executable('/usr/bin/fuse-overlayfs') &&
+  'fuse-overlayfs is not installed (apt-get install fuse-overlayfs): an ordinary daemon keeps a read-only root') ||
+  (!fs.existsSync('/dev/fuse') && 'this machine has no /dev/fuse: an ordinary daemon keeps a read-only root');
 
 let daemon, client;
 
@@ -163,7 +172,7 @@ test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async
 // the root daemons' default range and the other tests' ranges.
 const SUBIDS = 1500000000 + Math.floor(Math.random() * 1000) * 65536;
 
-test('with subordinate ids, root inside gives files to the system\'s users, and the daemon still removes the layer', { skip: skip || (!fs.existsSync('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
+test('with subordinate ids, root inside gives files to the system\'s users, and the daemon still removes the layer', { skip: skip || (!executable('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
   const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS });
   const mapped = await httpClient(own);
   try {
