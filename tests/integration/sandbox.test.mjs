@@ -588,7 +588,8 @@ test('attached sessions are not sandboxes, and the tools say so', async () => {
 
 // Raw MCP over stdio to a bridge started by `command` (its first words run
 // the bridge, e.g. under setpriv); resolves with the replies by id and the
-// exit, once stdin has closed.
+// exit. Its stdin closes once every call has its reply (a bridge stops
+// the calls still running when stdin closes), or when it exits.
 function stdioOnce(command, calls, env) {
   const lines = [
     { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
@@ -598,10 +599,19 @@ function stdioOnce(command, calls, env) {
   const child = spawn(command[0], command.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout.on('data', (d) => (out += d));
+  const waiting = new Set(['init', ...calls.map(([id]) => id)]);
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (const line of out.split('\n').slice(0, -1)) {
+      try {
+        waiting.delete(JSON.parse(line).id);
+      } catch {}
+    }
+    if (waiting.size === 0) child.stdin.end();
+  });
   child.stderr.on('data', (d) => (err += d));
   child.stdin.on('error', () => {}); // a bridge that failed to start reads nothing
-  child.stdin.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  child.stdin.write(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
     child.on('exit', (code, signal) => {
