@@ -39,7 +39,7 @@ async function round(b) {
 }
 
 const kinds = {
-  fuse: await connect(await startOrdinaryDaemon()),
+  fuse: await connect(await startOrdinaryDaemon({ args: ['--fuse-root'] })),
   readOnly: await connect(await startOrdinaryDaemon({ env: { LIZARD_BENCH_READ_ONLY_ROOT: '1' } })),
   kernel: await connect(await startDaemon()),
 };

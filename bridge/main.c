@@ -58,9 +58,10 @@ static const struct mcp_workers_limits worker_limits = {
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--webrtc]\n"
+	"                           [--fuse-root]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT] [--webrtc]\n"
+	"                           [--uid-range FIRST:COUNT] [--webrtc] [--fuse-root]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
@@ -93,6 +94,10 @@ static const char usage[] =
 	"        2000000:1000000000), a block starting at a multiple of 65536 (one uid\n"
 	"        when the range holds no whole block), none of them a user's, a\n"
 	"        group's, in /etc/subuid or /etc/subgid, or a process's.\n"
+	"        --fuse-root (stdio and serve; a daemon that is not root): sessions get\n"
+	"        a writable root from fuse-overlayfs inside the sandbox, whose\n"
+	"        processes the sandbox's programs can stop (README); without it\n"
+	"        their system directories are read-only.\n"
 	"        The Host header must be localhost or an address (against DNS\n"
 	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
@@ -272,6 +277,8 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			i++;
 		} else if (strcmp(arg, "--webrtc") == 0) {
 			o->webrtc = true;
+		} else if (strcmp(arg, "--fuse-root") == 0) {
+			sandbox_allow_fuse_root(true);
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
 			struct error failed;
 			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {

@@ -87,14 +87,18 @@ bool sandbox_bwrap_check_kernel(struct error *err)
 struct args {
 	const char *v[MAX_BWRAP_ARGS];
 	int n;
+	bool overflow; /* an option did not fit: the sandbox must not start */
 };
 
 static void add(struct args *a, const char *first, const char *second, const char *third)
 {
 	const char *items[] = { first, second, third };
-	for (int i = 0; i < 3 && items[i]; i++)
+	for (int i = 0; i < 3 && items[i]; i++) {
 		if (a->n < MAX_BWRAP_ARGS - 1)
 			a->v[a->n++] = items[i];
+		else
+			a->overflow = true;
+	}
 	a->v[a->n] = NULL;
 }
 
@@ -145,6 +149,7 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 			     char staged[][STAGED_PATH], const char *resolv_dest)
 {
 	a->n = 0;
+	a->overflow = false;
 	/* A root daemon's sandbox joins the namespace the daemon made with
 	 * all of its ids mapped (userns.h); bwrap makes one that maps only
 	 * the daemon's user otherwise. */
@@ -300,10 +305,18 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	size_t len = 0;
 	for (int i = 0; i < a.n; i++) {
 		size_t item = strlen(a.v[i]) + 1;
-		if (len + item > sizeof(serialized))
+		if (len + item > sizeof(serialized)) {
+			a.overflow = true;
 			break;
+		}
 		memcpy(serialized + len, a.v[i], item);
 		len += item;
+	}
+	/* A cut command line could leave out the system call filter (last).
+	 * The caller's sandbox_bwrap_close_fds closes the filter then. */
+	if (a.overflow) {
+		fds->fd[fds->count++] = seccomp_fd;
+		return false;
 	}
 	int info[2] = { -1, -1 };
 	if (pipe2(info, O_CLOEXEC) == 0)
@@ -338,6 +351,7 @@ _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,
 				  const struct sandbox_cgroup_join *join)
 {
 	char *plain[] = { "/proc/self/exe", "sandbox-init", "3", "plain", NULL };
+	/* bwrap, 3 options, loader with 2, the init with 3, fuse mode with 3. */
 	char *isolated[16];
 	int n = 0;
 	isolated[n++] = (char *)bwrap;

@@ -253,7 +253,7 @@ int sandbox_init_main(int argc, char **argv)
 	/* Before anything of the sandbox's runs: its root (root_fuse.h). */
 	if (fuse_root && (!isolated || !sandbox_root_fuse_mount(argv[3], argv[4])))
 		return 1;
-	if (!sandbox_spawn_prepare(isolated))
+	if (!sandbox_spawn_prepare(isolated, fuse_root))
 		return 1;
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		children[i].channel = -1;

@@ -47,11 +47,25 @@ static struct {
 	struct error why;
 } probe = { .once = PTHREAD_ONCE_INIT };
 
+static bool fuse_allowed;
+
+void sandbox_root_allow_fuse(bool allow)
+{
+	fuse_allowed = allow;
+}
+
 /* A daemon that is not root: fuse-overlayfs inside the sandbox. */
 static void probe_fuse(void)
 {
 	char loader[400];
 	struct stat st;
+	if (!fuse_allowed) {
+		error_set(&probe.why, 0,
+			  "a writable root for a daemon that is not root is fuse-overlayfs inside "
+			  "the sandbox, whose processes its programs can stop (a way to stall the "
+			  "kernel in a copy): opt in with --fuse-root");
+		return;
+	}
 	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fuse >= 0)
 		close(fuse);
@@ -146,8 +160,9 @@ static const struct {
 
 /* A FUSE root's /etc is mounted after bwrap's binds, which it would hide:
  * the sandbox's resolv.conf is a file of its layer instead, replacing the
- * host's (a file or a link). The layer is the daemon's new directory,
- * which nothing of the sandbox has run in yet. */
+ * host's (a file or a link). No program of this sandbox has run yet, but
+ * a restored layer is a snapshot's, made by another: only descriptors and
+ * no link followed. */
 static bool fuse_resolv_conf(struct sandbox *s, int etc_upper, struct error *err)
 {
 	char text[2048];

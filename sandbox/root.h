@@ -57,6 +57,13 @@ void sandbox_root_release_host(struct sandbox *s);
  * process of the sandbox is left. */
 void sandbox_root_release_copies(struct sandbox *s);
 
+/* Lets a daemon that is not root give its sandboxes fuse-overlayfs roots
+ * (--fuse-root); before the first session. Off by default: the servers run
+ * inside the sandbox's PID namespace as its uid, so its programs can stop
+ * them, stalling a kernel copy from a file of theirs as userfaultfd would
+ * (the filter refuses userfaultfd for that reason). */
+void sandbox_root_allow_fuse(bool allow);
+
 /* Whether this daemon's writable roots are fuse-overlayfs ones made
  * inside the sandbox (root_fuse.h) instead of overlays it mounts itself. */
 bool sandbox_root_uses_fuse(void);

@@ -15,8 +15,9 @@ const char *const sandbox_root_overlaid[SANDBOX_ROOT_OVERLAID + 1] = {
 	"usr", "etc", "var/lib/dpkg", "var/lib/apt", "var/cache/apt", "var/cache/debconf", NULL
 };
 
-/* fuse-overlayfs mounts in milliseconds; a loaded machine gets room. */
-#define MOUNT_DEADLINE_MS 15000
+/* fuse-overlayfs mounts in milliseconds; a loaded machine gets room, and
+ * the daemon, which waits 15 s for the init, gets this one's message. */
+#define MOUNT_DEADLINE_MS 8000
 
 void sandbox_root_flat(const char *name, char *out, size_t size)
 {
@@ -157,7 +158,7 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 		struct stat st;
 		sandbox_root_flat(sandbox_root_overlaid[i], flat, sizeof(flat));
 		snprintf(lower, sizeof(lower), "%s/lower/%s", SANDBOX_ROOT_FUSE_DIR, flat);
-		if (stat(lower, &st) != 0)
+		if (stat(lower, &st) != 0 && errno == ENOENT)
 			continue; /* the host has none */
 		struct overlay *next = &o[count];
 		snprintf(next->target, sizeof(next->target), "/%s", sandbox_root_overlaid[i]);

@@ -4,13 +4,15 @@
  * sandbox's overlays are made inside the sandbox: bwrap shows the lowers
  * and the session's layers under SANDBOX_ROOT_FUSE_DIR and /dev/fuse, and
  * the init, before anything else runs, starts one fuse-overlayfs per
- * overlaid directory (squashing owners to root: only the daemon's uid is
- * mapped, and the host's files are its root's), waits for each to be
- * mounted, then detaches the staging directory and /dev/fuse, so that no
- * program of the sandbox sees the layers but through the overlays nor
- * mounts a FUSE filesystem of its own. The fuse-overlayfs processes live
- * in the sandbox's PID namespace and end with it. Shared by the daemon
- * (root.c, bwrap.c) and the init. */
+ * overlaid directory (the host's files shown as root's), waits for each
+ * to be mounted, then detaches the staging directory and /dev/fuse. Root's
+ * programs then run in a nested user namespace (spawn.h), as the user's
+ * do, so that none holds a capability over the servers: none reaches the
+ * layers or the FUSE device through their /proc entries, nor mounts a
+ * FUSE filesystem of its own. They may still signal the servers, which
+ * run as their uid in the sandbox's PID namespace and end with it (hence
+ * --fuse-root: root.h). Shared by the daemon (root.c, bwrap.c) and the
+ * init. */
 #ifndef LIZARD_SANDBOX_ROOT_FUSE_H
 #define LIZARD_SANDBOX_ROOT_FUSE_H
 

@@ -148,6 +148,11 @@ static bool build_env(struct sandbox *s, const struct sandbox_options *o)
 	return true;
 }
 
+void sandbox_allow_fuse_root(bool allow)
+{
+	sandbox_root_allow_fuse(allow);
+}
+
 static void describe(struct sandbox *s, bool limited)
 {
 	struct error why;

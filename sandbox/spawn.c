@@ -55,6 +55,9 @@ extern char **environ;
 
 static bool isolated;           /* false: the benchmark's unsandboxed mode, no user switch */
 static int user_namespace = -1; /* the user's namespace (isolated only) */
+/* Root's programs' namespace when root must not hold the sandbox's own
+ * capabilities (a FUSE root: root_fuse.h), else -1. */
+static int root_namespace = -1;
 static _Alignas(64) char child_stack[CHILD_STACK_SIZE];
 
 void sandbox_spawn_reply(int channel, uint32_t type, int32_t value, const char *text)
@@ -112,6 +115,45 @@ static const char *make_user_namespace(void)
 	return NULL;
 }
 
+/* In a child of the init, once: a nested user namespace that maps every id
+ * of the sandbox's to itself; its maps are the init's to write, from the
+ * sandbox's namespace (one process may map only its own id). */
+static const char *make_root_namespace(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 1) != 0)
+		return "cannot make the process dumpable";
+	if (unshare(CLONE_NEWUSER) != 0)
+		return "cannot create root's namespace (unshare CLONE_NEWUSER)";
+	return NULL;
+}
+
+/* This namespace's ranges (of file: uid_map or gid_map) as a map of pid's
+ * new namespace onto them, id for id: one line per range, as the kernel
+ * takes no range across two of the parent's. */
+static bool map_identity_of(pid_t pid, const char *file)
+{
+	char path[64], map[512];
+	size_t used = 0;
+	unsigned long inside, outside, count;
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	FILE *f = fopen(path, "re");
+	while (f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 &&
+	       used < sizeof(map) - 64)
+		used += (size_t)snprintf(map + used, sizeof(map) - used, "%lu %lu %lu\n", inside,
+					 inside, count);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return used > 0 && write_string(path, map);
+}
+
+/* The init's side: maps the ids of the sandbox's namespace to themselves
+ * in pid's new one. */
+static bool map_identity(pid_t pid)
+{
+	return map_identity_of(pid, "uid_map") && map_identity_of(pid, "gid_map");
+}
+
 /* In the child: join the user's namespace and become the user. The init
  * owns that namespace, so joining needs no more than the init's root. */
 static const char *become_user(void)
@@ -162,6 +204,8 @@ static _Noreturn void child_main(const struct sandbox_child_setup *c)
 		const char *failed = become_user();
 		if (failed)
 			child_fail(status_fd, failed);
+	} else if (isolated && root_namespace >= 0 && setns(root_namespace, CLONE_NEWUSER) != 0) {
+		child_fail(status_fd, "cannot enter root's namespace (setns)");
 	}
 	/* The init blocks SIGCHLD and ignores SIGPIPE; nothing else of its
 	 * signal setup survives exec. */
@@ -298,10 +342,11 @@ pid_t sandbox_spawn_program(struct sandbox_child_setup *setup, int channel)
 	return pid;
 }
 
-/* The user's namespace, made by a short-lived child (the init itself must
- * stay the sandbox's root) and kept open by the init: -1 with a message on
- * stderr, which the daemon shows, when the kernel refuses. */
-static int open_user_namespace(void)
+/* The user's namespace (root's with for_root), made by a short-lived child
+ * (the init itself must stay the sandbox's root) and kept open by the
+ * init: -1 with a message on stderr, which the daemon shows, when the
+ * kernel refuses. */
+static int open_user_namespace(bool for_root)
 {
 	int ready[2], hold[2];
 	if (pipe2(ready, O_CLOEXEC) != 0)
@@ -318,7 +363,7 @@ static int open_user_namespace(void)
 	}
 	if (pid == 0) {
 		close(ready[0]), close(hold[1]);
-		const char *failed = make_user_namespace();
+		const char *failed = for_root ? make_root_namespace() : make_user_namespace();
 		if (failed)
 			child_fail(ready[1], failed);
 		(void)!write(ready[1], "", 1);
@@ -335,7 +380,10 @@ static int open_user_namespace(void)
 	while ((n = poll(&pfd, 1, CHILD_SETUP_TIMEOUT_MS)) < 0 && errno == EINTR)
 		;
 	ssize_t got = n > 0 ? read(ready[0], message, sizeof(message) - 1) : -1;
-	if (got == 1 && message[0] == '\0') {
+	if (got == 1 && message[0] == '\0' && for_root && !map_identity(pid)) {
+		snprintf(message, sizeof(message), "%d cannot write the maps of root's namespace",
+			 errno);
+	} else if (got == 1 && message[0] == '\0') {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -365,8 +413,9 @@ fail:
 	return -1;
 }
 
-bool sandbox_spawn_prepare(bool sandboxed)
+bool sandbox_spawn_prepare(bool sandboxed, bool nest_root)
 {
 	isolated = sandboxed;
-	return !isolated || (user_namespace = open_user_namespace()) >= 0;
+	return !isolated || ((user_namespace = open_user_namespace(false)) >= 0 &&
+			     (!nest_root || (root_namespace = open_user_namespace(true)) >= 0));
 }

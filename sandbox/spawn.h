@@ -22,8 +22,11 @@ struct sandbox_child_setup {
 
 /* Once, first: whether programs are isolated (false only in the
  * benchmark's plain mode) and, if so, the user's namespace they join
- * (made here). False, with a message on stderr, when the kernel refuses. */
-bool sandbox_spawn_prepare(bool isolated);
+ * (made here). With nest_root, root's programs run in a nested namespace
+ * that maps every id to itself, holding no capability over the sandbox's
+ * own mounts and processes (the init's, and a FUSE root's servers:
+ * root_fuse.h). False, with a message on stderr, when the kernel refuses. */
+bool sandbox_spawn_prepare(bool isolated, bool nest_root);
 
 /* One reply on a program's channel; a channel that is gone is fine. */
 void sandbox_spawn_reply(int channel, uint32_t type, int32_t value, const char *text);

@@ -67,8 +67,16 @@ static void find_once(void)
 	struct passwd user, *found = NULL;
 	getpwuid_r(ids->uid, &user, buffer, sizeof(buffer), &found);
 	struct sandbox_subid_owner owner = { found ? found->pw_name : NULL, ids->uid };
-	daemon_ids.found = find_in("/etc/subuid", &owner, &ids->uid_start) &&
-			   find_in("/etc/subgid", &owner, &ids->gid_start);
+	if (!find_in("/etc/subuid", &owner, &ids->uid_start) ||
+	    !find_in("/etc/subgid", &owner, &ids->gid_start))
+		return;
+	/* Once, for real: newuidmap may be there and still refuse (not setuid,
+	 * a nosuid mount), and then every session would fail to start. */
+	struct error why;
+	int ns = sandbox_subid_userns(ids, &why);
+	daemon_ids.found = ns >= 0;
+	if (ns >= 0)
+		close(ns);
 }
 
 bool sandbox_subids(struct sandbox_subids *out)
@@ -154,8 +162,13 @@ struct remove_args {
 static void remove_main(void *arg)
 {
 	const struct remove_args *a = arg;
-	char *argv[] = { "rm", "-rf", "--", (char *)a->path, NULL };
+	/* Never into another file system: nothing of the daemon's is mounted
+	 * below a session's directory, and nothing else may be removed. */
+	char *argv[] = { "rm", "-rf", "--one-file-system", "--", (char *)a->path, NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setns(a->userns, CLONE_NEWUSER) == 0)
 		execve("/usr/bin/rm", argv, envp);
 	_exit(127);
@@ -178,7 +191,10 @@ bool sandbox_subid_remove(const char *path, struct error *err)
 	close(a.userns);
 	struct stat st;
 	if (status != 0 || lstat(path, &st) == 0 || errno != ENOENT)
-		return false;
+		return error_prefix(err,
+				    "%s (and rm -rf as root of the subordinate ids' namespace "
+				    "%s)",
+				    path, status < 0 ? "did not end in time" : "failed too");
 	if (err)
 		error_clear(err);
 	return true;

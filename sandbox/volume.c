@@ -15,6 +15,7 @@
 
 #include "sandbox/disk.h"
 #include "sandbox/size.h"
+#include "sandbox/subid.h"
 #include "sandbox/tree.h"
 
 #define LOCKS_DIR ".locks"
@@ -289,7 +290,7 @@ bool sandbox_volume_delete(struct sandbox_volumes *v, const char *name, struct e
 		     (unlinkat(v->images_fd, name, 0) == 0 ||
 		      error_set(err, errno, "cannot remove %s/%s", v->images_dir, name));
 	else
-		ok = path && lock_path && sandbox_tree_remove(path, err);
+		ok = path && lock_path && sandbox_subid_remove(path, err);
 	/* Unlink the lock file while holding it, so whoever opened it before
 	 * sees (in take_lock) that it is no longer the current one. */
 	if (ok)

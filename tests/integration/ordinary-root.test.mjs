@@ -30,10 +30,13 @@ const skip = (!executable('/usr/bin/fuse-overlayfs') &&
   (!fs.existsSync('/dev/fuse') && 'this machine has no /dev/fuse: an ordinary daemon keeps a read-only root');
 
 let daemon, client;
+// The overlaid directories this host has: one FUSE server each.
+const OVERLAID = ['usr', 'etc', 'var/lib/dpkg', 'var/lib/apt', 'var/cache/apt', 'var/cache/debconf']
+  .filter((dir) => fs.existsSync(`/${dir}`)).length;
 
 before(async () => {
   if (skip) return;
-  daemon = await startOrdinaryDaemon({ uid: NOBODY });
+  daemon = await startOrdinaryDaemon({ uid: NOBODY, args: ['--fuse-root'] });
   client = await httpClient(daemon);
 });
 
@@ -95,6 +98,14 @@ test('root inside installs a package with dpkg -i; the host and another session 
 test('no program of the sandbox reaches the staged layers, the host\'s /etc secrets or FUSE itself', { skip }, async () => {
   const session = await create();
   try {
+    // Not through the FUSE servers' descriptors or roots in /proc either,
+    // as root (in a namespace of its own, without the sandbox's
+    // capabilities) or as the user: they lead to the layers on the host.
+    const servers = 'for p in $(pgrep -f "[f]use-overlayfs"); do for f in /proc/$p/fd/* /proc/$p/cwd /proc/$p/root; do ' +
+      'ls "$f/" >/dev/null 2>&1 && echo "reached $f"; done; done; echo checked';
+    for (const user of ['root', 'user']) {
+      assert.equal((await exec(session, servers, { user })).stdout, 'checked\n', user);
+    }
     const r = await exec(session, [
       'test -e /dev/fuse && echo dev-fuse',
       'test -e /run/lizard-root && echo staging',
@@ -104,7 +115,7 @@ test('no program of the sandbox reaches the staged layers, the host\'s /etc secr
       'test -e /etc/shadow- && echo shadow-',
       'grep -c " fuse.fuse-overlayfs " /proc/self/mountinfo',
     ].join('; '));
-    assert.equal(r.stdout, '0\n6\n', r.stderr);
+    assert.equal(r.stdout, `0\n${OVERLAID}\n`, r.stderr);
   } finally {
     await kill(session);
   }
@@ -127,7 +138,7 @@ test('a sandbox that stops its own FUSE servers wedges only itself; ending it le
   const other = await create();
   const sandbox = await sandboxOf(client, session);
   const servers = fuseServers(sandbox.processes());
-  assert.equal(servers.length, 6);
+  assert.equal(servers.length, OVERLAID);
   let killed = false;
   try {
     // Root inside may signal them (they run as its uid); it stops them all.
@@ -156,7 +167,7 @@ test('a sandbox that stops its own FUSE servers wedges only itself; ending it le
 test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async () => {
   const session = await create();
   const sandbox = await sandboxOf(client, session);
-  assert.equal(fuseServers(sandbox.processes()).length, 6);
+  assert.equal(fuseServers(sandbox.processes()).length, OVERLAID);
   await client.close();
   client = null;
   daemon.child.kill('SIGKILL');
@@ -173,7 +184,7 @@ test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async
 const SUBIDS = 1500000000 + Math.floor(Math.random() * 1000) * 65536;
 
 test('with subordinate ids, root inside gives files to the system\'s users, and the daemon still removes the layer', { skip: skip || (!executable('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
-  const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS });
+  const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS, args: ['--fuse-root'] });
   const mapped = await httpClient(own);
   try {
     const created = await mapped.call('create_session', { template: 'base' });
@@ -186,8 +197,14 @@ test('with subordinate ids, root inside gives files to the system\'s users, and 
     };
     const info = (await mapped.call('session_info', { session })).structuredContent;
     assert.match(info.sandbox.isolation, /ids 1 to 65535 inside are the daemon user's subordinate ids/);
+    // Root's programs run in a namespace of their own that maps each id
+    // to itself; the sandbox's, as the host reads it, is the daemon's uid
+    // and the range.
     assert.equal((await run('cat /proc/self/uid_map')).stdout.trim().split(/\s+/).join(' '),
-      `0 ${NOBODY} 1 1 ${SUBIDS} 65535`);
+      '0 0 1 1 1 65535');
+    const sandbox = await sandboxOf(mapped, session);
+    const map = fs.readFileSync(`/proc/${sandbox.processes()[0]}/uid_map`, 'utf8');
+    assert.equal(map.trim().split(/\s+/).join(' '), `0 ${NOBODY} 1 1 ${SUBIDS} 65535`);
     // The postinst gives its directory to man, as man-db's trigger does.
     const r = await run(BUILD_AND_INSTALL);
     assert.equal(r.exit_code, 0, r.stdout + r.stderr);
@@ -195,7 +212,7 @@ test('with subordinate ids, root inside gives files to the system\'s users, and 
     assert.equal((await run(`stat -c %U:%G:%u:%g /var/cache/${PACKAGE}; stat -c %U:%G /usr/bin/dpkg`)).stdout,
       'man:man:6:12\nroot:root\n');
     // On the host man's files are the range's: inside id i is SUBIDS + i - 1.
-    const { dir } = await sandboxOf(mapped, session);
+    const { dir } = sandbox;
     const onHost = fs.statSync(path.join(dir, 'rootfs', 'var', 'cache', PACKAGE));
     assert.deepEqual([onHost.uid, onHost.gid], [SUBIDS + 5, SUBIDS + 11]);
     // A directory only man may enter, which the daemon's own uid could

@@ -68,7 +68,6 @@ function wrapClient(client) {
   };
 }
 
-// The text of a tool result's first text block.
 // client.call that fails on a tool error and gives the structured result.
 export function strictCall(client) {
   return async (tool, args) => {
@@ -78,6 +77,7 @@ export function strictCall(client) {
   };
 }
 
+// The text of a tool result's first text block.
 export function textOf(result) {
   const block = result.content.find((c) => c.type === 'text');
   return block ? block.text : '';

@@ -55,7 +55,7 @@ export function processesInPidNamespace(namespace) {
 // namespace, which its root reads inside) and its private directory on the
 // host (the source of its /home/user in its mount table).
 export async function sandboxOf(client, session) {
-  const r = await client.call('exec', { session, user: 'root', command: 'readlink /proc/1/ns/pid; grep " /home/user " /proc/1/mountinfo' });
+  const r = await client.call('exec', { session, user: 'root', command: 'readlink /proc/self/ns/pid; grep " /home/user " /proc/self/mountinfo' });
   const [namespace, mount] = r.structuredContent.stdout.split('\n');
   const [, , device, root] = mount.split(' ');
   // A session with a disk has HOME on its own filesystem: the host mounts
