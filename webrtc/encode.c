@@ -70,13 +70,10 @@ void webrtc_encode_set_bitrate(struct webrtc_stream *s, enum webrtc_codec codec,
 			     NULL);
 }
 
-/* forced: a peer connected or its page asked; otherwise a PLI, which on a
- * still screen is answered with backoff (see make_keyframe_if_due). */
-void webrtc_want_keyframe(struct webrtc_stream *s, bool forced)
+void webrtc_want_keyframe(struct webrtc_stream *s)
 {
 	pthread_mutex_lock(&s->keyframe_lock);
 	s->keyframe_wanted = true;
-	s->keyframe_forced |= forced;
 	pthread_cond_signal(&s->keyframe_wanted_cond);
 	pthread_mutex_unlock(&s->keyframe_lock);
 }
