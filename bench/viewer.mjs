@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Remote viewing side by side: lizard-bridge's viewer (its WebSocket
-// updates, and its WebRTC video with the daemon's --webrtc) and noVNC
+// updates, and its WebRTC video, on by default) and noVNC
 // behind websockify, watching the same Xvnc desktop (1280x800) at the same
 // time.
 //
@@ -363,7 +363,7 @@ function skipped(scenario, name, e) {
 try {
   xvnc = await startXvnc({ width: 1280, height: 800 });
   env = xvnc.env;
-  daemon = await startDaemon({ args: ['--webrtc'] });
+  daemon = await startDaemon();
   client = await httpClient(daemon);
   const port = await freePort();
   websockify = startProcess('websockify', ['--web', '/usr/share/novnc', `127.0.0.1:${port}`, `--unix-target=${xvnc.socket}`]);
