@@ -121,6 +121,9 @@ test('video frames decode and a colour painted on the desktop shows at its place
   assert.ok(near(await videoPixel(page, 200, 100), BACKGROUND), 'and the background around it stays');
   const after = await inbound(page);
   assert.ok(after.framesDecoded > before.framesDecoded, `framesDecoded rose: ${before.framesDecoded} -> ${after.framesDecoded}`);
+  // The browser agreed to show each frame at once (no jitter buffer delay).
+  assert.match(await page.evaluate(() => pc.localDescription.sdp),
+    /a=extmap:\d+ http:\/\/www\.webrtc\.org\/experiments\/rtp-hdrext\/playout-delay/, 'the answer takes the playout-delay extension');
   await page.close();
 });
 
