@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Remote viewing side by side: lizard-bridge's viewer (its WebSocket
-// updates, and its WebRTC video with the daemon's --webrtc) and noVNC
+// updates, and its WebRTC video, on by default) and noVNC
 // behind websockify, watching the same Xvnc desktop (1280x800) at the same
 // time.
 //
@@ -22,6 +22,12 @@
 // carried (signalling, and the exact updates once the screen is still);
 // its frames are frames decoded, and its latency is read from the decoded
 // video while it is shown, else from the canvas.
+// Each page's picture quality: SSIM of what it has against a screenshot
+// taken with the motion frozen (frozenQuality says how), and its
+// glass-to-glass latency: the desktop shows the clock as blocks
+// (viewer-clock.py) and the page reads them back from what it shows
+// (clockLatencies). A table of WebRTC's transport follows: RTP, what else
+// crossed (RTCP, STUN), keyframes, NACKs and PLIs.
 //
 // Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
 // (scripts/bench.sh runs all scenarios; the scenario "fan-out" runs only
@@ -39,13 +45,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startProcess, waitFor, sleep, tempDir } from '../tests/lib/process.mjs';
 import { startDaemon } from '../tests/lib/bridge.mjs';
-import { httpClient, textOf } from '../tests/lib/mcp.mjs';
+import { httpClient, textOf, imageOf } from '../tests/lib/mcp.mjs';
 import { startXvnc } from '../tests/lib/x11.mjs';
 import { launchChromium } from '../tests/lib/browser.mjs';
 import { WebSocket } from '../tests/lib/websocket.mjs';
 import { decodeUpdate } from '../bridge/viewer/wire.js';
-import { median, within, endOnSignals } from './lib.mjs';
+import { median, percentile, within, endOnSignals } from './lib.mjs';
 
+const here = path.dirname(new URL(import.meta.url).pathname);
 const COMMAND_MS = 10000; // an X client run on the desktop
 const run = (command, args, options) => promisify(execFile)(command, args, { timeout: COMMAND_MS, ...options });
 const seconds = Number(process.argv[2] || 10);
@@ -63,6 +70,13 @@ const OPEN_MS = 20000;
 const CLOSE_MS = 10000;
 const CHANGE_MS = 5000;
 const SESSION_MS = 6 * 3600 * 1000;
+// The clock painted on the desktop for glass-to-glass latency
+// (bench/viewer-clock.py): its row's corner and block size, on the root
+// window above every moving window (all start at y >= 40), and how long
+// each page reads it. Blocks on the 16-pixel grid stay sharp in video.
+const CLOCK = { x: 96, y: 16, block: 16, bits: 24, checkBits: 8 };
+const CLOCK_MS = 8000;
+const SETTLE_MS = 5000; // the screen settling after motion is frozen
 
 const freePort = () => new Promise((resolve) => {
   const probe = net.createServer();
@@ -162,16 +176,163 @@ function seen(page, colour) {
 // decoded so far.
 function rtpCounters(page) {
   return within(page.evaluate(async () => {
-    const counters = { bytes: 0, frames: 0 };
+    const counters = { bytes: 0, frames: 0, transportIn: 0, transportOut: 0, stun: 0, keyframes: 0, retransmitted: 0, nacks: 0, plis: 0 };
     if (typeof pc === 'undefined' || !pc) return counters;
     for (const r of (await pc.getStats()).values()) {
       if (r.type === 'inbound-rtp' && r.kind === 'video') {
         counters.bytes += (r.bytesReceived || 0) + (r.headerBytesReceived || 0);
         counters.frames += r.framesDecoded || 0;
+        counters.keyframes += r.keyFramesDecoded || 0;
+        counters.retransmitted += r.retransmittedBytesReceived || 0;
+        counters.nacks += r.nackCount || 0;
+        counters.plis += r.pliCount || 0;
+      } else if (r.type === 'transport') {
+        counters.transportIn += r.bytesReceived || 0;
+        counters.transportOut += r.bytesSent || 0;
+      } else if (r.type === 'candidate-pair' && r.nominated) {
+        counters.stun += (r.requestsReceived || 0) + (r.requestsSent || 0) + (r.responsesReceived || 0) + (r.responsesSent || 0);
       }
     }
     return counters;
   }), EVALUATE_MS, 'the page\'s video statistics');
+}
+
+// Glass-to-glass latency: the page reads the clock row (CLOCK) from what
+// it shows, the decoded video at each frame it presents
+// (requestVideoFrameCallback) or its canvas at each display frame, and
+// takes its own clock minus the painted one, once per value it sees.
+// Values whose check byte does not match (a frame caught mid-repaint, a
+// block blurred past recognition) are counted apart, not guessed.
+function clockLatencies(page, fromVideo) {
+  return within(page.evaluate(({ x, y, block, bits, checkBits, ms, fromVideo }) => new Promise((resolve) => {
+    const count = bits + checkBits, mask = (1 << bits) - 1;
+    const scratch = new OffscreenCanvas(count * block, block).getContext('2d', { willReadFrequently: true });
+    const samples = [], seen = new Set();
+    let unreadable = 0, done = false;
+    const read = (source) => {
+      const now = Date.now();
+      scratch.drawImage(source, x, y, count * block, block, 0, 0, count * block, block);
+      const d = scratch.getImageData(0, 0, count * block, block).data;
+      let value = 0, check = 0;
+      for (let i = 0; i < count; i++) {
+        const at = ((block >> 1) * count * block + i * block + (block >> 1)) * 4;
+        const bit = 0.299 * d[at] + 0.587 * d[at + 1] + 0.114 * d[at + 2] > 128 ? 1 : 0;
+        if (i < bits) value |= bit << i;
+        else check |= bit << (i - bits);
+      }
+      if (check !== (~(value ^ (value >> 8) ^ (value >> 16)) & 0xff)) {
+        unreadable++;
+      } else if (!seen.has(value)) {
+        seen.add(value);
+        samples.push(((now & mask) - value + mask + 1) & mask);
+      }
+    };
+    const finish = () => {
+      if (!done) resolve({ samples, unreadable });
+      done = true;
+    };
+    setTimeout(finish, ms);
+    const video = document.getElementById('video');
+    if (fromVideo) {
+      video.requestVideoFrameCallback(function frame() {
+        if (done) return;
+        read(video);
+        video.requestVideoFrameCallback(frame);
+      });
+    } else {
+      const canvas = document.querySelector('canvas#screen') || document.querySelector('canvas');
+      requestAnimationFrame(function poll() {
+        if (done) return;
+        read(canvas);
+        requestAnimationFrame(poll);
+      });
+    }
+  }), { ...CLOCK, ms: CLOCK_MS, fromVideo }), CLOCK_MS + EVALUATE_MS, 'the page reading the clock');
+}
+
+// SSIM of what the page shows against a screenshot (PNG, base64) of the
+// same moment: on luma (BT.601), in 8x8 windows every 4 pixels, with the
+// usual constants (K1 0.01, K2 0.03), averaged over the screen. fromVideo
+// reads the video's newest decoded frame (hidden or not), else the canvas.
+function ssimOf(page, png, fromVideo) {
+  return within(page.evaluate(async ({ png, fromVideo }) => {
+    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+    const shot = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+    const w = shot.width, h = shot.height;
+    const luma = (source) => {
+      const c = new OffscreenCanvas(w, h).getContext('2d', { willReadFrequently: true });
+      c.drawImage(source, 0, 0, w, h);
+      const d = c.getImageData(0, 0, w, h).data, out = new Float32Array(w * h);
+      for (let i = 0; i < w * h; i++) out[i] = 0.299 * d[i * 4] + 0.587 * d[i * 4 + 1] + 0.114 * d[i * 4 + 2];
+      return out;
+    };
+    const source = fromVideo ? document.getElementById('video') : (document.querySelector('canvas#screen') || document.querySelector('canvas'));
+    if (fromVideo && !source.videoWidth) return null;
+    const a = luma(shot), b = luma(source);
+    const C1 = (0.01 * 255) ** 2, C2 = (0.03 * 255) ** 2;
+    let total = 0, n = 0;
+    for (let y = 0; y + 8 <= h; y += 4) {
+      for (let x = 0; x + 8 <= w; x += 4) {
+        let sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+        for (let j = 0; j < 8; j++) {
+          for (let i = (y + j) * w + x, end = i + 8; i < end; i++) {
+            const p = a[i], q = b[i];
+            sa += p; sb += q; saa += p * p; sbb += q * q; sab += p * q;
+          }
+        }
+        const ma = sa / 64, mb = sb / 64;
+        const va = saa / 64 - ma * ma, vb = sbb / 64 - mb * mb, cov = sab / 64 - ma * mb;
+        total += ((2 * ma * mb + C1) * (2 * cov + C2)) / ((ma * ma + mb * mb + C1) * (va + vb + C2));
+        n++;
+      }
+    }
+    return total / n;
+  }, { png, fromVideo }), EVALUATE_MS * 3, 'the page computing SSIM');
+}
+
+// The page's picture against the framebuffer with the motion stopped:
+// every moving program frozen (SIGSTOP), the screen settled, a
+// screenshot, and SSIM (ssimOf) of the picture the page has of it, then
+// the motion goes on. For WebRTC that is the video's last frame, decoded
+// from the motion's stream (the page itself shows the exact canvas once
+// the screen is still); for the others, their canvas.
+async function frozenQuality(page, fromVideo) {
+  for (const m of motion) signalTree(m.pid, 'SIGSTOP');
+  try {
+    await client.call('wait', { session, quiet_ms: 500, timeout_ms: SETTLE_MS });
+    const png = imageOf(await client.call('screenshot', { session })).data;
+    // The page's last picture of it: nothing new decoded or painted for 500 ms.
+    const progress = () => ask(page, () => (window.lizardViewer ? window.lizardViewer.videoFrames + window.lizardViewer.frames : 0), 'the page\'s frames');
+    let last = -1;
+    await waitFor(async () => {
+      const now = await progress();
+      const still = now === last;
+      last = now;
+      return still;
+    }, { timeout: SETTLE_MS, interval: 500 });
+    return await ssimOf(page, png, fromVideo);
+  } finally {
+    for (const m of motion) signalTree(m.pid, 'SIGCONT');
+  }
+}
+
+// Sends signal to a process and all its descendants (a moving program's
+// children may sit in process groups of their own, as a terminal's do).
+function signalTree(pid, signal) {
+  const children = new Map();
+  for (const entry of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const parent = Number(fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {}
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]) ?? []));
+  for (const p of all) {
+    try {
+      process.kill(p, signal);
+    } catch {}
+  }
 }
 
 let colourIndex = 0;
@@ -332,7 +493,7 @@ const ask = (page, fn, what) => within(page.evaluate(fn), EVALUATE_MS, what);
 
 const work = tempDir('lizard-bench-viewer-');
 const motion = [];
-const rows = [], fanRows = [], proxies = [], notMeasured = [];
+const rows = [], fanRows = [], transportRows = [], proxies = [], notMeasured = [];
 let xvnc, env, daemon, client, websockify, browser, session;
 // Ends what the run started, each with a deadline, at the end, on a
 // failure, or on a signal.
@@ -363,7 +524,7 @@ function skipped(scenario, name, e) {
 try {
   xvnc = await startXvnc({ width: 1280, height: 800 });
   env = xvnc.env;
-  daemon = await startDaemon({ args: ['--webrtc'] });
+  daemon = await startDaemon();
   client = await httpClient(daemon);
   const port = await freePort();
   websockify = startProcess('websockify', ['--web', '/usr/share/novnc', `127.0.0.1:${port}`, `--unix-target=${xvnc.socket}`]);
@@ -458,7 +619,7 @@ requestAnimationFrame(frame);
       const read = viewer.webrtc
         ? async () => {
           const rtp = await rtpCounters(page);
-          return { bytes: stats.bytes + rtp.bytes, frames: rtp.frames, inflated: stats.inflated + rtp.bytes };
+          return { bytes: stats.bytes + rtp.bytes, frames: rtp.frames, inflated: stats.inflated + rtp.bytes, rtp };
         }
         : async () => ({ ...stats });
       return await fn({ page, read });
@@ -501,14 +662,44 @@ requestAnimationFrame(frame);
           }
         }
       }
+      const quality = {}, clock = {};
+      for (const [name, viewer] of Object.entries(viewers)) {
+        if (failed.has(name)) continue;
+        try {
+          quality[name] = await withPage(name, viewer, (o) => frozenQuality(o.page, viewer.webrtc));
+        } catch (e) {
+          skipped(scenario, `${name} (SSIM)`, e);
+        }
+      }
+      const painter = startProcess('python3', [path.join(here, 'viewer-clock.py'), CLOCK.x, CLOCK.y, CLOCK.block].map(String), { env });
+      motion.push(painter);
+      for (const [name, viewer] of Object.entries(viewers)) {
+        if (failed.has(name)) continue;
+        try {
+          clock[name] = await withPage(name, viewer, (o) => clockLatencies(o.page, viewer.webrtc));
+          if (!clock[name].samples.length) throw new Error(`the clock was never read (${clock[name].unreadable} unreadable frames)`);
+        } catch (e) {
+          delete clock[name];
+          skipped(scenario, `${name} (glass-to-glass)`, e);
+        }
+      }
+      motion.splice(motion.indexOf(painter), 1);
+      await painter.stop();
       for (const name of Object.keys(viewers)) {
         const m = measured[name];
         if (!m) {
-          rows.push(`| ${scenario} | ${name} | not measured | | | | |`);
+          rows.push(`| ${scenario} | ${name} | not measured | | | | | | |`);
           continue;
         }
         const changeLatency = latency[name] ? `${median(latency[name])} ms` : 'not measured';
-        rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${changeLatency} | ${(m.cpu * 100).toFixed(1)}% | ${Math.round((m.after.inflated - m.before.inflated) / m.elapsed).toLocaleString('en')} |`);
+        const ssim = quality[name] ?? null;
+        const g2g = clock[name] ? `${percentile(clock[name].samples, 50)} / ${percentile(clock[name].samples, 95)} ms (${clock[name].samples.length})` : 'not measured';
+        rows.push(`| ${scenario} | ${name} | ${Math.round((m.after.bytes - m.before.bytes) / m.elapsed).toLocaleString('en')} | ${ssim === null ? 'not measured' : ssim.toFixed(4)} | ${g2g} | ${((m.after.frames - m.before.frames) / m.elapsed).toFixed(1)} | ${changeLatency} | ${(m.cpu * 100).toFixed(1)}% | ${Math.round((m.after.inflated - m.before.inflated) / m.elapsed).toLocaleString('en')} |`);
+        if (m.after.rtp) {
+          const rate = (field) => (m.after.rtp[field] - m.before.rtp[field]) / m.elapsed;
+          const count = (field) => m.after.rtp[field] - m.before.rtp[field];
+          transportRows.push(`| ${scenario} | ${Math.round(rate('bytes')).toLocaleString('en')} | ${Math.round(rate('transportIn') - rate('bytes')).toLocaleString('en')} | ${Math.round(rate('transportOut')).toLocaleString('en')} | ${rate('stun').toFixed(2)} | ${count('keyframes')} | ${Math.round(rate('retransmitted')).toLocaleString('en')} | ${count('nacks')} / ${count('plis')} |`);
+        }
       }
     }
     if (scenario !== 'window moving') continue;
@@ -556,9 +747,13 @@ requestAnimationFrame(frame);
 }
 
 console.log(`\nRemote viewing, one browser viewer each (headless Chromium), 1280x800 Xvnc, ${seconds} s per run\n`);
-console.log('| scenario | viewer | bytes/s | frames with new data/s | change latency (median) | server CPU (of a core) | payload bytes/s (inflated) |');
-console.log('|---|---|---:|---:|---:|---:|---:|');
+console.log('| scenario | viewer | bytes/s | SSIM | glass-to-glass p50 / p95 (samples) | frames with new data/s | change latency (median) | server CPU (of a core) | payload bytes/s (inflated) |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
+console.log('\nWebRTC on the wire, from the page\'s getStats: RTP (payload and headers), what else the transport received (RTCP, STUN, DTLS; SRTP\'s tags on RTP too), what it sent (RTCP, STUN), the STUN messages of the connection, and in the same seconds the keyframes decoded, the bytes that came again after a NACK, and the NACKs and PLIs the page sent\n');
+console.log('| scenario | RTP bytes/s | other bytes/s received | bytes/s sent | STUN messages/s | keyframes | retransmitted bytes/s | NACKs / PLIs sent |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const row of transportRows) console.log(row);
 console.log(`\nFan-out while a window moves: WebSocket viewers that decode nothing, ${seconds} s per run\n`);
 console.log('| server | viewers | bytes/s per viewer (median) | a change received whole (median / max) | server CPU | CPU per added viewer |');
 console.log('|---|---:|---:|---:|---:|---:|');

@@ -57,11 +57,11 @@ static const struct mcp_workers_limits worker_limits = {
 
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--webrtc]\n"
+	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--no-webrtc]\n"
 	"                           [--fuse-root]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT] [--webrtc] [--fuse-root]\n"
+	"                           [--uid-range FIRST:COUNT] [--no-webrtc] [--fuse-root]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
@@ -79,8 +79,9 @@ static const char usage[] =
 	"        The password may come from LIZARD_VNC_PASSWORD instead.\n"
 	"        --viewer ADDR:PORT serves the viewer pages there, for start_stream's\n"
 	"        links (MCP stays on stdio).\n"
-	"        --webrtc (stdio and serve): the viewer page is offered each desktop as\n"
-	"        WebRTC video (GStreamer's webrtcbin), falling back to its own updates.\n"
+	"        The viewer page is offered each desktop as WebRTC video (GStreamer's\n"
+	"        webrtcbin) when GStreamer has what it needs, and falls back to its own\n"
+	"        updates; --no-webrtc (stdio and serve) offers the updates only.\n"
 	"serve   the daemon: sessions made with create_session, MCP over WebSocket and\n"
 	"        Streamable HTTP on /mcp (default 127.0.0.1:7070), /healthz, /metrics.\n"
 	"        Requests need Authorization: Bearer $LIZARD_API_KEY (one is generated\n"
@@ -153,7 +154,7 @@ struct stdio_options {
 	const char *vnc_url;
 	const char *listen;
 	const char *viewer_listen; /* stdio --viewer: where viewer pages are served */
-	bool webrtc;               /* --webrtc: viewers are offered video */
+	bool webrtc;               /* viewers are offered video (--no-webrtc: not) */
 	int width, height;
 	bool serve;
 	const char *data_dir;
@@ -276,7 +277,9 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			o->data_dir = value;
 			i++;
 		} else if (strcmp(arg, "--webrtc") == 0) {
-			o->webrtc = true;
+			o->webrtc = true; /* the default; from when video was opt-in */
+		} else if (strcmp(arg, "--no-webrtc") == 0) {
+			o->webrtc = false;
 		} else if (strcmp(arg, "--fuse-root") == 0) {
 			sandbox_allow_fuse_root(true);
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
@@ -538,6 +541,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 	sandbox_sizes_init(&context.sizes);
 	context.uid_range = SANDBOX_UID_RANGE_DEFAULT;
 	struct stdio_options options = { .serve = serve,
+					 .webrtc = true,
 					 .sizes = &context.sizes,
 					 .uid_range = &context.uid_range };
 	int rc = parse_stdio_options(argc, argv, &options);
@@ -553,10 +557,14 @@ static int run_bridge(int argc, char **argv, bool serve)
 		return 1;
 	}
 	struct error video;
-	if (options.webrtc && !bridge_video_init(&video))
-		log_warn("--webrtc: viewers get no video: %s", video.message);
-	else if (options.webrtc)
-		log_info("viewers are offered WebRTC video");
+	if (!options.webrtc)
+		log_info("--no-webrtc: viewers get the WebSocket viewer's updates, no video");
+	else if (!bridge_video_init(&video))
+		log_warn("viewers get no video, only the WebSocket viewer's updates: %s (or "
+			 "start with --no-webrtc to say so)",
+			 video.message);
+	else
+		log_info("viewers are offered WebRTC video (--no-webrtc: updates only)");
 
 	char key[128] = "";
 	if (serve && !api_key(key, sizeof(key)))

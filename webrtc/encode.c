@@ -4,6 +4,7 @@
 #include "webrtc/encode.h"
 
 #include "webrtc/bitrate.h"
+#include "webrtc/playout.h"
 #include "webrtc/state.h"
 
 #include <gst/gst.h>
@@ -70,13 +71,10 @@ void webrtc_encode_set_bitrate(struct webrtc_stream *s, enum webrtc_codec codec,
 			     NULL);
 }
 
-/* forced: a peer connected or its page asked; otherwise a PLI, which on a
- * still screen is answered with backoff (see make_keyframe_if_due). */
-void webrtc_want_keyframe(struct webrtc_stream *s, bool forced)
+void webrtc_want_keyframe(struct webrtc_stream *s)
 {
 	pthread_mutex_lock(&s->keyframe_lock);
 	s->keyframe_wanted = true;
-	s->keyframe_forced |= forced;
 	pthread_cond_signal(&s->keyframe_wanted_cond);
 	pthread_mutex_unlock(&s->keyframe_lock);
 }
@@ -112,12 +110,23 @@ static bool add_chain(struct webrtc_stream *s, GstElement **chain, int count, st
 	return true;
 }
 
+static GstCaps *rtp_caps(enum webrtc_codec codec, bool for_offer);
+
 /* The RTP caps of codec's packets; for_offer adds what the offer must say
  * but the payloader works out itself from the stream. H.264's
  * profile-level-id must be what the encoder makes, or webrtcbin refuses
  * the payloader's caps: constrained baseline (42c0) at level 5.1 (33),
  * fixed, so that no screen size changes it. */
 GstCaps *webrtc_rtp_caps(enum webrtc_codec codec, bool for_offer)
+{
+	GstCaps *caps = rtp_caps(codec, for_offer);
+	if (caps && for_offer) /* the offer names the payloader's extension */
+		gst_caps_set_simple(caps, "extmap-" G_STRINGIFY(WEBRTC_PLAYOUT_DELAY_ID),
+				    G_TYPE_STRING, WEBRTC_PLAYOUT_DELAY_URI, NULL);
+	return caps;
+}
+
+static GstCaps *rtp_caps(enum webrtc_codec codec, bool for_offer)
 {
 	if (codec == WEBRTC_VP8)
 		return gst_caps_from_string("application/x-rtp,media=video,encoding-name=VP8,"
@@ -189,6 +198,8 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		chain[count++] = profile;
 		chain[count++] = parse;
 	}
+	if (payloader)
+		webrtc_playout_delay_add(payloader);
 	chain[count++] = payloader;
 	if (rtp_filter) {
 		GstCaps *caps = webrtc_rtp_caps(codec, false);

@@ -29,8 +29,9 @@ GstElement *webrtc_element(const char *factory, struct error *err);
 GstCaps *webrtc_rtp_caps(enum webrtc_codec codec, bool for_offer);
 /* Under s->lock: codec's encode, made the first time a peer asks for it. */
 bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct error *err);
-/* Wakes the stream's keyframe thread: forced when a peer connected or its
- * page asked; otherwise a PLI, which a still screen answers with backoff. */
-void webrtc_want_keyframe(struct webrtc_stream *s, bool forced);
+/* Wakes the stream's keyframe thread, which repeats the newest frame as a
+ * keyframe: a peer connected or its page has no picture. (A PLI needs no
+ * repeat: stream.c says why.) */
+void webrtc_want_keyframe(struct webrtc_stream *s);
 
 #endif

@@ -8,7 +8,6 @@
 #include "webrtc/state.h"
 
 #include <gst/sdp/sdp.h>
-#include <gst/video/video.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -141,29 +140,12 @@ static void on_connection_state(GObject *webrtc, GParamSpec *spec, gpointer data
 		atomic_store(&box->connected, true);
 		pthread_mutex_lock(&box->lock);
 		if (!box->closed)
-			webrtc_want_keyframe(box->stream,
-					     true); /* a picture at once, still or not */
+			webrtc_want_keyframe(box->stream); /* a picture at once, still or not */
 		pthread_mutex_unlock(&box->lock);
 	} else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED) {
 		atomic_store(&box->connected, false);
 		post(box, WEBRTC_SIGNAL_FAILED, 0, "the connection failed (ICE or DTLS)");
 	}
-}
-
-/* Upstream events from the peer's webrtcbin: a PLI arrives as a request
- * for a keyframe. */
-static GstPadProbeReturn on_upstream_event(GstPad *pad, GstPadProbeInfo *info, gpointer data)
-{
-	(void)pad;
-	struct mailbox *box = data;
-	GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-	if (event && gst_video_event_is_force_key_unit(event)) {
-		pthread_mutex_lock(&box->lock);
-		if (!box->closed)
-			webrtc_want_keyframe(box->stream, false);
-		pthread_mutex_unlock(&box->lock);
-	}
-	return GST_PAD_PROBE_OK;
 }
 
 static void connect_signal(gpointer object, const char *name, GCallback callback,
@@ -312,8 +294,6 @@ struct webrtc_peer *webrtc_peer_create(struct webrtc_stream *s, enum webrtc_code
 	connect_signal(p->webrtc, "notify::connection-state", G_CALLBACK(on_connection_state), box);
 	gst_bin_add_many(GST_BIN(s->pipeline), p->queue, p->webrtc, NULL);
 	GstPad *queue_src = gst_element_get_static_pad(p->queue, "src");
-	gst_pad_add_probe(queue_src, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, on_upstream_event,
-			  mailbox_ref(box), mailbox_unref);
 	GstPad *sink = gst_element_request_pad_simple(p->webrtc, "sink_%u");
 	bool linked = sink && gst_pad_link(queue_src, sink) == GST_PAD_LINK_OK;
 	gst_object_unref(queue_src);

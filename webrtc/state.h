@@ -40,13 +40,12 @@ struct webrtc_stream {
 	struct webrtc_peer *peers;
 	int peer_count;
 	GstBuffer *newest;
-	uint64_t frames_pushed;
 	int width, height;
 	char error[256]; /* the pipeline's first error, from its bus */
 	/* The keyframe thread's: never held while calling into GStreamer. */
 	pthread_mutex_t keyframe_lock;
 	pthread_cond_t keyframe_wanted_cond;
-	bool keyframe_wanted, keyframe_forced, stopping;
+	bool keyframe_wanted, stopping;
 	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */

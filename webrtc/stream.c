@@ -10,13 +10,20 @@
  * every queue before an encoder hold at most a frame or two and drop the
  * oldest, so a slow encoder skips frames instead of falling behind.
  *
- * Keyframes: a peer's webrtcbin turns a PLI into a force-key-unit event
- * going upstream; a probe on its queue sees it. So does a peer whose
- * connection comes up. Either wakes the stream's keyframe thread, which
- * asks every encoder for a keyframe and pushes the newest frame again
- * (nothing else would come while the screen is still). The thread does
- * that so the probes, which run on webrtcbin's threads, take no lock that
- * is held while calling into GStreamer.
+ * Keyframes: a peer whose connection comes up, or whose page has no
+ * picture yet, wakes the stream's keyframe thread, which asks every
+ * encoder for a keyframe and pushes the newest frame again (nothing else
+ * would come while the screen is still). The thread does that so the
+ * callbacks, on webrtcbin's threads, take no lock that is held while
+ * calling into GStreamer. A PLI is not answered that way: webrtcbin
+ * turns it into a force-key-unit event that travels up to the encoder
+ * by itself, so the next frame of a moving screen is a keyframe; and a
+ * still screen needs none, since the viewer shows it from its exact
+ * updates (bridge/viewer/video.h). Repeating the picture on every PLI
+ * would cost a keyframe every few seconds on a still screen: browsers
+ * send one whenever no frame came for a while (Chromium: after 3 s, for
+ * as long as packets came in the last 5 s), and each answer restarts
+ * that clock.
  *
   * Nobody reads the pipeline's bus, so a handler drops every message (a
  * bus nobody drains is a queue without bound), noting the first error;
@@ -43,10 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Repeats of a still picture on PLI: first after this, doubling to the
- * most (make_keyframe_if_due). */
-#define STILL_BACKOFF_MIN_MS 1000
-#define STILL_BACKOFF_MAX_MS 60000
 /* How often the peers' statistics are read to steer the bitrate. */
 #define STATS_INTERVAL_MS 1000
 
@@ -90,7 +93,7 @@ void webrtc_signal_free(struct webrtc_signal *signal)
 
 void webrtc_stream_keyframe(struct webrtc_stream *s)
 {
-	webrtc_want_keyframe(s, true);
+	webrtc_want_keyframe(s);
 }
 
 static void make_keyframe(struct webrtc_stream *s)
@@ -172,42 +175,9 @@ int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
 	return bitrate;
 }
 
-/* Browsers ask for a keyframe every few seconds while no frame comes
- * (Chromium: 3 s), which on a still screen would cost a whole picture
- * each time. So a PLI while nothing new was pushed since the last repeat
- * is answered after a backoff, doubling from STILL_BACKOFF_MIN_MS to
- * STILL_BACKOFF_MAX_MS; a new frame starts over. The PLI's own request
- * still reaches the encoders, so the next frame is a keyframe anyway;
- * with NACK a repeated keyframe that was lost is resent. */
-struct still_screen {
-	uint64_t frames; /* frames pushed at the last repeat */
-	int64_t next_ms; /* when a PLI may repeat the same frame again */
-	int backoff_ms;
-};
-
-static void make_keyframe_if_due(struct webrtc_stream *s, bool forced, struct still_screen *still)
-{
-	pthread_mutex_lock(&s->lock);
-	uint64_t frames = s->frames_pushed;
-	pthread_mutex_unlock(&s->lock);
-	int64_t now = clock_monotonic_ms();
-	if (frames != still->frames)
-		still->backoff_ms = STILL_BACKOFF_MIN_MS;
-	else if (!forced && now < still->next_ms)
-		return; /* the same still picture again, too soon */
-	else if (!forced)
-		still->backoff_ms = still->backoff_ms * 2 > STILL_BACKOFF_MAX_MS
-					    ? STILL_BACKOFF_MAX_MS
-					    : still->backoff_ms * 2;
-	still->frames = frames;
-	still->next_ms = now + still->backoff_ms;
-	make_keyframe(s);
-}
-
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
-	struct still_screen still = { .frames = UINT64_MAX, .backoff_ms = STILL_BACKOFF_MIN_MS };
 	int64_t next_stats = clock_monotonic_ms() + STATS_INTERVAL_MS;
 	pthread_mutex_lock(&s->keyframe_lock);
 	while (!s->stopping) {
@@ -234,10 +204,9 @@ static void *keyframe_main(void *arg)
 					       &deadline);
 			continue;
 		}
-		bool forced = s->keyframe_forced;
-		s->keyframe_wanted = s->keyframe_forced = false;
+		s->keyframe_wanted = false;
 		pthread_mutex_unlock(&s->keyframe_lock);
-		make_keyframe_if_due(s, forced, &still);
+		make_keyframe(s);
 		pthread_mutex_lock(&s->keyframe_lock);
 	}
 	pthread_mutex_unlock(&s->keyframe_lock);
@@ -371,7 +340,6 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	if (s->newest)
 		gst_buffer_unref(s->newest);
 	s->newest = gst_buffer_ref(buffer);
-	s->frames_pushed++;
 	pthread_mutex_unlock(&s->lock);
 	/* A copy (sharing the pixels): the appsrc stamps what it is given. */
 	GstBuffer *sent = gst_buffer_copy(buffer);

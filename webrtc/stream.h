@@ -6,8 +6,10 @@
  * asks for it) and the RTP packets of that one encode go to every peer
  * through a tee, each peer behind a small leaky queue: a peer that falls
  * behind loses packets, asks again (NACK) or for a keyframe (PLI), and
- * never holds the others up. A keyframe request repeats the newest frame,
- * so a peer that joins a still screen gets a picture at once.
+ * never holds the others up. A peer that connects gets the newest frame
+ * again as a keyframe, so a peer that joins a still screen gets a picture
+ * at once; a PLI makes the next frame a keyframe, and on a still screen
+ * that is all (nothing is sent until the picture changes).
  *
  * Signalling is plain data (an offer, ICE candidates out; an answer and
  * candidates in); the caller carries it and wakes when a peer has some

@@ -15,7 +15,7 @@ import { viewerFixture } from '../lib/browser.mjs';
 let fixture, daemon, client, browser, session, links, work, host, context;
 
 before(async () => {
-  fixture = await viewerFixture('lizard-viewer-input-');
+  fixture = await viewerFixture('lizard-viewer-input-', undefined, { args: ['--no-webrtc'] });
   ({ daemon, client, browser, session, links, work, host } = fixture);
   // The browser's own clipboard, as a person's browser would allow it.
   context = await browser.newContext({ viewport: { width: 1000, height: 700 }, permissions: ['clipboard-read', 'clipboard-write'] });

@@ -13,7 +13,7 @@ import { viewerFixture, canvasDiff } from '../lib/browser.mjs';
 let fixture, daemon, client, browser, session, links, work, host;
 
 before(async () => {
-  fixture = await viewerFixture('lizard-viewer-live-');
+  fixture = await viewerFixture('lizard-viewer-live-', undefined, { args: ['--no-webrtc'] });
   ({ daemon, client, browser, session, links, work, host } = fixture);
 });
 

@@ -14,7 +14,9 @@ let daemon, client, browser, session, links, work;
 
 before(async () => {
   work = tempDir('lizard-viewer-');
-  daemon = await startDaemon();
+  // The WebSocket viewer's own tests: video (on by default) has its own
+  // in viewer-webrtc.test.mjs.
+  daemon = await startDaemon({ args: ['--no-webrtc'] });
   client = await httpClient(daemon);
   session = JSON.parse(textOf(await client.call('create_session', { template: 'desktop', size: '800x600' }))).session;
   links = JSON.parse(textOf(await client.call('start_stream', { session })));
@@ -61,6 +63,11 @@ test('the control page shows the desktop: canvas pixels match an MCP screenshot'
   assert.equal(state.role, 'control');
   assert.equal(state.state, 'connected');
   assert.match(await page.textContent('#mode'), /control/);
+  // --no-webrtc: no video is offered, so the page never tries it.
+  assert.equal(state.transport, 'websocket');
+  assert.equal(await page.textContent('#transport'), 'WebSocket', 'the page says which mode it is in');
+  assert.equal(await page.evaluate(() => pc), null, 'no peer connection');
+  assert.match(daemon.log, /--no-webrtc: viewers get the WebSocket viewer's updates/);
   let differing = -1;
   await waitFor(async () => {
     await client.call('wait', { session, quiet_ms: 300 });

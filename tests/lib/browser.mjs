@@ -25,7 +25,8 @@ export async function launchChromium(options = {}) {
 // and a scratch directory: what the browser viewer tests start from.
 // work is a scratch directory inside the sandbox (in its HOME); host(p)
 // is where a path under it is on the host, for the test to read.
-// daemonOptions go to startDaemon (args: ['--webrtc'] offers video).
+// daemonOptions go to startDaemon (video is offered unless args has
+// '--no-webrtc', which the WebSocket viewer's own tests give).
 export async function viewerFixture(prefix, size = '800x600', daemonOptions = {}) {
   const f = { work: `/home/user/${prefix}${randomBytes(4).toString('hex')}` };
   f.daemon = await startDaemon(daemonOptions);

@@ -11,11 +11,11 @@
 
 static void heavy_loss_lowers_light_loss_holds_none_raises(void)
 {
-	ASSERT_EQ(webrtc_bitrate_next(2000000, 0.25), 1500000);
-	ASSERT_EQ(webrtc_bitrate_next(2000000, 0.05), 2000000);
-	ASSERT_EQ(webrtc_bitrate_next(2000000, 0.0), 2100000);
+	ASSERT_EQ(webrtc_bitrate_next(1000000, 0.25), 750000);
+	ASSERT_EQ(webrtc_bitrate_next(1000000, 0.05), 1000000);
+	ASSERT_EQ(webrtc_bitrate_next(1000000, 0.0), 1050000);
 	/* Nobody reported: nothing to go by. */
-	ASSERT_EQ(webrtc_bitrate_next(2000000, -1), 2000000);
+	ASSERT_EQ(webrtc_bitrate_next(1000000, -1), 1000000);
 }
 
 static void bounded_both_ways(void)
