@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/root_fuse.h"
 
+#include "util/clock.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,13 +35,6 @@ struct overlay {
 	pid_t pid;
 	bool mounted;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Whether this user namespace maps more than its root (the daemon's
  * subordinate ids: subid.h). */
@@ -102,7 +97,7 @@ static pid_t start_one(const char *name, const char *loader, const char *librari
  * a message, when one's process ends first or time runs out. */
 static bool wait_mounted(struct overlay *o, int count)
 {
-	long long deadline = now_ms() + MOUNT_DEADLINE_MS;
+	int64_t deadline = clock_monotonic_ms() + MOUNT_DEADLINE_MS;
 	for (;;) {
 		int waiting = 0;
 		for (int i = 0; i < count; i++) {
@@ -126,7 +121,7 @@ static bool wait_mounted(struct overlay *o, int count)
 		}
 		if (!waiting)
 			return true;
-		if (now_ms() > deadline) {
+		if (clock_monotonic_ms() > deadline) {
 			fprintf(stderr, "sandbox-init: fuse-overlayfs did not mount in %d ms\n",
 				MOUNT_DEADLINE_MS);
 			return false;

@@ -6,6 +6,8 @@
 #include "sandbox/uid.h"
 #include "sandbox/userns.h"
 
+#include "util/clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -87,18 +89,11 @@ bool sandbox_subids(struct sandbox_subids *out)
 	return daemon_ids.found;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for pid until the deadline, then kills it: its exit status, or -1
  * when it had to be killed. */
 static int wait_until(pid_t pid, int deadline_ms)
 {
-	long long deadline = now_ms() + deadline_ms;
+	int64_t deadline = clock_monotonic_ms() + deadline_ms;
 	for (;;) {
 		int status;
 		pid_t got = waitpid(pid, &status, WNOHANG);
@@ -106,7 +101,7 @@ static int wait_until(pid_t pid, int deadline_ms)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 		if (got < 0 && errno != EINTR)
 			return -1;
-		if (now_ms() > deadline) {
+		if (clock_monotonic_ms() > deadline) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 				;
