@@ -3,7 +3,7 @@
 // overlays are fuse-overlayfs processes inside the sandbox
 // (sandbox/root_fuse.h): create_session template=base to its first exec,
 // and a first Python start that reads some hundred files of /usr, with the
-// FUSE root, with the read-only host root (LIZARD_BENCH_READ_ONLY_ROOT=1),
+// FUSE root, with the read-only host root (--no-fuse-root),
 // and, for comparison, on a root daemon's kernel overlay; interleaved in
 // one run.
 //
@@ -39,8 +39,8 @@ async function round(b) {
 }
 
 const kinds = {
-  fuse: await connect(await startOrdinaryDaemon({ args: ['--fuse-root'] })),
-  readOnly: await connect(await startOrdinaryDaemon({ env: { LIZARD_BENCH_READ_ONLY_ROOT: '1' } })),
+  fuse: await connect(await startOrdinaryDaemon()),
+  readOnly: await connect(await startOrdinaryDaemon({ args: ['--no-fuse-root'] })),
   kernel: await connect(await startDaemon()),
 };
 try {
@@ -60,7 +60,7 @@ try {
   console.log('|---|---:|---:|---:|---:|---|');
   row('ordinary daemon, fuse-overlayfs (writable)', times.fuse,
     `start ×${ratio(times.fuse.start, times.readOnly.start)}, Python ×${ratio(times.fuse.python, times.readOnly.python)} of the read-only root`);
-  row('ordinary daemon, host root read-only', times.readOnly, 'LIZARD_BENCH_READ_ONLY_ROOT=1');
+  row('ordinary daemon, host root read-only', times.readOnly, '--no-fuse-root');
   row('root daemon, kernel overlay (writable)', times.kernel, 'idmapped lowers, for comparison');
 } finally {
   for (const b of Object.values(kinds)) await b.close();

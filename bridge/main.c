@@ -58,10 +58,10 @@ static const struct mcp_workers_limits worker_limits = {
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--no-webrtc]\n"
-	"                           [--fuse-root]\n"
+	"                           [--no-fuse-root]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
-	"                           [--uid-range FIRST:COUNT] [--no-webrtc] [--fuse-root]\n"
+	"                           [--uid-range FIRST:COUNT] [--no-webrtc] [--no-fuse-root]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
@@ -95,10 +95,9 @@ static const char usage[] =
 	"        2000000:1000000000), a block starting at a multiple of 65536 (one uid\n"
 	"        when the range holds no whole block), none of them a user's, a\n"
 	"        group's, in /etc/subuid or /etc/subgid, or a process's.\n"
-	"        --fuse-root (stdio and serve; a daemon that is not root): sessions get\n"
-	"        a writable root from fuse-overlayfs inside the sandbox, whose\n"
-	"        processes the sandbox's programs can stop (README); without it\n"
-	"        their system directories are read-only.\n"
+	"        A daemon that is not root gives its sessions a writable root with\n"
+	"        fuse-overlayfs inside each sandbox (README); --no-fuse-root (stdio\n"
+	"        and serve) keeps their system directories the host's, read-only.\n"
 	"        The Host header must be localhost or an address (against DNS\n"
 	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
@@ -281,7 +280,9 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 		} else if (strcmp(arg, "--no-webrtc") == 0) {
 			o->webrtc = false;
 		} else if (strcmp(arg, "--fuse-root") == 0) {
-			sandbox_allow_fuse_root(true);
+			sandbox_allow_fuse_root(true); /* the default; from when it was opt-in */
+		} else if (strcmp(arg, "--no-fuse-root") == 0) {
+			sandbox_allow_fuse_root(false);
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
 			struct error failed;
 			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {

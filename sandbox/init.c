@@ -251,7 +251,8 @@ int sandbox_init_main(int argc, char **argv)
 	int control = atoi(argv[0]);
 	isolated = strcmp(argv[1], "isolated") == 0;
 	/* Before anything of the sandbox's runs: its root (root_fuse.h). */
-	if (fuse_root && (!isolated || !sandbox_root_fuse_mount(argv[3], argv[4])))
+	if (fuse_root && (!isolated || !sandbox_root_fuse_mount(argv[3], argv[4]) ||
+			  !sandbox_root_fuse_nest(control)))
 		return 1;
 	if (!sandbox_spawn_prepare(isolated, fuse_root))
 		return 1;

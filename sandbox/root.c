@@ -47,7 +47,7 @@ static struct {
 	struct error why;
 } probe = { .once = PTHREAD_ONCE_INIT };
 
-static bool fuse_allowed;
+static bool fuse_allowed = true;
 
 void sandbox_root_allow_fuse(bool allow)
 {
@@ -61,9 +61,8 @@ static void probe_fuse(void)
 	struct stat st;
 	if (!fuse_allowed) {
 		error_set(&probe.why, 0,
-			  "a writable root for a daemon that is not root is fuse-overlayfs inside "
-			  "the sandbox, whose processes its programs can stop (a way to stall the "
-			  "kernel in a copy): opt in with --fuse-root");
+			  "the daemon runs with --no-fuse-root: its sessions' system directories "
+			  "are the host's, read-only");
 		return;
 	}
 	int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);

@@ -57,11 +57,9 @@ void sandbox_root_release_host(struct sandbox *s);
  * process of the sandbox is left. */
 void sandbox_root_release_copies(struct sandbox *s);
 
-/* Lets a daemon that is not root give its sandboxes fuse-overlayfs roots
- * (--fuse-root); before the first session. Off by default: the servers run
- * inside the sandbox's PID namespace as its uid, so its programs can stop
- * them, stalling a kernel copy from a file of theirs as userfaultfd would
- * (the filter refuses userfaultfd for that reason). */
+/* Whether a daemon that is not root gives its sandboxes fuse-overlayfs
+ * roots (root_fuse.h); before the first session. On by default;
+ * --no-fuse-root keeps the host's system directories, read-only. */
 void sandbox_root_allow_fuse(bool allow);
 
 /* Whether this daemon's writable roots are fuse-overlayfs ones made

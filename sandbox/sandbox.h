@@ -126,9 +126,9 @@ bool sandbox_disk_use(const struct sandbox *sandbox, uint64_t *used, uint64_t *t
 /* A sentence on what is isolated and what is not. */
 const char *sandbox_describe_isolation(const struct sandbox *sandbox);
 
-/* --fuse-root: a daemon that is not root gives its sessions writable roots
- * of fuse-overlayfs processes inside each sandbox (see root.h for what that
- * exposes); before the first session. */
+/* Whether a daemon that is not root gives its sessions writable roots of
+ * fuse-overlayfs inside each sandbox (the default) or read-only ones
+ * (--no-fuse-root); before the first session. */
 void sandbox_allow_fuse_root(bool allow);
 
 #endif

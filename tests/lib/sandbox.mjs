@@ -43,12 +43,26 @@ export function sandboxPidNamespace(dir) {
   return null;
 }
 
-// Every host process in that PID namespace.
+function field(pid, name) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${name}:\\s+(.*)$`, 'm'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+// Every host process in that PID namespace, and in the sandbox's PID
+// namespace that holds it when the programs' is nested (a FUSE root's:
+// its init and servers live one level up, sandbox/root_fuse.h).
 export function processesInPidNamespace(namespace) {
-  return fs
-    .readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p) && readLinkOrNull(`/proc/${p}/ns/pid`) === namespace)
-    .map(Number);
+  const all = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  const inside = all.filter((p) => readLinkOrNull(`/proc/${p}/ns/pid`) === namespace);
+  const init = inside.find((p) => field(p, 'NSpid')?.split(/\s+/).at(-1) === '1');
+  const enclosing = init && readLinkOrNull(`/proc/${field(init, 'PPid')}/ns/pid`);
+  const outer = enclosing && enclosing !== namespace && enclosing !== readLinkOrNull('/proc/self/ns/pid')
+    ? all.filter((p) => readLinkOrNull(`/proc/${p}/ns/pid`) === enclosing)
+    : [];
+  return [...outer, ...inside].map(Number);
 }
 
 // A local session's sandbox as the host sees it: its processes (its PID
