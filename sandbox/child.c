@@ -5,7 +5,10 @@
 
 #include "sandbox/cgroup.h"
 
+#include "util/clock.h"
+
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -93,17 +96,31 @@ pid_t sandbox_child_start(void (*fn)(void *), void *arg)
 #endif
 }
 
-void sandbox_reap(pid_t pid, int timeout_ms)
+int sandbox_reap(pid_t pid, int timeout_ms)
 {
-	int status;
-	for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 5) {
-		if (waited >= timeout_ms) {
+	/* A pidfd says when the child ends; without one (a kernel before
+	 * 5.3), short sleeps do. */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	int status = -1;
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got == pid || (got < 0 && errno != EINTR))
+			break;
+		int64_t left = deadline - clock_monotonic_ms();
+		if (left <= 0) {
 			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 				;
-			return;
+			status = -1;
+			break;
 		}
-		struct timespec tick = { 0, 5 * 1000000L };
-		nanosleep(&tick, NULL);
+		if (pidfd >= 0)
+			poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, (int)left);
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000000L }, NULL);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return status;
 }

@@ -23,7 +23,8 @@ pid_t sandbox_child_start(void (*fn)(void *), void *arg);
  * process group and an empty signal mask. */
 void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_t parent);
 
-/* Waits for a child to exit, killing it after timeout_ms. */
-void sandbox_reap(pid_t pid, int timeout_ms);
+/* Waits for a child to exit, killing it after timeout_ms: its wait
+ * status, or -1 when it had to be killed (or was not the caller's). */
+int sandbox_reap(pid_t pid, int timeout_ms);
 
 #endif

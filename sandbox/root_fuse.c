@@ -4,12 +4,15 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,28 +97,43 @@ static pid_t start_server(const char *loader, const char *libraries)
 }
 
 /* Waits, up to the deadline, for the server to mount MERGED, whose device
- * was below; false, with a message, when it ends first or time runs out. */
-static bool wait_mounted(pid_t server, dev_t below)
+ * was below; false, with a message, when it ends first or time runs out.
+ * table (the mount table, open from before the server's start) wakes the
+ * wait when a mount comes (POLLPRI), a pidfd when the server ends. */
+static bool wait_mounted(pid_t server, dev_t below, int table)
 {
+	int pidfd = (int)syscall(SYS_pidfd_open, server, 0);
 	int64_t deadline = clock_monotonic_ms() + MOUNT_DEADLINE_MS;
+	bool mounted = false;
 	for (;;) {
 		struct stat st;
 		int status;
-		if (stat(MERGED, &st) == 0 && st.st_dev != below)
-			return true;
+		if (stat(MERGED, &st) == 0 && st.st_dev != below) {
+			mounted = true;
+			break;
+		}
 		if (waitpid(server, &status, WNOHANG) == server) {
 			fprintf(stderr,
 				"sandbox-init: fuse-overlayfs ended (status %d) before mounting\n",
 				status);
-			return false;
+			break;
 		}
-		if (clock_monotonic_ms() > deadline) {
+		int64_t left = deadline - clock_monotonic_ms();
+		if (left <= 0) {
 			fprintf(stderr, "sandbox-init: fuse-overlayfs did not mount in %d ms\n",
 				MOUNT_DEADLINE_MS);
-			return false;
+			break;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		struct pollfd wake[] = { { .fd = table, .events = POLLPRI },
+					 { .fd = pidfd, .events = POLLIN } };
+		if (table >= 0 && pidfd >= 0)
+			poll(wake, 2, (int)left);
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return mounted;
 }
 
 /* Each overlaid directory whose lower bwrap staged: its part of MERGED
@@ -165,12 +183,18 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 		fprintf(stderr, "sandbox-init: cannot make %s: %s\n", MERGED, strerror(errno));
 		return false;
 	}
+	int table = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	pid_t server = start_server(loader, libraries);
 	if (server < 0) {
 		perror("sandbox-init: cannot fork");
+		if (table >= 0)
+			close(table);
 		return false;
 	}
-	if (wait_mounted(server, st.st_dev) && bind_overlaid())
+	bool mounted = wait_mounted(server, st.st_dev, table);
+	if (table >= 0)
+		close(table);
+	if (mounted && bind_overlaid())
 		return true;
 	/* The init ends, and the PID namespace with it. */
 	kill(server, SIGKILL);

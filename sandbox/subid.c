@@ -6,21 +6,17 @@
 #include "sandbox/uid.h"
 #include "sandbox/userns.h"
 
-#include "util/clock.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NEWUIDMAP "/usr/bin/newuidmap"
@@ -89,26 +85,12 @@ bool sandbox_subids(struct sandbox_subids *out)
 	return daemon_ids.found;
 }
 
-/* Waits for pid until the deadline, then kills it: its exit status, or -1
- * when it had to be killed. */
+/* Waits for pid until the deadline, then kills it: its exit code, 128
+ * when a signal ended it, -1 when it had to be killed. */
 static int wait_until(pid_t pid, int deadline_ms)
 {
-	int64_t deadline = clock_monotonic_ms() + deadline_ms;
-	for (;;) {
-		int status;
-		pid_t got = waitpid(pid, &status, WNOHANG);
-		if (got == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-		if (got < 0 && errno != EINTR)
-			return -1;
-		if (clock_monotonic_ms() > deadline) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-				;
-			return -1;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-	}
+	int status = sandbox_reap(pid, deadline_ms);
+	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 /* tool PID 0 OWN 1 1 START COUNT, for the process in the new namespace. */
