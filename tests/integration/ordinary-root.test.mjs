@@ -11,10 +11,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startOrdinaryDaemon } from '../lib/bridge.mjs';
+import { bridgeBin, startOrdinaryDaemon } from '../lib/bridge.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { BUILD_AND_INSTALL, PACKAGE, buildAndInstall } from '../lib/packages.mjs';
-import { waitFor } from '../lib/process.mjs';
+import { tempDir, waitFor } from '../lib/process.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
 
 const NOBODY = 65534;
@@ -250,5 +250,104 @@ test('with subordinate ids, root inside gives files to the system\'s users, and 
   } finally {
     await mapped.close();
     await own.stop();
+  }
+});
+
+// Every process below pid, as the host sees them.
+function descendants(pid) {
+  const parents = new Map();
+  for (const p of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      parents.set(Number(p), Number(/^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]));
+    } catch {}
+  }
+  const below = (p) => { for (let q = parents.get(p); q; q = parents.get(q)) if (q === pid) return true; return false; };
+  return [...parents.keys()].filter(below);
+}
+
+const commandLine = (pid) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+};
+
+// A directory the daemon's user may read, with tools that misbehave.
+function toolsDir() {
+  const dir = tempDir('lizard-tools-');
+  fs.chmodSync(dir, 0o755);
+  const stall = path.join(dir, 'fake-stall');
+  fs.copyFileSync(path.join(path.dirname(bridgeBin), 'tests', 'fake-stall'), stall);
+  fs.chmodSync(stall, 0o755);
+  return { dir, stall };
+}
+
+// A daemon whose fuse-overlayfs is tool: a session's start fails with
+// message, while the daemon answers, and no process of it is left.
+async function failingServer(tool, message) {
+  const own = await startOrdinaryDaemon({ uid: NOBODY, binds: { '/usr/bin/fuse-overlayfs': tool } });
+  const c = await httpClient(own);
+  try {
+    const creating = c.call('create_session', { template: 'base' });
+    assert.equal((await c.call('list_sessions', {})).isError, false);
+    const r = await creating;
+    assert.equal(r.isError, true, textOf(r));
+    assert.match(textOf(r), message);
+    const left = await waitFor(() => descendants(own.child.pid).filter((p) => commandLine(p).includes('lizard-root')).length === 0, { timeout: 5000 });
+    assert.ok(left, descendants(own.child.pid).map(commandLine).join('\n'));
+  } finally {
+    await c.close();
+    await own.stop();
+  }
+}
+
+test('a fuse-overlayfs that never mounts fails its session at the deadline; the daemon answers and nothing is left', { skip }, async () => {
+  const tools = toolsDir();
+  try {
+    await failingServer(tools.stall, /fuse-overlayfs did not mount in 8000 ms/);
+  } finally {
+    fs.rmSync(tools.dir, { recursive: true, force: true });
+  }
+});
+
+test('a fuse-overlayfs that ends at once fails its session with its status', { skip }, async () => {
+  await failingServer('/usr/bin/false', /fuse-overlayfs ended \(status 256\) before mounting/);
+});
+
+test('a newuidmap that hangs fails that session at its deadline; the daemon answers, and the next start works', { skip: skip || (!executable('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
+  const tools = toolsDir();
+  // The real one (set-user-id root, copied as root), unless hang exists.
+  const real = path.join(tools.dir, 'real-newuidmap');
+  fs.copyFileSync('/usr/bin/newuidmap', real);
+  fs.chmodSync(real, 0o4755);
+  const hang = path.join(tools.dir, 'hang');
+  const wrapper = path.join(tools.dir, 'newuidmap');
+  fs.writeFileSync(wrapper, `#!/bin/sh\n[ -e ${hang} ] && exec ${tools.stall}\nexec ${real} "$@"\n`, { mode: 0o755 });
+  const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS + 65536, binds: { '/usr/bin/newuidmap': wrapper } });
+  const c = await httpClient(own);
+  const start = async () => {
+    const r = await c.call('create_session', { template: 'base' });
+    if (!r.isError) await c.call('kill_session', { session: JSON.parse(textOf(r)).session });
+    return r;
+  };
+  try {
+    const first = await start();
+    assert.equal(first.isError, false, textOf(first));
+    assert.match(JSON.parse(textOf(first)).sandbox.isolation, /subordinate ids/);
+    fs.writeFileSync(hang, '');
+    const creating = start();
+    assert.equal((await c.call('list_sessions', {})).isError, false);
+    const hung = await creating;
+    assert.equal(hung.isError, true, textOf(hung));
+    assert.match(textOf(hung), /newuidmap failed \(no answer in time\)/);
+    assert.deepEqual(descendants(own.child.pid).filter((p) => commandLine(p).includes('fake-stall')), []);
+    fs.rmSync(hang);
+    const again = await start();
+    assert.equal(again.isError, false, textOf(again));
+  } finally {
+    await c.close();
+    await own.stop();
+    fs.rmSync(tools.dir, { recursive: true, force: true });
   }
 });

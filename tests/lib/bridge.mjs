@@ -79,8 +79,9 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
 // calls) copies them next to the suite's before removing the home.
 // subids: the start of a range of 65536 the daemon's user gets in
 // /etc/subuid and /etc/subgid, as files bound over those in a mount
-// namespace of the daemon's own (the host's stay as they are).
-export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], subids } = {}) {
+// namespace of the daemon's own (the host's stay as they are). binds:
+// other files seen so, { target: source }: a helper that misbehaves.
+export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], subids, binds = {} } = {}) {
   const home = tempDir('lizard-ordinary-');
   fs.chmodSync(home, 0o777);
   for (const name of ['lizard-bridge', 'lizard-init']) {
@@ -90,15 +91,19 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], su
     fs.chmodSync(path.join(home, name), 0o755);
   }
   const binary = path.join(home, 'lizard-bridge');
-  let withSubids = (argv) => argv;
+  const over = { ...binds };
   if (subids !== undefined) {
     const line = `${uid}:${subids}:65536\n`;
     fs.writeFileSync(path.join(home, 'subuid'), line);
     fs.writeFileSync(path.join(home, 'subgid'), line);
-    withSubids = (argv) => ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
-      'mount --bind "$1" /etc/subuid && mount --bind "$2" /etc/subgid && shift 2 && exec "$@"',
-      'sh', path.join(home, 'subuid'), path.join(home, 'subgid'), ...argv];
+    Object.assign(over, { '/etc/subuid': path.join(home, 'subuid'), '/etc/subgid': path.join(home, 'subgid') });
   }
+  // Each of binds' files (target: source) over the host's, for the daemon
+  // alone: in a mount namespace of its own.
+  const pairs = Object.entries(over).flat();
+  const withBinds = (argv) => pairs.length === 0 ? argv : ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+    'while [ "$1" != -- ]; do mount --bind "$2" "$1" || exit 1; shift 2; done; shift; exec "$@"',
+    'sh', ...pairs, '--', ...argv];
   const own = { HOME: home, TMPDIR: home, ...env };
   for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
     if (process.env[name]) own[name] = process.env[name].replace(/log_path=[^:]*\/([^/:]*)/, `log_path=${home}/report-$1`);
@@ -116,7 +121,7 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], su
     daemon = await startDaemon({
       args,
       env: own,
-      wrap: (argv) => withSubids(['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
+      wrap: (argv) => withBinds(['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
         ...argv.map((a) => (a === bridgeBin ? binary : a))]),
     });
   } catch (e) {
