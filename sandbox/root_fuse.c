@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/root_fuse.h"
+#include "sandbox/idmap.h"
 
 #include "util/clock.h"
 
@@ -39,13 +40,8 @@ void sandbox_root_flat(const char *name, char *out, size_t size)
  * subordinate ids: subid.h). */
 static bool maps_more_than_root(void)
 {
-	FILE *f = fopen("/proc/self/uid_map", "re");
-	unsigned long inside, outside, count, total = 0;
-	while (f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
-		total += count;
-	if (f)
-		fclose(f);
-	return total > 1;
+	char map[512];
+	return sandbox_identity_map("uid_map", map, sizeof(map)) > 1;
 }
 
 /* How the owners fuse-overlayfs finds show inside. The host's files are

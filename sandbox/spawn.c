@@ -24,6 +24,7 @@
 #include "sandbox/spawn.h"
 
 #include "sandbox/files_inside.h"
+#include "sandbox/idmap.h"
 #include "sandbox/port_inside.h"
 #include "sandbox/protocol.h"
 
@@ -127,24 +128,15 @@ static const char *make_root_namespace(void)
 	return NULL;
 }
 
-/* This namespace's ranges (of file: uid_map or gid_map) as a map of pid's
- * new namespace onto them, id for id: one line per range, as the kernel
- * takes no range across two of the parent's. */
+/* This namespace's ranges of file mapped onto themselves in pid's new
+ * namespace. */
 static bool map_identity_of(pid_t pid, const char *file)
 {
 	char path[64], map[512];
-	size_t used = 0;
-	unsigned long inside, outside, count;
-	snprintf(path, sizeof(path), "/proc/self/%s", file);
-	FILE *f = fopen(path, "re");
-	while (f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 &&
-	       used < sizeof(map) - 64)
-		used += (size_t)snprintf(map + used, sizeof(map) - used, "%lu %lu %lu\n", inside,
-					 inside, count);
-	if (f)
-		fclose(f);
+	if (sandbox_identity_map(file, map, sizeof(map)) == 0)
+		return false;
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	return used > 0 && write_string(path, map);
+	return write_string(path, map);
 }
 
 /* The init's side: maps the ids of the sandbox's namespace to themselves

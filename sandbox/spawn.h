@@ -24,7 +24,7 @@ struct sandbox_child_setup {
  * benchmark's plain mode) and, if so, the user's namespace they join
  * (made here). With nest_root, root's programs run in a nested namespace
  * that maps every id to itself, holding no capability over the sandbox's
- * own mounts and processes (the init's, and a FUSE root's servers:
+ * own mounts and processes (the init's, and a FUSE root's server:
  * root_fuse.h). False, with a message on stderr, when the kernel refuses. */
 bool sandbox_spawn_prepare(bool isolated, bool nest_root);
 
