@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/command.h"
 
+#include "sandbox/child.h"
+
 #include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -13,25 +16,66 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static char *const command_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
+
+/* posix_spawn: no copy of the daemon's page tables (a fork of it costs
+ * tens of ms), which a snapshot's restore pays many times. */
+static int spawn_plain(pid_t *pid, const char *const *argv, int keep_fd, int out)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, out, STDERR_FILENO);
+	if (keep_fd >= 0) /* onto itself: it stays open across the exec */
+		posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
+	int failed = posix_spawn(pid, argv[0], &actions, NULL, (char *const *)argv, command_env);
+	posix_spawn_file_actions_destroy(&actions);
+	return failed;
+}
+
+struct joined {
+	const char *const *argv;
+	int userns, out;
+};
+
+/* In a child sharing the daemon's memory until its exec (child.h):
+ * system calls only. */
+static void joined_main(void *arg)
+{
+	const struct joined *j = arg;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(j->out, STDOUT_FILENO) < 0 ||
+	    dup2(j->out, STDERR_FILENO) < 0 || setns(j->userns, CLONE_NEWUSER) != 0)
+		_exit(126);
+	execve(j->argv[0], (char *const *)j->argv, command_env);
+	_exit(127);
+}
+
+/* As root of userns: a namespace the daemon owns, so joining it gives the
+ * child every capability over the ids it maps and none elsewhere. */
+static int spawn_joined(pid_t *pid, const char *const *argv, int userns, int out)
+{
+	struct joined j = { argv, userns, out };
+	*pid = sandbox_child_start(joined_main, &j);
+	return *pid < 0 ? errno : 0;
+}
+
 bool sandbox_command_run(const char *const *argv, int keep_fd, int timeout_ms, const char *what,
 			 struct error *err)
+{
+	return sandbox_command_run_in(argv, keep_fd, -1, timeout_ms, what, err);
+}
+
+bool sandbox_command_run_in(const char *const *argv, int keep_fd, int userns, int timeout_ms,
+			    const char *what, struct error *err)
 {
 	int out[2];
 	if (pipe2(out, O_CLOEXEC) != 0)
 		return error_set(err, errno, "cannot create a pipe for %s", what);
-	/* posix_spawn: no copy of the daemon's page tables (a fork of it
-	 * costs tens of ms), which a snapshot's restore pays many times. */
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-	if (keep_fd >= 0) /* onto itself: it stays open across the exec */
-		posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
-	static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", NULL };
 	pid_t pid;
-	int failed = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv, env);
-	posix_spawn_file_actions_destroy(&actions);
+	int failed = userns >= 0 ? spawn_joined(&pid, argv, userns, out[1])
+				 : spawn_plain(&pid, argv, keep_fd, out[1]);
 	close(out[1]);
 	if (failed) {
 		close(out[0]);

@@ -18,4 +18,10 @@
 bool sandbox_command_run(const char *const *argv, int keep_fd, int timeout_ms, const char *what,
 			 struct error *err);
 
+/* The same, run as root of the user namespace userns (a descriptor; -1:
+ * as the daemon, as above), which the daemon must own; keep_fd is not
+ * passed then. */
+bool sandbox_command_run_in(const char *const *argv, int keep_fd, int userns, int timeout_ms,
+			    const char *what, struct error *err);
+
 #endif

@@ -620,3 +620,8 @@ int sandbox_run_open_socket(struct sandbox *s, const char *name, struct error *e
 	}
 	return fd;
 }
+
+bool sandbox_remove_files(const char *path, struct error *err)
+{
+	return sandbox_subid_remove(path, err);
+}

@@ -131,4 +131,11 @@ const char *sandbox_describe_isolation(const struct sandbox *sandbox);
  * (--no-fuse-root); before the first session. */
 void sandbox_allow_fuse_root(bool allow);
 
+/* Removes a directory of the daemon's that holds a sandbox's files (a
+ * snapshot, a template's build) and all below it, never through a link:
+ * as the daemon, and when files there are its subordinate ids' (subid.h),
+ * which the daemon's uid may not remove, as root of a namespace that maps
+ * them. */
+bool sandbox_remove_files(const char *path, struct error *err);
+
 #endif

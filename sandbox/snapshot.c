@@ -22,8 +22,12 @@
  * (made when missing), as they are: one shell that runs cp for them all,
  * since every program the daemon starts itself costs it far more than one
  * a small shell starts. The paths travel as arguments, never inside the
- * script. */
-static bool copy_trees(const char *const *pairs, size_t count, struct error *err)
+ * script. A daemon that is not root copies as root of the session's user
+ * namespace when its sandboxes map its subordinate ids (subid.h): files
+ * root inside gave to those ids are theirs to read, and cp keeps their
+ * owners only as a root that maps them. */
+static bool copy_trees(const struct sandbox *s, const char *const *pairs, size_t count,
+		       struct error *err)
 {
 	static const char script[] = "while [ $# -gt 1 ]; do\n"
 				     "  mkdir -p -m 0700 -- \"$2\" &&\n"
@@ -35,7 +39,9 @@ static bool copy_trees(const char *const *pairs, size_t count, struct error *err
 	for (size_t i = 0; i < 2 * count && n < sizeof(argv) / sizeof(argv[0]) - 1; i++)
 		argv[n++] = pairs[i];
 	argv[n] = NULL;
-	return sandbox_command_run(argv, -1, TOOL_TIMEOUT_MS, "copying the snapshot's files", err);
+	int userns = geteuid() != 0 ? s->userns_fd : -1; /* a root daemon's is the block's */
+	return sandbox_command_run_in(argv, -1, userns, TOOL_TIMEOUT_MS,
+				      "copying the snapshot's files", err);
 }
 
 /* What a snapshot holds: name in it, and where it is in the sandbox. */
@@ -74,7 +80,7 @@ bool sandbox_snapshot_save(struct sandbox *s, const char *dest, struct error *er
 		pairs[2 * i] = parts[i].path ? parts[i].path : upper;
 		pairs[2 * i + 1] = targets[i];
 	}
-	if (!copy_trees(pairs, n, err))
+	if (!copy_trees(s, pairs, n, err))
 		return false;
 	/* bwrap makes these links again at every start, and refuses to find
 	 * them there. */
@@ -156,7 +162,7 @@ bool sandbox_snapshot_restore(struct sandbox *s, const char *dir, struct error *
 		pairs[2 * count + 1] = parts[i].path ? parts[i].path : upper;
 		count++;
 	}
-	if (!copy_trees(pairs, count, err))
+	if (!copy_trees(s, pairs, count, err))
 		return false;
 	/* Ids the new sandbox does not have stay as they were: unmapped in
 	 * its namespace, they show as nobody. */

@@ -7,6 +7,7 @@
 #include "bridge/session/session.h"
 #include "bridge/session/snapshot.h"
 #include "mcp/server.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/tree.h"
 
 #include <cjson/cJSON.h>
@@ -65,7 +66,7 @@ cJSON *tools_kept_read_meta(const char *dir)
 void tools_kept_delete(struct mcp_call *call, const char *dir, const char *key, const char *name)
 {
 	struct error err;
-	if (!sandbox_tree_remove(dir, &err)) {
+	if (!sandbox_remove_files(dir, &err)) {
 		mcp_call_fail(call, "could not delete %s %s: %s", key, name, err.message);
 		return;
 	}
@@ -144,7 +145,7 @@ bool tools_snapshot_take(struct bridge_tools_context *c, struct mcp_call *call,
 	if (!bridge_session_snapshot(s, partial, &err) || rename(partial, final) != 0) {
 		if (!err.message[0])
 			error_set(&err, errno, "cannot rename %s", partial);
-		sandbox_tree_remove(partial, NULL);
+		sandbox_remove_files(partial, NULL);
 		mcp_call_fail(call, "could not snapshot session %s: %s", bridge_session_id(s),
 			      err.message);
 		return false;

@@ -9,6 +9,7 @@
 #include "sandbox/name.h"
 #include "sandbox/snapshot.h"
 #include "sandbox/template.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
 #include "sandbox/volume.h"
@@ -291,7 +292,7 @@ static bool build(const char *templates, const cJSON *spec, const struct sandbox
 			      &file_count, err) &&
 		  (commands = string_list(commands_json, false, err)) &&
 		  (envs = string_list(envs_json, true, err));
-	sandbox_tree_remove(partial, NULL); /* what a killed build left */
+	sandbox_remove_files(partial, NULL); /* what a killed build left */
 	if (ok && mkdir(partial, 0700) != 0)
 		ok = error_set(err, errno, "cannot create %s", partial);
 	int64_t started = clock_monotonic_ms();
@@ -353,7 +354,7 @@ static bool build(const char *templates, const cJSON *spec, const struct sandbox
 	if (ok && rename(partial, final) != 0)
 		ok = error_set(err, errno, "cannot rename %s", partial);
 	if (!ok)
-		sandbox_tree_remove(partial, NULL);
+		sandbox_remove_files(partial, NULL);
 	for (size_t i = 0; i < MAX_FILES; i++)
 		free(buffers[i]);
 	for (size_t i = 0; envs && envs[i]; i++)
@@ -670,7 +671,7 @@ int tools_template_command(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/%s", templates, name);
 		cJSON *meta = sandbox_name_check("template", name, &err) ? tools_kept_read_meta(dir)
 									 : NULL;
-		status = meta && sandbox_tree_remove(dir, &err) ? 0 : 1;
+		status = meta && sandbox_remove_files(dir, &err) ? 0 : 1;
 		cJSON_Delete(meta);
 		if (status)
 			fprintf(stderr, "lizard-bridge: no template %s to delete\n", name);

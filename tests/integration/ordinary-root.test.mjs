@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bridgeBin, startOrdinaryDaemon } from '../lib/bridge.mjs';
-import { httpClient, textOf } from '../lib/mcp.mjs';
+import { httpClient, strictCall, textOf } from '../lib/mcp.mjs';
 import { BUILD_AND_INSTALL, PACKAGE, buildAndInstall } from '../lib/packages.mjs';
 import { tempDir, waitFor } from '../lib/process.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
@@ -349,5 +349,38 @@ test('a newuidmap that hangs fails that session at its deadline; the daemon answ
     await c.close();
     await own.stop();
     fs.rmSync(tools.dir, { recursive: true, force: true });
+  }
+});
+
+test('with subordinate ids and cgroups of its own, snapshots, restores and forks keep files only the system\'s users may read', { skip: skip || (!executable('/usr/bin/newuidmap') && 'newuidmap is not installed (apt-get install uidmap)') }, async () => {
+  // The daemon's user is given cgroups (as systemd's Delegate=yes does),
+  // so its sessions have a size, which snapshots need (to freeze them).
+  const own = await startOrdinaryDaemon({ uid: NOBODY, subids: SUBIDS + 2 * 65536, delegate: true });
+  const c = await httpClient(own);
+  const call = strictCall(c);
+  const sessions = [];
+  const run = (session, command) => call('exec', { session, command, user: 'root' });
+  const kept = 'stat -c %U:%G:%a /etc/only-man; cat /etc/only-man';
+  try {
+    const created = await call('create_session', { template: 'base', size: 'small' });
+    sessions.push(created.session);
+    assert.match(created.sandbox.isolation, /subordinate ids/);
+    // Only man may read it: the daemon's own uid may not.
+    assert.equal((await run(created.session, 'echo kept > /etc/only-man && chown man:man /etc/only-man && chmod 600 /etc/only-man && ' + kept)).stdout, 'man:man:600\nkept\n');
+    const snap = await call('snapshot_session', { session: created.session });
+    const restored = await call('create_session', { template: snap.snapshot });
+    sessions.push(restored.session);
+    assert.equal((await run(restored.session, kept)).stdout, 'man:man:600\nkept\n');
+    const fork = await call('fork_session', { session: created.session });
+    sessions.push(fork.session);
+    assert.equal((await run(fork.session, kept)).stdout, 'man:man:600\nkept\n');
+    for (const session of sessions.splice(0)) await call('kill_session', { session });
+    // Deleting it removes those files too.
+    await call('delete_snapshot', { snapshot: snap.snapshot });
+    assert.equal((await call('list_snapshots', {})).snapshots.some((x) => x.snapshot === snap.snapshot), false);
+  } finally {
+    for (const session of sessions) await c.call('kill_session', { session });
+    await c.close();
+    await own.stop();
   }
 });

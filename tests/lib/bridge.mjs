@@ -72,6 +72,45 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
   };
 }
 
+// A cgroup of uid's own in each hierarchy that has a controller the daemon
+// uses (cgroup v1) or in the unified one (v2), as systemd's Delegate=yes
+// gives a user: wrap is a command prefix that moves into it and execs the
+// rest; remove() takes the cgroups away once nothing is left in them.
+function delegateCgroups(uid) {
+  const name = `lizard-delegated-${process.pid}-${Math.floor(Math.random() * 1e6)}`;
+  const v2 = fs.existsSync('/sys/fs/cgroup/cgroup.controllers');
+  const dirs = v2 ? [`/sys/fs/cgroup/${name}`]
+    : ['cpu', 'cpuacct', 'memory', 'pids', 'freezer'].map((h) => `/sys/fs/cgroup/${h}`)
+      .filter((h) => fs.existsSync(h)).map((h) => path.join(fs.realpathSync(h), name))
+      .filter((d, i, all) => all.indexOf(d) === i);
+  const wrap = ['sh', '-c',
+    'uid=$1; shift; while [ "$1" != -- ]; do mkdir "$1" && chown -R "$uid" "$1" && echo $$ > "$1/cgroup.procs" || exit 1; shift; done; shift; exec "$@"',
+    'sh', String(uid), ...dirs, '--'];
+  // Empty cgroups go with rmdir, the deepest first (the daemon removes its
+  // own below, unless it was killed).
+  const removeTree = (dir) => {
+    for (const sub of fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      removeTree(path.join(dir, sub.name));
+    }
+    fs.rmdirSync(dir);
+  };
+  // The daemon's janitor may outlive it by a moment: up to 10 s for the
+  // cgroups to empty.
+  const remove = () => {
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let waited = 0; ; waited += 100) {
+      try {
+        for (const dir of dirs.filter((d) => fs.existsSync(d))) removeTree(dir);
+        return;
+      } catch (e) {
+        if (e.code !== 'EBUSY' || waited >= 10000) throw e;
+        Atomics.wait(pause, 0, 0, 100);
+      }
+    }
+  };
+  return { wrap, remove };
+}
+
 // lizard-bridge serve as an ordinary user (uid 65534 unless told): its
 // binary, and lizard-init beside it, copied where that user can run them
 // wherever the checkout is, with a HOME and TMPDIR of its own. Under the
@@ -81,7 +120,8 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
 // /etc/subuid and /etc/subgid, as files bound over those in a mount
 // namespace of the daemon's own (the host's stay as they are). binds:
 // other files seen so, { target: source }: a helper that misbehaves.
-export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], subids, binds = {} } = {}) {
+// delegate: the daemon runs in cgroups of its user's (delegateCgroups).
+export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], subids, binds = {}, delegate = false } = {}) {
   const home = tempDir('lizard-ordinary-');
   fs.chmodSync(home, 0o777);
   for (const name of ['lizard-bridge', 'lizard-init']) {
@@ -104,11 +144,13 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], su
   const withBinds = (argv) => pairs.length === 0 ? argv : ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
     'while [ "$1" != -- ]; do mount --bind "$2" "$1" || exit 1; shift 2; done; shift; exec "$@"',
     'sh', ...pairs, '--', ...argv];
+  const delegated = delegate ? delegateCgroups(uid) : { wrap: [], remove() {} };
   const own = { HOME: home, TMPDIR: home, ...env };
   for (const name of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) {
     if (process.env[name]) own[name] = process.env[name].replace(/log_path=[^:]*\/([^/:]*)/, `log_path=${home}/report-$1`);
   }
   const cleanup = () => {
+    delegated.remove();
     const reports = /log_path=([^:]*)\//.exec(process.env.ASAN_OPTIONS ?? '')?.[1];
     if (!fs.existsSync(home)) return;
     for (const name of fs.readdirSync(home).filter((n) => reports && n.startsWith('report-'))) {
@@ -121,7 +163,7 @@ export async function startOrdinaryDaemon({ uid = 65534, env = {}, args = [], su
     daemon = await startDaemon({
       args,
       env: own,
-      wrap: (argv) => withBinds(['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
+      wrap: (argv) => withBinds([...delegated.wrap, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups',
         ...argv.map((a) => (a === bridgeBin ? binary : a))]),
     });
   } catch (e) {
