@@ -16,6 +16,7 @@
 #include "mcp/stdio.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/disk.h"
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/volume.h"
 #include "util/log.h"
@@ -58,10 +59,11 @@ static const struct mcp_workers_limits worker_limits = {
 static const char usage[] =
 	"usage: lizard-bridge stdio [--vnc URL] [--size WxH] [--sizes ...] [--data-dir DIR]\n"
 	"                           [--uid-range FIRST:COUNT] [--viewer ADDR:PORT] [--no-webrtc]\n"
-	"                           [--no-fuse-root]\n"
+	"                           [--no-fuse-root] [--warm-sandboxes N]\n"
 	"       lizard-bridge serve [--listen ADDR:PORT|/socket/path] [--vnc URL]\n"
 	"                           [--sizes NAME=CPUS:MEMORY[:PIDS[:DISK]],...] [--data-dir DIR]\n"
 	"                           [--uid-range FIRST:COUNT] [--no-webrtc] [--no-fuse-root]\n"
+	"                           [--warm-sandboxes N]\n"
 	"                           [--allowed-host NAME]... [--max-connections N]\n"
 	"                           [--max-peer-connections N] [--request-timeout SECONDS]\n"
 	"                           [--trusted-proxy ADDR[/PREFIX]]... [--public-host NAME]\n"
@@ -98,6 +100,10 @@ static const char usage[] =
 	"        A daemon that is not root gives its sessions a writable root with\n"
 	"        fuse-overlayfs inside each sandbox (README); --no-fuse-root (stdio\n"
 	"        and serve) keeps their system directories the host's, read-only.\n"
+	"        --warm-sandboxes N (stdio and serve, 0 to 8, default 0) keeps N\n"
+	"        sandboxes started ahead for sessions with no size, volume or\n"
+	"        snapshot and the network on (create_session template=base):\n"
+	"        such a session starts in milliseconds.\n"
 	"        The Host header must be localhost or an address (against DNS\n"
 	"        rebinding); --allowed-host NAME (repeatable) accepts another name,\n"
 	"        e.g. that of a reverse proxy. Caps: --max-connections (512, at most\n"
@@ -154,6 +160,7 @@ struct stdio_options {
 	const char *listen;
 	const char *viewer_listen; /* stdio --viewer: where viewer pages are served */
 	bool webrtc;               /* viewers are offered video (--no-webrtc: not) */
+	int warm;                  /* --warm-sandboxes: sandboxes started ahead */
 	int width, height;
 	bool serve;
 	const char *data_dir;
@@ -283,6 +290,14 @@ static int parse_stdio_options(int argc, char **argv, struct stdio_options *o)
 			sandbox_allow_fuse_root(true); /* the default; from when it was opt-in */
 		} else if (strcmp(arg, "--no-fuse-root") == 0) {
 			sandbox_allow_fuse_root(false);
+		} else if (strcmp(arg, "--warm-sandboxes") == 0 && value) {
+			if ((o->warm = parse_count(value, 0, SANDBOX_POOL_MAX)) < 0) {
+				fprintf(stderr,
+					"lizard-bridge: --warm-sandboxes takes 0 to %d sandboxes\n",
+					SANDBOX_POOL_MAX);
+				return 2;
+			}
+			i++;
 		} else if (strcmp(arg, "--uid-range") == 0 && value) {
 			struct error failed;
 			if (!sandbox_uid_range_parse(value, geteuid(), o->uid_range, &failed)) {
@@ -587,6 +602,19 @@ static int run_bridge(int argc, char **argv, bool serve)
 		return 1;
 	}
 
+	/* With the default size's disk (a root daemon's sessions get a size
+	 * unless they ask for another). */
+	struct sandbox_limits defaults = { 0 };
+	if (context.cgroup_root)
+		sandbox_sizes_find(&context.sizes, NULL, &defaults, NULL);
+	struct error warm;
+	if (!sandbox_pool_start((unsigned)options.warm, &context.uid_range, defaults.disk_bytes,
+				&warm))
+		log_warn("no sandboxes are started ahead: %s", warm.message);
+	else if (options.warm > 0)
+		log_info("%d sandbox%s started ahead for plain sessions (--warm-sandboxes)",
+			 options.warm, options.warm == 1 ? " is" : "es are");
+
 	/* Filled before the tools are registered, not written after. */
 	struct bridge_viewer_links links = { .base_url = "" };
 	if (serve || options.viewer_listen)
@@ -599,6 +627,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 		log_error("cannot set up the MCP server");
 		mcp_server_destroy(server);
 		bridge_registry_destroy(context.registry);
+		sandbox_pool_stop();
 		close_resources(&context);
 		return 1;
 	}
@@ -643,6 +672,7 @@ static int run_bridge(int argc, char **argv, bool serve)
 			mcp_server_destroy(server);
 			bridge_registry_destroy(context.registry);
 			bridge_metrics_destroy(metrics);
+			sandbox_pool_stop();
 			close_resources(&context);
 			return 1;
 		}
@@ -668,6 +698,8 @@ static int run_bridge(int argc, char **argv, bool serve)
 	mcp_server_destroy(server);
 	bridge_registry_destroy(context.registry);
 	bridge_metrics_destroy(metrics);
+	/* After the sessions, some of whose sandboxes its thread started. */
+	sandbox_pool_stop();
 	/* After the sessions: their cgroups and volumes went with them. */
 	close_resources(&context);
 	bridge_video_finish(); /* after the sessions' streams */

@@ -2,6 +2,7 @@
 #include "sandbox/desktop.h"
 
 #include "sandbox/sandbox.h"
+#include "sandbox/pool.h"
 #include "sandbox/process.h"
 
 #include <arpa/inet.h>
@@ -234,7 +235,9 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 					   .disk_bytes = o->disk_bytes,
 					   .uid_range = o->uid_range,
 					   .restore_dir = o->restore_dir };
-	d->sandbox = sandbox_create(&options, err);
+	d->sandbox = sandbox_pool_take(&options);
+	if (!d->sandbox)
+		d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
 	d->has_x_server = !o->no_x_server;

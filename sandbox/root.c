@@ -210,6 +210,8 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		    !sandbox_root_copy_take(s->daemon_dir, host_path, copy,
 					    sizeof(s->root_copies[0]), err))
 			goto out;
+		snprintf(s->root_copy_sources[s->root_copy_count], sizeof(s->root_copy_sources[0]),
+			 "%.63s", host_path);
 		s->root_copy_count++;
 		lower_path = copy;
 	}
@@ -336,4 +338,20 @@ void sandbox_root_release_host(struct sandbox *s)
 		umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW); /* some were never mounted */
 	}
 	s->root_mounted = false;
+}
+
+bool sandbox_root_copies_current(struct sandbox *s)
+{
+	for (int i = 0; i < s->root_copy_count; i++) {
+		char now[sizeof(s->root_copies[0])];
+		struct error ignored;
+		if (!sandbox_root_copy_take(s->daemon_dir, s->root_copy_sources[i], now,
+					    sizeof(now), &ignored))
+			return false;
+		bool same = strcmp(now, s->root_copies[i]) == 0;
+		sandbox_root_copy_release(now);
+		if (!same)
+			return false;
+	}
+	return true;
 }

@@ -57,6 +57,10 @@ void sandbox_root_release_host(struct sandbox *s);
  * process of the sandbox is left. */
 void sandbox_root_release_copies(struct sandbox *s);
 
+/* Whether the copies s's lowers are made of are still current with the
+ * host's directories (a sandbox started ahead: pool.h). */
+bool sandbox_root_copies_current(struct sandbox *s);
+
 /* Whether a daemon that is not root gives its sandboxes fuse-overlayfs
  * roots (root_fuse.h); before the first session. On by default;
  * --no-fuse-root keeps the host's system directories, read-only. */

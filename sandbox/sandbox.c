@@ -625,3 +625,17 @@ bool sandbox_remove_files(const char *path, struct error *err)
 {
 	return sandbox_subid_remove(path, err);
 }
+
+bool sandbox_adopt_cgroup(struct sandbox *s, struct sandbox_cgroup *cg, struct error *err)
+{
+	/* A FUSE root's server and second init are children of the init's
+	 * that the daemon does not know by pid. */
+	if (s->root_fuse)
+		return error_set(err, 0, "a sandbox with a FUSE root cannot change cgroups");
+	pid_t pids[] = { s->pid, s->init_pid, s->net.pid };
+	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		if (pids[i] > 0 && !sandbox_cgroup_attach_pid(cg, pids[i], err))
+			return false;
+	describe(s, true);
+	return true;
+}

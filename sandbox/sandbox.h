@@ -65,6 +65,11 @@ struct sandbox_options {
 	const char *image_dir;
 };
 
+/* Moves an idle sandbox, made without a cgroup (its processes: bwrap,
+ * the init, slirp4netns; none of its programs runs yet), into cg, whose
+ * limits apply from then on: for a sandbox started ahead (pool.h). */
+bool sandbox_adopt_cgroup(struct sandbox *sandbox, struct sandbox_cgroup *cg, struct error *err);
+
 /* Failures fill err (error.h) with a sentence that says what failed and,
  * where it helps, what would work.
  *

@@ -57,6 +57,7 @@ struct sandbox {
 	/* The copies of the host's /etc and debconf's database its lowers are
 	 * made of (root_copy.h), held until the sandbox is destroyed. */
 	char root_copies[SANDBOX_ROOT_COPIES][400];
+	char root_copy_sources[SANDBOX_ROOT_COPIES][64]; /* the host directories */
 	int root_copy_count;
 	char log_path[240];
 	char inside_home[240], inside_run_dir[240], inside_workspace[512];

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { bridgeBin, startOrdinaryDaemon } from '../lib/bridge.mjs';
 import { httpClient, strictCall, textOf } from '../lib/mcp.mjs';
 import { BUILD_AND_INSTALL, PACKAGE, buildAndInstall } from '../lib/packages.mjs';
-import { tempDir, waitFor } from '../lib/process.mjs';
+import { descendants, tempDir, waitFor } from '../lib/process.mjs';
 import { sandboxOf } from '../lib/sandbox.mjs';
 
 const NOBODY = 65534;
@@ -252,18 +252,6 @@ test('with subordinate ids, root inside gives files to the system\'s users, and 
     await own.stop();
   }
 });
-
-// Every process below pid, as the host sees them.
-function descendants(pid) {
-  const parents = new Map();
-  for (const p of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      parents.set(Number(p), Number(/^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]));
-    } catch {}
-  }
-  const below = (p) => { for (let q = parents.get(p); q; q = parents.get(q)) if (q === pid) return true; return false; };
-  return [...parents.keys()].filter(below);
-}
 
 const commandLine = (pid) => {
   try {

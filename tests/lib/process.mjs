@@ -74,3 +74,15 @@ export function pidsMatching(pattern) {
     return [];
   }
 }
+
+// Every process below pid, as the host sees them.
+export function descendants(pid) {
+  const parents = new Map();
+  for (const p of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      parents.set(Number(p), Number(/^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]));
+    } catch {}
+  }
+  const below = (p) => { for (let q = parents.get(p); q; q = parents.get(q)) if (q === pid) return true; return false; };
+  return [...parents.keys()].filter(below);
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Sandboxes started ahead (--warm-sandboxes, sandbox/pool.h): a plain
+// session takes one that was already running when it was asked for; each
+// is used once, fresh, with the session's envs; a change of the host's
+// /etc made meanwhile reaches it; a session that asks for more starts its
+// own; and stopping the daemon leaves none behind.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { startDaemon } from '../lib/bridge.mjs';
+import { httpClient, strictCall } from '../lib/mcp.mjs';
+import { descendants, waitFor } from '../lib/process.mjs';
+import { processesInPidNamespace, sandboxOf } from '../lib/sandbox.mjs';
+
+let daemon, client, call;
+const host = fs.readlinkSync('/proc/self/ns/pid');
+
+before(async () => {
+  daemon = await startDaemon({ args: ['--warm-sandboxes', '1'] });
+  client = await httpClient(daemon);
+  call = strictCall(client);
+});
+
+after(async () => {
+  await client?.close();
+  await daemon?.stop();
+});
+
+// The PID namespaces of the daemon's sandboxes, as the host sees them.
+function sandboxes() {
+  const found = new Set();
+  for (const pid of descendants(daemon.child.pid)) {
+    try {
+      const namespace = fs.readlinkSync(`/proc/${pid}/ns/pid`);
+      if (namespace !== host) found.add(namespace);
+    } catch {}
+  }
+  return found;
+}
+
+// The sandbox started ahead, once there is one beside the sessions'.
+async function warm(sessions = []) {
+  const taken = new Set(await Promise.all(sessions.map(async (s) => (await sandboxOf(client, s)).namespace)));
+  const ready = await waitFor(() => [...sandboxes()].find((n) => !taken.has(n)) ?? null, { timeout: 15000 });
+  assert.ok(ready, 'no sandbox was started ahead');
+  return ready;
+}
+
+const run = async (session, command) => (await call('exec', { session, command })).stdout;
+
+test('a plain session takes the sandbox started ahead, fresh and with its envs; the next takes another', async () => {
+  const first = await warm();
+  const a = (await call('create_session', { template: 'base', envs: { GREETING: 'hello' } })).session;
+  const sessions = [a];
+  try {
+    assert.equal((await sandboxOf(client, a)).namespace, first);
+    assert.equal(await run(a, 'echo $GREETING; ls -A /workspace; echo mine | tee /workspace/mine /tmp/mine $HOME/mine'), 'hello\nmine\n');
+    const second = await warm(sessions);
+    assert.notEqual(second, first);
+    const b = (await call('create_session', { template: 'base' })).session;
+    sessions.push(b);
+    assert.equal((await sandboxOf(client, b)).namespace, second);
+    assert.equal(await run(b, 'echo "[$GREETING]"; ls -A /workspace; ls /tmp/mine $HOME/mine 2>/dev/null; echo end'), '[]\nend\n');
+  } finally {
+    for (const session of sessions) await call('kill_session', { session });
+  }
+});
+
+test('a session without the network or with a size starts a sandbox of its own', async () => {
+  const ahead = await warm();
+  for (const args of [{ network: false }, { size: 'small' }]) {
+    const created = await client.call('create_session', { template: 'base', ...args });
+    if (created.isError && args.size) continue; // no cgroups here: sizes are refused, and said so elsewhere
+    const session = JSON.parse(created.content[0].text).session;
+    try {
+      assert.notEqual((await sandboxOf(client, session)).namespace, ahead, JSON.stringify(args));
+    } finally {
+      await call('kill_session', { session });
+    }
+  }
+});
+
+test('a file the host adds to /etc after the sandbox was started ahead is in the session that takes it', async () => {
+  await warm();
+  const file = `/etc/lizard-warm-test-${process.pid}`;
+  fs.writeFileSync(file, 'new on the host\n', { mode: 0o644 });
+  try {
+    const session = (await call('create_session', { template: 'base' })).session;
+    try {
+      assert.equal(await run(session, `cat ${file}`), 'new on the host\n');
+    } finally {
+      await call('kill_session', { session });
+    }
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('stopping the daemon ends the sandbox started ahead', async () => {
+  const ahead = await warm();
+  assert.ok(processesInPidNamespace(ahead).length > 0);
+  await client.close();
+  client = null;
+  await daemon.stop();
+  daemon = null;
+  const gone = await waitFor(() => processesInPidNamespace(ahead).length === 0, { timeout: 10000 });
+  assert.ok(gone, `left: ${processesInPidNamespace(ahead)}`);
+});
