@@ -28,6 +28,9 @@ const char *const sandbox_root_overlaid[SANDBOX_ROOT_OVERLAID + 1] = {
 /* Where the server mounts, in the staging directory. */
 #define MERGED SANDBOX_ROOT_FUSE_DIR "/merged"
 
+/* The server, once it has mounted: the init's child. */
+static pid_t server_pid;
+
 void sandbox_root_flat(const char *name, char *out, size_t size)
 {
 	snprintf(out, size, "%s", name);
@@ -167,8 +170,14 @@ static bool hide_staging(void)
 		perror("sandbox-init: cannot hide the root's layers and /dev/fuse");
 		return false;
 	}
-	/* Its directory stays, empty: removing it would detach the init's
-	 * staging mount too, with the server's lowers below it. */
+	/* An empty read-only mount over its directory: a program's rmdir of
+	 * it would detach the init's staging mounts too (the kernel unmounts
+	 * what is on a removed directory in every namespace). */
+	if (mount("tmpfs", SANDBOX_ROOT_FUSE_DIR, "tmpfs",
+		  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0") != 0) {
+		perror("sandbox-init: cannot cover the root's staging directory");
+		return false;
+	}
 	return true;
 }
 
@@ -190,8 +199,10 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 	bool mounted = wait_mounted(server, st.st_dev, table);
 	if (table >= 0)
 		close(table);
-	if (mounted && bind_overlaid())
+	if (mounted && bind_overlaid()) {
+		server_pid = server;
 		return true;
+	}
 	/* The init ends, and the PID namespace with it. */
 	kill(server, SIGKILL);
 	return false;
@@ -199,9 +210,10 @@ bool sandbox_root_fuse_mount(const char *loader, const char *libraries)
 
 /* In the programs' init: a mount namespace of its own, without the
  * staging directory, where a procfs of the programs' PID namespace covers
- * the sandbox's (which lists the server). The few /proc entries that act on the whole machine are bound
- * read-only over themselves where they are writable at all, as bwrap does
- * with the procfs it mounts. */
+ * the sandbox's (which lists the server). The /proc entries that set the
+ * kernel's knobs are bound read-only over themselves: the sandbox's root
+ * owns some of /proc/sys (pid_max of its PID namespace: set low, no
+ * program could fork). */
 static bool mount_own_proc(void)
 {
 	static const char *const covered[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
@@ -218,8 +230,8 @@ static bool mount_own_proc(void)
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(covered) / sizeof(covered[0]); i++) {
-		if (access(covered[i], W_OK) != 0 &&
-		    (errno == EACCES || errno == ENOENT || errno == EROFS))
+		struct stat st;
+		if (stat(covered[i], &st) != 0 && errno == ENOENT)
 			continue;
 		if (mount(covered[i], covered[i], NULL, MS_BIND | MS_REC, NULL) != 0 ||
 		    mount(NULL, covered[i], NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | locked,
@@ -252,6 +264,12 @@ bool sandbox_root_fuse_nest(int control)
 		pid_t pid = waitpid(-1, &status, 0);
 		if (pid == programs)
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+		/* Without its server the root is gone (ENOTCONN): so is the
+		 * sandbox, and the daemon hears of it. */
+		if (pid == server_pid) {
+			fprintf(stderr, "sandbox-init: fuse-overlayfs ended (status %d)\n", status);
+			kill(programs, SIGKILL);
+		}
 		if (pid < 0 && errno != EINTR)
 			_exit(1);
 	}
