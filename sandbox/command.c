@@ -13,6 +13,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,15 @@ static char *const command_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG
  * tens of ms), which a snapshot's restore pays many times. */
 static int spawn_plain(pid_t *pid, const char *const *argv, int keep_fd, int out)
 {
+	/* A group of its own (what a timeout kills, the shell's children
+	 * too) and no signal blocked, whatever the calling thread blocks. */
+	posix_spawnattr_t attributes;
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_init(&attributes);
+	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&attributes, 0);
+	posix_spawnattr_setsigmask(&attributes, &none);
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -29,8 +39,10 @@ static int spawn_plain(pid_t *pid, const char *const *argv, int keep_fd, int out
 	posix_spawn_file_actions_adddup2(&actions, out, STDERR_FILENO);
 	if (keep_fd >= 0) /* onto itself: it stays open across the exec */
 		posix_spawn_file_actions_adddup2(&actions, keep_fd, keep_fd);
-	int failed = posix_spawn(pid, argv[0], &actions, NULL, (char *const *)argv, command_env);
+	int failed = posix_spawn(pid, argv[0], &actions, &attributes, (char *const *)argv,
+				 command_env);
 	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attributes);
 	return failed;
 }
 
@@ -43,11 +55,25 @@ struct joined {
  * system calls only. */
 static void joined_main(void *arg)
 {
+	static const char refused[] = "cannot enter the sandbox's user namespace\n";
 	const struct joined *j = arg;
+	/* As spawn_plain's: a group of its own, no signal blocked (the
+	 * start blocks them all), and gone with the daemon. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(j->out, STDOUT_FILENO) < 0 ||
-	    dup2(j->out, STDERR_FILENO) < 0 || setns(j->userns, CLONE_NEWUSER) != 0)
+	    dup2(j->out, STDERR_FILENO) < 0)
 		_exit(126);
+	if (setns(j->userns, CLONE_NEWUSER) != 0) {
+		(void)!write(STDERR_FILENO, refused, sizeof(refused) - 1);
+		_exit(126);
+	}
+	/* It holds capabilities there: nothing of the daemon's goes along. */
+	close_range(3, ~0U, 0);
 	execve(j->argv[0], (char *const *)j->argv, command_env);
 	_exit(127);
 }
@@ -91,6 +117,7 @@ bool sandbox_command_run_in(const char *const *argv, int keep_fd, int userns, in
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
+			kill(-pid, SIGKILL); /* what the shell started too */
 			kill(pid, SIGKILL);
 			break;
 		}
