@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // What a writable root costs a daemon that is not root, whose sessions'
-// overlays are fuse-overlayfs processes inside the sandbox
+// overlays are a fuse-overlayfs process inside the sandbox
 // (sandbox/root_fuse.h): create_session template=base to its first exec,
 // and a first Python start that reads some hundred files of /usr, with the
-// FUSE root, with the read-only host root (--no-fuse-root),
+// FUSE root (also with a sandbox started ahead, --warm-sandboxes 1), with
+// the read-only host root (--no-fuse-root),
 // and, for comparison, on a root daemon's kernel overlay; interleaved in
 // one run.
 //
@@ -40,6 +41,9 @@ async function round(b) {
 
 const kinds = {
   fuse: await connect(await startOrdinaryDaemon()),
+  // The same with a sandbox started ahead (sandbox/pool.h); the other
+  // kinds' rounds give it time to start the next.
+  fuseWarm: await connect(await startOrdinaryDaemon({ args: ['--warm-sandboxes', '1'] })),
   readOnly: await connect(await startOrdinaryDaemon({ args: ['--no-fuse-root'] })),
   kernel: await connect(await startDaemon()),
 };
@@ -60,6 +64,8 @@ try {
   console.log('|---|---:|---:|---:|---:|---|');
   row('ordinary daemon, fuse-overlayfs (writable)', times.fuse,
     `start ×${ratio(times.fuse.start, times.readOnly.start)}, Python ×${ratio(times.fuse.python, times.readOnly.python)} of the read-only root`);
+  row('ordinary daemon, fuse-overlayfs, `--warm-sandboxes 1`', times.fuseWarm,
+    `start ×${ratio(times.fuseWarm.start, times.readOnly.start)} of the read-only root: the sandbox was started ahead`);
   row('ordinary daemon, host root read-only', times.readOnly, '--no-fuse-root');
   row('root daemon, kernel overlay (writable)', times.kernel, 'idmapped lowers, for comparison');
 } finally {
