@@ -4,17 +4,15 @@
 #include "sandbox/root.h"
 #include "sandbox/uid.h"
 
-#include "util/clock.h"
 #include "util/log.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* After a start that failed, the pool waits this long before the next
  * (doubling up to the most): a machine that cannot start sandboxes is not
@@ -26,7 +24,10 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	pthread_t thread;
-	bool running, stopping;
+	/* Set last by sandbox_pool_start, read by any thread: what it set
+	 * before is there for whoever sees it true. */
+	atomic_bool running;
+	bool stopping;
 	unsigned target; /* how many are kept ready */
 	unsigned count;
 	struct sandbox *ready[SANDBOX_POOL_MAX];
@@ -47,9 +48,9 @@ static bool same_range(const struct sandbox_uid_range *a, const struct sandbox_u
  * aside. */
 static bool fits(const struct sandbox_options *o)
 {
-	return pool.running && o->network && (!o->cgroup || !pool.fuse) && !o->workspace_dir &&
-	       !o->workspace_image && o->disk_bytes == pool.disk_bytes && !o->restore_dir &&
-	       !o->image_dir && same_range(o->uid_range, pool.uid_range);
+	return atomic_load(&pool.running) && o->network && (!o->cgroup || !pool.fuse) &&
+	       !o->workspace_dir && !o->workspace_image && o->disk_bytes == pool.disk_bytes &&
+	       !o->restore_dir && !o->image_dir && same_range(o->uid_range, pool.uid_range);
 }
 
 /* Whether a ready sandbox can still be handed out. */
@@ -154,7 +155,7 @@ static void *fill(void *unused)
 bool sandbox_pool_start(unsigned count, const struct sandbox_uid_range *uid_range,
 			uint64_t disk_bytes, struct error *err)
 {
-	if (count == 0 || pool.running)
+	if (count == 0 || atomic_load(&pool.running))
 		return true;
 	if (count > SANDBOX_POOL_MAX)
 		return error_set(err, 0, "at most %d sandboxes are started ahead",
@@ -168,14 +169,15 @@ bool sandbox_pool_start(unsigned count, const struct sandbox_uid_range *uid_rang
 	if (failed)
 		return error_set(err, failed,
 				 "cannot start the thread that starts sandboxes ahead");
-	pool.running = true;
+	atomic_store(&pool.running, true);
 	return true;
 }
 
 void sandbox_pool_stop(void)
 {
-	if (!pool.running)
+	if (!atomic_load(&pool.running))
 		return;
+	atomic_store(&pool.running, false); /* no take from here on */
 	pthread_mutex_lock(&pool.lock);
 	pool.stopping = true;
 	pthread_cond_broadcast(&pool.changed);
@@ -186,5 +188,4 @@ void sandbox_pool_stop(void)
 	for (unsigned i = 0; i < pool.count; i++)
 		sandbox_destroy(pool.ready[i], NULL);
 	pool.count = 0;
-	pool.running = false;
 }
