@@ -2,6 +2,7 @@
 #include "sandbox/subid.h"
 
 #include "sandbox/child.h"
+#include "sandbox/command.h"
 #include "sandbox/tree.h"
 #include "sandbox/uid.h"
 #include "sandbox/userns.h"
@@ -10,7 +11,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
-#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,27 +130,6 @@ int sandbox_subid_userns(const struct sandbox_subids *ids, struct error *err)
 	return sandbox_userns_make_own(write_maps, (void *)ids, err);
 }
 
-struct remove_args {
-	int userns;
-	const char *path;
-};
-
-/* In a child sharing the daemon's memory until its exec: system calls only. */
-static void remove_main(void *arg)
-{
-	const struct remove_args *a = arg;
-	/* Never into another file system: nothing of the daemon's is mounted
-	 * below a session's directory, and nothing else may be removed. */
-	char *argv[] = { "rm", "-rf", "--one-file-system", "--", (char *)a->path, NULL };
-	char *envp[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setns(a->userns, CLONE_NEWUSER) == 0)
-		execve("/usr/bin/rm", argv, envp);
-	_exit(127);
-}
-
 bool sandbox_subid_remove(const char *path, struct error *err)
 {
 	struct sandbox_subids ids;
@@ -158,20 +137,20 @@ bool sandbox_subid_remove(const char *path, struct error *err)
 		return true;
 	if (!sandbox_subids(&ids))
 		return false;
-	/* err keeps what the plain removal met, unless this one succeeds. */
+	/* err keeps what the plain removal met, unless this one succeeds.
+	 * Never into another file system: nothing of the daemon's is mounted
+	 * below a session's directory, and nothing else may be removed. */
 	struct error why;
-	struct remove_args a = { .userns = sandbox_subid_userns(&ids, &why), .path = path };
-	if (a.userns < 0)
+	int userns = sandbox_subid_userns(&ids, &why);
+	if (userns < 0)
 		return false;
-	pid_t pid = sandbox_child_start(remove_main, &a);
-	int status = pid > 0 ? wait_until(pid, REMOVE_DEADLINE_MS) : -1;
-	close(a.userns);
+	const char *argv[] = { "/usr/bin/rm", "-rf", "--one-file-system", "--", path, NULL };
+	bool removed = sandbox_command_run_in(argv, -1, userns, REMOVE_DEADLINE_MS, "rm -rf", &why);
+	close(userns);
 	struct stat st;
-	if (status != 0 || lstat(path, &st) == 0 || errno != ENOENT)
-		return error_prefix(err,
-				    "%s (and rm -rf as root of the subordinate ids' namespace "
-				    "%s)",
-				    path, status < 0 ? "did not end in time" : "failed too");
+	if (!removed || lstat(path, &st) == 0 || errno != ENOENT)
+		return error_prefix(err, "%s (and as root of the subordinate ids' namespace: %s)",
+				    path, removed ? "it is still there" : why.message);
 	if (err)
 		error_clear(err);
 	return true;
