@@ -81,10 +81,12 @@ struct sandbox *sandbox_pool_take(const struct sandbox_options *o)
 		pthread_mutex_unlock(&pool.lock);
 		if (!next)
 			return NULL;
-		if (usable(next))
+		if (usable(next)) {
 			s = next;
-		else
+			log_info("a session takes a sandbox started ahead");
+		} else {
 			sandbox_destroy(next, NULL);
+		}
 	}
 	struct error failed;
 	if (o->cgroup && !sandbox_adopt_cgroup(s, o->cgroup, &failed)) {
@@ -129,6 +131,7 @@ static void *fill(void *unused)
 		pthread_mutex_lock(&pool.lock);
 		if (s && !pool.stopping) {
 			pool.ready[pool.count++] = s;
+			log_info("a sandbox started ahead is ready");
 			retry_ms = RETRY_FIRST_MS;
 			continue;
 		}

@@ -52,8 +52,13 @@ const run = async (session, command) => (await call('exec', { session, command }
 // started ahead. A change of the host's /etc meanwhile (another program's)
 // throws that one away, and the daemon says so: then once more.
 async function takeAhead(args, sessions) {
+  const count = (text) => daemon.log.split(text).length - 1;
   for (let attempt = 0; ; attempt++) {
     const ahead = await warm(sessions);
+    // Its processes show before the pool has it ready: the daemon says when.
+    const ready = await waitFor(() => count('started ahead is ready') >
+      count('takes a sandbox started ahead') + count('another one starts'), { timeout: 15000 });
+    assert.ok(ready, 'no sandbox started ahead became ready');
     const said = daemon.log.length;
     const { session } = await call('create_session', { template: 'base', ...args });
     sessions.push(session);
