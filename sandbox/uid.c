@@ -235,8 +235,23 @@ static bool add_status_ids(struct id_set *set, const char *status, const char *l
 	}
 }
 
+/* Whether a process has ended and only waits to be reaped (a zombie): it
+ * can do nothing with its ids any more. An ended sandbox's processes are
+ * such for a moment after it is destroyed, until the reaper gets them. */
+static bool ended(const char *status)
+{
+	const char *state = strstr(status, "\nState:");
+	if (!state)
+		return false;
+	state += strlen("\nState:");
+	while (*state == ' ' || *state == '\t')
+		state++;
+	return *state == 'Z' || *state == 'X';
+}
+
 /* Every uid and gid a process runs with (real, effective, saved, file
- * system; the supplementary groups as far as the read goes). */
+ * system; the supplementary groups as far as the read goes), but for the
+ * processes that ended. */
 static bool load_process_ids(struct id_set *set, struct error *err)
 {
 	DIR *proc = opendir("/proc");
@@ -249,7 +264,7 @@ static bool load_process_ids(struct id_set *set, struct error *err)
 			continue;
 		char path[300], status[4096];
 		snprintf(path, sizeof(path), "/proc/%.200s/status", entry->d_name);
-		if (io_read_small_file(path, status, sizeof(status)) < 0)
+		if (io_read_small_file(path, status, sizeof(status)) < 0 || ended(status))
 			continue; /* gone meanwhile */
 		ok = add_status_ids(set, status, "\nUid:") &&
 		     add_status_ids(set, status, "\nGid:") &&
