@@ -238,6 +238,9 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 	d->sandbox = sandbox_pool_take(&options);
 	if (!d->sandbox)
 		d->sandbox = sandbox_create(&options, err);
+	/* Never refused for what a sandbox started ahead holds. */
+	if (!d->sandbox && sandbox_pool_give_back())
+		d->sandbox = sandbox_create(&options, err);
 	if (!d->sandbox)
 		goto fail;
 	d->has_x_server = !o->no_x_server;

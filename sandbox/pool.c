@@ -19,6 +19,10 @@
  * kept busy trying. */
 #define RETRY_FIRST_MS 1000
 #define RETRY_MOST_MS 60000
+/* How often the ready ones are looked at while none is wanted: one that
+ * ended or whose copy of /etc is old is replaced before a session needs
+ * it, and meanwhile holds its uids and disk no longer. */
+#define WATCH_MS 1000
 
 static struct {
 	pthread_mutex_t lock;
@@ -53,14 +57,23 @@ static bool fits(const struct sandbox_options *o)
 	       !o->restore_dir && !o->image_dir && same_range(o->uid_range, pool.uid_range);
 }
 
-/* Whether a ready sandbox can still be handed out. */
-static bool usable(struct sandbox *s)
+/* Whether a ready sandbox's init still runs. */
+static bool alive(struct sandbox *s)
 {
 	struct pollfd pfd = { .fd = sandbox_watch_fd(s), .events = 0 };
 	if (poll(&pfd, 1, 0) != 0) {
 		log_info("a sandbox started ahead has ended: another one starts");
 		return false;
 	}
+	return true;
+}
+
+/* Whether a ready sandbox can still be handed out. Its copy of /etc is
+ * checked only then: that walks /etc, and may copy it. */
+static bool usable(struct sandbox *s)
+{
+	if (!alive(s))
+		return false;
 	if (!sandbox_root_copies_current(s)) {
 		log_info("the host's /etc changed since a sandbox was started ahead: another one "
 			 "starts");
@@ -109,6 +122,55 @@ struct sandbox *sandbox_pool_take(const struct sandbox_options *o)
 	return s;
 }
 
+static struct timespec in_ms(int ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	return until;
+}
+
+/* Destroys the ready ones that have ended; called and
+ * returns with pool.lock held, which it lets go while destroying. */
+static void prune(void)
+{
+	struct sandbox *gone[SANDBOX_POOL_MAX];
+	unsigned count = 0, kept = 0;
+	for (unsigned i = 0; i < pool.count; i++) {
+		if (alive(pool.ready[i]))
+			pool.ready[kept++] = pool.ready[i];
+		else
+			gone[count++] = pool.ready[i];
+	}
+	pool.count = kept;
+	if (count == 0)
+		return;
+	pthread_mutex_unlock(&pool.lock);
+	for (unsigned i = 0; i < count; i++)
+		sandbox_destroy(gone[i], NULL);
+	pthread_mutex_lock(&pool.lock);
+}
+
+bool sandbox_pool_give_back(void)
+{
+	if (!atomic_load(&pool.running))
+		return false;
+	pthread_mutex_lock(&pool.lock);
+	struct sandbox *s = pool.count > 0 ? pool.ready[--pool.count] : NULL;
+	pthread_mutex_unlock(&pool.lock);
+	if (!s)
+		return false;
+	log_info("a sandbox started ahead is given back, so that a session that could not start "
+		 "may try again with what it held");
+	sandbox_destroy(s, NULL);
+	return true;
+}
+
 /* The pool's thread: starts sandboxes while fewer than the target are
  * ready. It lives as long as the daemon's sessions may: the sandboxes it
  * starts die with the thread that started them (sandbox.h). */
@@ -121,8 +183,12 @@ static void *fill(void *unused)
 	int retry_ms = RETRY_FIRST_MS;
 	pthread_mutex_lock(&pool.lock);
 	while (!pool.stopping) {
+		prune();
+		if (pool.stopping)
+			break;
 		if (pool.count >= pool.target) {
-			pthread_cond_wait(&pool.changed, &pool.lock);
+			struct timespec until = in_ms(WATCH_MS);
+			pthread_cond_timedwait(&pool.changed, &pool.lock, &until);
 			continue;
 		}
 		pthread_mutex_unlock(&pool.lock);
@@ -143,9 +209,7 @@ static void *fill(void *unused)
 		}
 		log_warn("a sandbox started ahead failed (next try in %d s): %s", retry_ms / 1000,
 			 err.message);
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += retry_ms / 1000;
+		struct timespec until = in_ms(retry_ms);
 		while (!pool.stopping &&
 		       pthread_cond_timedwait(&pool.changed, &pool.lock, &until) != ETIMEDOUT)
 			;

@@ -7,7 +7,8 @@
  * milliseconds. Its cgroup is given to it then (sandbox_adopt_cgroup:
  * nothing of the session has run yet). Each is used once; one whose init
  * has gone, or whose copy of the host's /etc is no longer current
- * (root_copy.h), is thrown away instead. */
+ * (root_copy.h), is thrown away instead: when a session asks, and every
+ * second while they wait. */
 #ifndef LIZARD_SANDBOX_POOL_H
 #define LIZARD_SANDBOX_POOL_H
 
@@ -29,6 +30,12 @@ bool sandbox_pool_start(unsigned count, const struct sandbox_uid_range *uid_rang
  * options are not plain or none is ready (then sandbox_create); asks for
  * another either way. */
 struct sandbox *sandbox_pool_take(const struct sandbox_options *options);
+
+/* Destroys one ready sandbox, if there is one, for a session whose own
+ * start failed: it may have lacked what that one held (the last free uids
+ * of --uid-range); the caller tries once more. The pool starts another
+ * when it next looks (at most a second later). */
+bool sandbox_pool_give_back(void);
 
 /* Ends the sandboxes kept ready and the thread that starts them; after
  * every session's sandbox is destroyed (the thread's end kills what it

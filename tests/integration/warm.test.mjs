@@ -3,13 +3,16 @@
 // session takes one that was already running when it was asked for; each
 // is used once, fresh, with the session's envs; a change of the host's
 // /etc made meanwhile reaches it; a session that asks for more starts its
-// own; and stopping the daemon leaves none behind.
+// own; one that ends while it waits is replaced before anyone asks; one
+// holding the last free uid is given back to a session that needs it, and
+// a pool that cannot start one tries again less and less often; and
+// stopping the daemon leaves none behind.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startDaemon } from '../lib/bridge.mjs';
-import { httpClient, strictCall } from '../lib/mcp.mjs';
-import { descendants, waitFor } from '../lib/process.mjs';
+import { httpClient, strictCall, textOf } from '../lib/mcp.mjs';
+import { descendants, sleep, waitFor } from '../lib/process.mjs';
 import { processesInPidNamespace, sandboxOf } from '../lib/sandbox.mjs';
 
 let daemon, client, call;
@@ -108,6 +111,66 @@ test('a file the host adds to /etc after the sandbox was started ahead is in the
     }
   } finally {
     fs.rmSync(file, { force: true });
+  }
+});
+
+test('a sandbox started ahead that ends while it waits is replaced before a session asks', async () => {
+  const ahead = await warm();
+  const said = daemon.log.length;
+  for (const pid of processesInPidNamespace(ahead)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  // No session asks meanwhile: the pool's own look finds it.
+  const noticed = await waitFor(() => daemon.log.slice(said).includes('a sandbox started ahead has ended'), { timeout: 10000 });
+  assert.ok(noticed, daemon.log.slice(said));
+  const next = await waitFor(() => [...sandboxes()].find((n) => n !== ahead) ?? null, { timeout: 15000 });
+  assert.ok(next, 'no other sandbox was started ahead');
+  assert.equal(processesInPidNamespace(ahead).length, 0);
+  const sessions = [];
+  try {
+    const { session } = await takeAhead({}, sessions);
+    assert.equal(await run(session, 'echo alive'), 'alive\n');
+  } finally {
+    for (const session of sessions) await call('kill_session', { session });
+  }
+});
+
+test('a sandbox started ahead holding the last free uid is given back to a session that needs it; the pool then backs off', async () => {
+  // One uid of this run's own, far above any the machine gives out.
+  const uid = 2100000000 + Math.floor(Math.random() * 40000) * 1000 + 500;
+  const own = await startDaemon({ args: ['--warm-sandboxes', '1', '--uid-range', `${uid}:1`] });
+  const count = (text) => own.log.split(text).length - 1;
+  try {
+    const ownClient = await httpClient(own);
+    try {
+      const ready = await waitFor(() => count('started ahead is ready') === 1, { timeout: 15000 });
+      assert.ok(ready, own.log);
+      // Not a plain session, so it starts its own sandbox, for which the
+      // one started ahead holds the only uid.
+      const created = await ownClient.call('create_session', { template: 'base', network: false });
+      assert.equal(created.isError, false, `${textOf(created)}\n${own.log}`);
+      assert.match(own.log, /a sandbox started ahead is given back/);
+      const session = created.structuredContent.session;
+      const r = await ownClient.call('exec', { session, command: 'echo started' });
+      assert.equal(r.structuredContent.stdout, 'started\n');
+      // Now the pool finds no uid: it says why and waits 1, 2, 4 s...
+      const failed = await waitFor(() => count('a sandbox started ahead failed') >= 1, { timeout: 10000 });
+      assert.ok(failed, own.log);
+      assert.match(own.log, /a sandbox started ahead failed \(next try in 1 s\): no free host uid/);
+      await sleep(3500);
+      const tries = count('a sandbox started ahead failed');
+      assert.ok(tries >= 2 && tries <= 3, `${tries} tries in about 3.5 s:\n${own.log}`);
+      // The uid comes back with the session's end, and the pool gets it.
+      await ownClient.call('kill_session', { session });
+      const again = await waitFor(() => count('started ahead is ready') === 2, { timeout: 40000 });
+      assert.ok(again, own.log);
+    } finally {
+      await ownClient.close();
+    }
+  } finally {
+    await own.stop();
   }
 });
 
