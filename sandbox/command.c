@@ -132,10 +132,13 @@ bool sandbox_command_run_in(const char *const *argv, int keep_fd, int userns, in
 		said[used] = '\0';
 	}
 	close(out[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	/* A command that closed its output may still run: the same deadline
+	 * holds for its end. */
+	int64_t left = deadline - clock_monotonic_ms();
+	int status = sandbox_reap(pid, left > 0 ? (int)left : 0);
+	if (status == -1)
+		kill(-pid, SIGKILL);
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return true;
 	for (size_t i = 0; i < used; i++)
 		if (said[i] == '\n')
