@@ -223,8 +223,10 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 	/* The overlay's directory takes its owner and mode from the upper
 	 * layer's: as the idmapped lower shows it. */
 	uid_t owner = st.st_uid < s->id_count ? s->host_uid + st.st_uid : 65534;
+	/* One fuse-overlayfs serves every part with layers/work as its
+	 * work directory (root_fuse.h): a kernel overlay has one each. */
 	if ((upper = make_dir(upper_fd, flat, st.st_mode & 07777, owner, err)) < 0 ||
-	    (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0 ||
+	    (!s->root_fuse && (work = make_dir(work_fd, flat, 0700, geteuid(), err)) < 0) ||
 	    (merged = image ? fcntl(s->rootfs_fd, F_DUPFD_CLOEXEC, 3)
 			    : make_path(s->rootfs_fd, name, s->host_uid, err)) < 0)
 		goto out;
