@@ -8,6 +8,7 @@
 #include "sandbox/root_fuse.h"
 #include "sandbox/state.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -282,48 +283,32 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 {
 	*fds = (struct sandbox_bwrap_fds){ .fd = { control, -1, -1, -1, -1, -1, -1, -1, -1 },
 					   .count = 1,
-					   .info_read = -1 };
+					   .info_read = -1,
+					   .args_write = -1 };
 	sandbox_bwrap_host_loader(fds->loader, sizeof(fds->loader));
 	snprintf(fds->libraries, sizeof(fds->libraries), "%s", fds->loader);
 	char *slash = strrchr(fds->libraries, '/');
 	if (slash)
 		*slash = '\0';
-	if (!s->isolated)
+	if (!s->isolated) {
+		if (seccomp_fd >= 0)
+			close(seccomp_fd);
 		return true;
-	struct args a;
-	char links[6][128], staged[SANDBOX_ROOT_OVERLAID][STAGED_PATH];
-	char resolv_buffer[300], users[512], groups[128], resolv[2048];
+	}
+	char users[512], groups[128], resolv[2048];
 	/* A FUSE root has it in its layer (root.c). */
 	bool want_resolv = s->network && !s->root_fuse;
 	users_and_groups(s, users, sizeof(users), groups, sizeof(groups));
 	if (want_resolv)
 		sandbox_network_resolv_conf(resolv, sizeof(resolv), &s->has_dns);
-	build_bwrap_args(s, &a, links, staged,
-			 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
-				     : NULL);
-	char serialized[16 * 1024];
-	size_t len = 0;
-	for (int i = 0; i < a.n; i++) {
-		size_t item = strlen(a.v[i]) + 1;
-		if (len + item > sizeof(serialized)) {
-			a.overflow = true;
-			break;
-		}
-		memcpy(serialized + len, a.v[i], item);
-		len += item;
-	}
-	/* A cut command line could leave out the system call filter (last).
-	 * The caller's sandbox_bwrap_close_fds closes the filter then. */
-	if (a.overflow) {
-		fds->fd[fds->count++] = seccomp_fd;
-		return false;
-	}
-	int info[2] = { -1, -1 };
+	int info[2] = { -1, -1 }, args[2] = { -1, -1 };
 	if (pipe2(info, O_CLOEXEC) == 0)
 		fds->info_read = info[0];
+	if (pipe2(args, O_CLOEXEC) == 0)
+		fds->args_write = args[1];
 	fds->fd[1] = open(sandbox_init_binary()->path, O_PATH | O_CLOEXEC);
 	fds->fd[2] = info[1];
-	fds->fd[3] = data_fd(serialized, len);
+	fds->fd[3] = args[0];
 	fds->fd[4] = data_fd(users, strlen(users));
 	fds->fd[5] = data_fd(groups, strlen(groups));
 	fds->fd[6] = seccomp_fd;
@@ -333,10 +318,45 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 	fds->count = 8;
 	if (want_resolv)
 		fds->fd[fds->count++] = data_fd(resolv, strlen(resolv));
-	bool prepared = true;
+	bool prepared = fds->info_read >= 0 && fds->args_write >= 0;
 	for (int i = 1; i < fds->count; i++)
 		prepared = prepared && fds->fd[i] >= 0;
 	return prepared;
+}
+
+bool sandbox_bwrap_send_args(struct sandbox *s, struct sandbox_bwrap_fds *fds, struct error *err)
+{
+	int to = fds->args_write;
+	fds->args_write = -1;
+	if (to < 0)
+		return true; /* not isolated: the init reads none */
+	struct args a;
+	char links[6][128], staged[SANDBOX_ROOT_OVERLAID][STAGED_PATH];
+	char resolv_buffer[300];
+	bool want_resolv = s->network && !s->root_fuse;
+	build_bwrap_args(s, &a, links, staged,
+			 want_resolv ? resolv_conf_destination(resolv_buffer, sizeof(resolv_buffer))
+				     : NULL);
+	char serialized[16 * 1024];
+	size_t len = 0;
+	for (int i = 0; i < a.n && !a.overflow; i++) {
+		size_t item = strlen(a.v[i]) + 1;
+		if (len + item > sizeof(serialized)) {
+			a.overflow = true;
+			break;
+		}
+		memcpy(serialized + len, a.v[i], item);
+		len += item;
+	}
+	/* A cut command line could leave out the system call filter (last):
+	 * bwrap then reads none and fails. Within a pipe's room, the write
+	 * is whole at once, read or not. */
+	bool sent = !a.overflow && write(to, serialized, len) == (ssize_t)len;
+	int saved = errno;
+	close(to);
+	if (a.overflow)
+		return error_set(err, 0, "the sandbox's bwrap command line does not fit");
+	return sent || error_set(err, saved, "cannot pass bwrap its command line");
 }
 
 void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds)
@@ -344,6 +364,7 @@ void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds)
 	for (int i = 0; i < fds->count; i++)
 		if (fds->fd[i] >= 0)
 			close(fds->fd[i]);
+	fds->count = 0;
 }
 
 _Noreturn void sandbox_bwrap_exec(const struct sandbox *s, const char *bwrap,

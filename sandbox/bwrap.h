@@ -41,7 +41,8 @@ struct sandbox_bwrap_fds {
 	 * only one without bwrap. */
 	int fd[SANDBOX_BWRAP_FD_END - SANDBOX_BWRAP_FD_CONTROL];
 	int count;
-	int info_read; /* the daemon's end of --info-fd, or -1 */
+	int info_read;  /* the daemon's end of --info-fd, or -1 */
+	int args_write; /* the daemon's end of --args, until its options go */
 	/* The host's dynamic loader as an image's sandbox sees it, and its
 	 * directory ("" when unknown): found before the child starts, which
 	 * may only make system calls. */
@@ -59,13 +60,21 @@ void sandbox_bwrap_host_loader(char *out, size_t size);
 bool sandbox_bwrap_check_kernel(struct error *err);
 
 /* Fills fds with control and, for an isolated sandbox, what bwrap reads:
- * the binary, the --info-fd pipe, its options, passwd and group, the
+ * the binary, the --info-fd pipe, the --args pipe, passwd and group, the
  * seccomp filter (taken over) and, with a network, resolv.conf (which sets
- * s->has_dns). False when one of them could not be made, with errno of
- * the last failure; fds holds what was made either way (close it with
- * sandbox_bwrap_close_fds, and info_read apart). */
+ * s->has_dns). Needs s's ids, private directory and s->root_fuse, not its
+ * root: bwrap may start (exec and load its libraries) while the root is
+ * made, and waits for its options (sandbox_bwrap_send_args). False when
+ * one of them could not be made, with errno of the last failure; fds
+ * holds what was made either way (close it with sandbox_bwrap_close_fds,
+ * and info_read and args_write apart). */
 bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 			   struct sandbox_bwrap_fds *fds);
+/* Writes bwrap's options, now that everything they name is made, and
+ * closes args_write. On a failure (a command line that does not fit, a
+ * failed write) bwrap reads no options and exits, as it does when
+ * args_write is closed without them. */
+bool sandbox_bwrap_send_args(struct sandbox *s, struct sandbox_bwrap_fds *fds, struct error *err);
 /* Closes fd[] (what went to the child), not info_read. */
 void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds);
 /* In the child, before exec: only system calls (child.h). Sets the child

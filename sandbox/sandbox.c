@@ -312,36 +312,15 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	bool writable = !(bench_read_only && strcmp(bench_read_only, "1") == 0);
 	struct error read_only;
 	error_set(&read_only, 0, "LIZARD_BENCH_READ_ONLY_ROOT=1 keeps the host's root read-only");
-	if (s->isolated && writable && sandbox_root_available(&read_only) &&
-	    !sandbox_root_make(s, o->restore_dir, err))
-		goto fail;
-	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {
-		error_set(err, 0, "restoring a snapshot needs a writable root: %s",
-			  s->isolated ? read_only.message : "this sandbox is not isolated");
-		goto fail;
-	}
-	if (o->workspace_dir) {
-		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
-		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
-			 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
-		if (!sandbox_private_dir_take_volume(s, err))
-			goto fail;
-	} else if (o->workspace_image) {
-		if (!s->isolated) {
-			error_set(err, 0, "volumes with a size limit need the sandbox");
-			goto fail;
-		}
-		if (!sandbox_private_dir_mount_volume_image(s, o->workspace_image, err))
-			goto fail;
-	}
-	if (!build_env(s, o)) {
-		error_set(err, 0, "out of memory");
-		goto fail;
-	}
+	bool make_root = s->isolated && writable && sandbox_root_available(&read_only);
+	/* bwrap's command line says how the init starts on it (bwrap.h). */
+	s->root_fuse = make_root && sandbox_root_uses_fuse();
+
+	/* bwrap starts now, and loads while the root and the volume are made;
+	 * it waits for its options, which name them. */
 	struct sandbox_cgroup_join join = { .count = 0 };
 	if (o->cgroup && !sandbox_cgroup_join_open(o->cgroup, &join, err))
 		goto fail;
-
 	/* Never a sandbox without it. */
 	int seccomp_fd = s->isolated ? sandbox_seccomp_filter_fd(err) : -1;
 	if (s->isolated && seccomp_fd < 0) {
@@ -367,12 +346,38 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	if (pid < 0) {
 		error_set(err, fork_errno,
 			  prepared ? "cannot start bwrap" : "cannot prepare what bwrap reads");
-		sandbox_cgroup_join_close(&join);
-		if (fds.info_read >= 0)
-			close(fds.info_read);
-		goto fail;
+		goto started_fail;
 	}
 	s->pid = pid;
+
+	if (make_root && !sandbox_root_make(s, o->restore_dir, err))
+		goto started_fail;
+	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {
+		error_set(err, 0, "restoring a snapshot needs a writable root: %s",
+			  s->isolated ? read_only.message : "this sandbox is not isolated");
+		goto started_fail;
+	}
+	if (o->workspace_dir) {
+		snprintf(s->workspace, sizeof(s->workspace), "%s", o->workspace_dir);
+		snprintf(s->inside_workspace, sizeof(s->inside_workspace), "%s",
+			 s->isolated ? SANDBOX_WORKSPACE : s->workspace);
+		if (!sandbox_private_dir_take_volume(s, err))
+			goto started_fail;
+	} else if (o->workspace_image) {
+		if (!s->isolated) {
+			error_set(err, 0, "volumes with a size limit need the sandbox");
+			goto started_fail;
+		}
+		if (!sandbox_private_dir_mount_volume_image(s, o->workspace_image, err))
+			goto started_fail;
+	}
+	if (!build_env(s, o)) {
+		error_set(err, 0, "out of memory");
+		goto started_fail;
+	}
+	if (!sandbox_bwrap_send_args(s, &fds, err))
+		goto started_fail;
+
 	bool started = wait_for_init(s, err);
 	started = sandbox_private_dir_unbind_volume(s, started ? err : NULL) && started;
 	sandbox_root_release_host(s);
@@ -392,6 +397,16 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	describe(s, o->cgroup != NULL);
 	return s;
 
+started_fail:
+	/* bwrap, if it runs, has had no options yet: it is ended before it
+	 * could read any (and without them it would fail, bwrap.h). */
+	if (s->pid > 0)
+		kill(s->pid, SIGKILL);
+	if (fds.args_write >= 0)
+		close(fds.args_write);
+	if (fds.info_read >= 0)
+		close(fds.info_read);
+	sandbox_cgroup_join_close(&join);
 fail:
 	/* What failed is in err already; what the cleanup meets is less. */
 	sandbox_destroy(s, NULL);

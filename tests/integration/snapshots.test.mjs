@@ -9,6 +9,7 @@ import path from 'node:path';
 import { daemonWithData } from '../lib/bridge.mjs';
 import { textOf } from '../lib/mcp.mjs';
 import { BUILD_AND_INSTALL, PACKAGE } from '../lib/packages.mjs';
+import { descendants, waitFor } from '../lib/process.mjs';
 
 let bridge, client, dataDir, call;
 
@@ -126,6 +127,38 @@ test('links a session plants are kept as links: a snapshot copies none of the ho
     assert.equal((await exec(restored, 'readlink ~/root-link /tmp/shadow-link; cut -d: -f2 /tmp/shadow-link | sort -u', 'root')).stdout, '/root\n/etc/shadow\n*\n');
   } finally {
     await kill(restored);
+    await call('delete_snapshot', { snapshot });
+  }
+});
+
+test('a restore that fails once bubblewrap is started leaves nothing of it running, and the daemon goes on', async () => {
+  const { session } = await call('create_session', { template: 'base' });
+  let snapshot;
+  try {
+    snapshot = (await call('snapshot_session', { session })).snapshot;
+  } finally {
+    await kill(session);
+  }
+  const before = new Set(descendants(bridge.daemon.child.pid));
+  // Damaged behind the daemon's back: the restore fails while bubblewrap,
+  // started ahead of it, waits for its command line.
+  fs.rmSync(path.join(dataDir, 'snapshots', snapshot, 'uid'));
+  try {
+    const r = await client.call('create_session', { template: snapshot });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /cannot read .*\/uid/);
+    const left = await waitFor(() => {
+      const now = descendants(bridge.daemon.child.pid).filter((pid) => !before.has(pid));
+      return now.length === 0 ? true : null;
+    }, { timeout: 10000 });
+    assert.ok(left, `left running: ${descendants(bridge.daemon.child.pid).filter((pid) => !before.has(pid))}`);
+    const next = (await call('create_session', { template: 'base' })).session;
+    try {
+      assert.equal((await exec(next, 'echo on')).stdout, 'on\n');
+    } finally {
+      await kill(next);
+    }
+  } finally {
     await call('delete_snapshot', { snapshot });
   }
 });
