@@ -235,18 +235,29 @@ static bool add_status_ids(struct id_set *set, const char *status, const char *l
 	}
 }
 
+/* The text after a status line's name ("\nState:"), blanks skipped. */
+static const char *status_field(const char *status, const char *name)
+{
+	const char *at = strstr(status, name);
+	if (!at)
+		return NULL;
+	at += strlen(name);
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return at;
+}
+
 /* Whether a process has ended and only waits to be reaped (a zombie): it
  * can do nothing with its ids any more. An ended sandbox's processes are
- * such for a moment after it is destroyed, until the reaper gets them. */
+ * such for a moment after it is destroyed, until the reaper gets them. A
+ * process whose first thread ended while others run shows as a zombie
+ * too: it has more than one thread, and counts. */
 static bool ended(const char *status)
 {
-	const char *state = strstr(status, "\nState:");
-	if (!state)
-		return false;
-	state += strlen("\nState:");
-	while (*state == ' ' || *state == '\t')
-		state++;
-	return *state == 'Z' || *state == 'X';
+	const char *state = status_field(status, "\nState:");
+	const char *threads = status_field(status, "\nThreads:");
+	return state && (*state == 'Z' || *state == 'X') && threads &&
+	       strncmp(threads, "1\n", 2) == 0;
 }
 
 /* Every uid and gid a process runs with (real, effective, saved, file
@@ -473,6 +484,29 @@ static uint32_t pick(const struct sandbox_uid_range *range, const struct taken *
 	return id ? id : first_free(t, first, start + w - 1);
 }
 
+/* Why none was free; the code, EUSERS, tells a caller it was that
+ * (pool.h gives back what a sandbox started ahead holds). */
+static bool no_free_ids(struct error *err, struct sandbox_uid_range r, uint32_t width)
+{
+	if (width > 1)
+		error_set(err, 0,
+			  "no free block of %u host uids for the sandbox in --uid-range "
+			  "%u:%u (uids %u to %u): each block holds a user or group, ids "
+			  "of /etc/subuid or /etc/subgid, a process's, or another "
+			  "session's; give --uid-range a range with free uids",
+			  width, r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
+	else
+		error_set(err, 0,
+			  "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
+			  "to %u): each is a user or group, in /etc/subuid or "
+			  "/etc/subgid, used by a process, or another session's; give "
+			  "--uid-range a range with free uids",
+			  r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
+	if (err)
+		err->code = EUSERS; /* set apart: no system call failed */
+	return false;
+}
+
 bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uint32_t width, uid_t *uid,
 			 struct error *err)
 {
@@ -499,21 +533,8 @@ bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uint32_t width, 
 	}
 	pthread_mutex_unlock(&live_lock);
 	taken_finish(&t);
-	if (!id && width > 1)
-		return error_set(err, 0,
-				 "no free block of %u host uids for the sandbox in --uid-range "
-				 "%u:%u (uids %u to %u): each block holds a user or group, ids "
-				 "of /etc/subuid or /etc/subgid, a process's, or another "
-				 "session's; give --uid-range a range with free uids",
-				 width, r.first, r.count, r.first,
-				 (uint32_t)(r.first + (r.count - 1)));
 	if (!id)
-		return error_set(err, 0,
-				 "no free host uid for the sandbox in --uid-range %u:%u (uids %u "
-				 "to %u): each is a user or group, in /etc/subuid or "
-				 "/etc/subgid, used by a process, or another session's; give "
-				 "--uid-range a range with free uids",
-				 r.first, r.count, r.first, (uint32_t)(r.first + (r.count - 1)));
+		return no_free_ids(err, r, width);
 	if (!added)
 		return error_set(err, 0, "out of memory");
 	*uid = (uid_t)id;

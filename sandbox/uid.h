@@ -83,7 +83,7 @@ void sandbox_id_spans_finish(struct sandbox_id_spans *spans);
  * SANDBOX_UID_RANGE_DEFAULT) for a sandbox, the first a multiple of width,
  * until sandbox_uid_release of that first id; a width of 0 or more than the
  * range holds is 1. Thread-safe. Fails, naming the range and the option,
- * when no such block is free. */
+ * when no such block is free (then err->code is EUSERS). */
 bool sandbox_uid_acquire(const struct sandbox_uid_range *range, uint32_t width, uid_t *uid,
 			 struct error *err);
 /* SANDBOX_ID_BLOCK when range (NULL: the default) holds a whole block
