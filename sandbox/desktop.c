@@ -236,11 +236,16 @@ struct sandbox_desktop *sandbox_desktop_start(const struct sandbox_desktop_optio
 					   .uid_range = o->uid_range,
 					   .restore_dir = o->restore_dir };
 	d->sandbox = sandbox_pool_take(&options);
-	if (!d->sandbox)
-		d->sandbox = sandbox_create(&options, err);
-	/* Never refused for what a sandbox started ahead holds. */
-	if (!d->sandbox && sandbox_pool_give_back())
-		d->sandbox = sandbox_create(&options, err);
+	struct error failed;
+	if (!d->sandbox && !(d->sandbox = sandbox_create(&options, &failed))) {
+		/* Never refused for the uids a sandbox started ahead holds. */
+		if (failed.code == EUSERS && sandbox_pool_give_back()) {
+			d->sandbox = sandbox_create(&options, err);
+			sandbox_pool_resume();
+		} else if (err) {
+			*err = failed;
+		}
+	}
 	if (!d->sandbox)
 		goto fail;
 	d->has_x_server = !o->no_x_server;

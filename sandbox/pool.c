@@ -19,9 +19,9 @@
  * kept busy trying. */
 #define RETRY_FIRST_MS 1000
 #define RETRY_MOST_MS 60000
-/* How often the ready ones are looked at while none is wanted: one that
- * ended or whose copy of /etc is old is replaced before a session needs
- * it, and meanwhile holds its uids and disk no longer. */
+/* How often the ready ones are looked at while none is wanted: one whose
+ * init ended is replaced before a session needs it, and meanwhile holds
+ * its uids and disk no longer. */
 #define WATCH_MS 1000
 
 static struct {
@@ -34,6 +34,7 @@ static struct {
 	bool stopping;
 	unsigned target; /* how many are kept ready */
 	unsigned count;
+	unsigned held; /* given back, their sessions still trying: not refilled */
 	struct sandbox *ready[SANDBOX_POOL_MAX];
 	const struct sandbox_uid_range *uid_range;
 	uint64_t disk_bytes;
@@ -162,13 +163,24 @@ bool sandbox_pool_give_back(void)
 		return false;
 	pthread_mutex_lock(&pool.lock);
 	struct sandbox *s = pool.count > 0 ? pool.ready[--pool.count] : NULL;
+	if (s)
+		pool.held++;
 	pthread_mutex_unlock(&pool.lock);
 	if (!s)
 		return false;
-	log_info("a sandbox started ahead is given back, so that a session that could not start "
-		 "may try again with what it held");
+	log_info("a sandbox started ahead is given back: a session found no free uids, and it "
+		 "held some");
 	sandbox_destroy(s, NULL);
 	return true;
+}
+
+void sandbox_pool_resume(void)
+{
+	pthread_mutex_lock(&pool.lock);
+	if (pool.held > 0)
+		pool.held--;
+	pthread_cond_broadcast(&pool.changed);
+	pthread_mutex_unlock(&pool.lock);
 }
 
 /* The pool's thread: starts sandboxes while fewer than the target are
@@ -186,7 +198,7 @@ static void *fill(void *unused)
 		prune();
 		if (pool.stopping)
 			break;
-		if (pool.count >= pool.target) {
+		if (pool.count + pool.held >= pool.target) {
 			struct timespec until = in_ms(WATCH_MS);
 			pthread_cond_timedwait(&pool.changed, &pool.lock, &until);
 			continue;
@@ -252,7 +264,14 @@ void sandbox_pool_stop(void)
 	/* The thread's end kills what it started and still holds (the death
 	 * signal); destroying them reaps them and removes their files. */
 	pthread_join(pool.thread, NULL);
-	for (unsigned i = 0; i < pool.count; i++)
-		sandbox_destroy(pool.ready[i], NULL);
+	/* Under the lock: a take or give-back that began before the stop
+	 * pops under it too, so none is destroyed twice. */
+	struct sandbox *left[SANDBOX_POOL_MAX];
+	pthread_mutex_lock(&pool.lock);
+	unsigned count = pool.count;
+	memcpy(left, pool.ready, count * sizeof(left[0]));
 	pool.count = 0;
+	pthread_mutex_unlock(&pool.lock);
+	for (unsigned i = 0; i < count; i++)
+		sandbox_destroy(left[i], NULL);
 }

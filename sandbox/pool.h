@@ -7,8 +7,9 @@
  * milliseconds. Its cgroup is given to it then (sandbox_adopt_cgroup:
  * nothing of the session has run yet). Each is used once; one whose init
  * has gone, or whose copy of the host's /etc is no longer current
- * (root_copy.h), is thrown away instead: when a session asks, and every
- * second while they wait. */
+ * (root_copy.h), is thrown away instead when a session asks; one whose
+ * init has gone is also found, and replaced, within a second while it
+ * waits. */
 #ifndef LIZARD_SANDBOX_POOL_H
 #define LIZARD_SANDBOX_POOL_H
 
@@ -32,10 +33,13 @@ bool sandbox_pool_start(unsigned count, const struct sandbox_uid_range *uid_rang
 struct sandbox *sandbox_pool_take(const struct sandbox_options *options);
 
 /* Destroys one ready sandbox, if there is one, for a session whose own
- * start failed: it may have lacked what that one held (the last free uids
- * of --uid-range); the caller tries once more. The pool starts another
- * when it next looks (at most a second later). */
+ * start found no free uids (err->code EUSERS, uid.h): that one held some;
+ * the caller tries once more, then calls sandbox_pool_resume. Until then
+ * the pool starts no other in its place, which would take the uids
+ * first. */
 bool sandbox_pool_give_back(void);
+/* After a give-back's retry, failed or not: the pool fills again. */
+void sandbox_pool_resume(void);
 
 /* Ends the sandboxes kept ready and the thread that starts them; after
  * every session's sandbox is destroyed (the thread's end kills what it

@@ -25,7 +25,7 @@
 /* Debian's fuse-overlayfs, on the host. */
 #define SANDBOX_ROOT_FUSE_TOOL "/usr/bin/fuse-overlayfs"
 /* Inside: the staging directory (lower/<flat>, layers/upper/<flat>,
- * layers/work/<flat>), gone before any program of the sandbox starts. */
+ * layers/work), gone before any program of the sandbox starts. */
 #define SANDBOX_ROOT_FUSE_DIR "/run/lizard-root"
 /* Inside: the host's /usr, read-only, where the init finds the dynamic
  * loader and fuse-overlayfs before its own /usr is mounted (and where an

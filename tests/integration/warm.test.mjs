@@ -54,14 +54,20 @@ const run = async (session, command) => (await call('exec', { session, command }
 // A session made with args, and whether it runs in the sandbox that was
 // started ahead. A change of the host's /etc meanwhile (another program's)
 // throws that one away, and the daemon says so: then once more.
-async function takeAhead(args, sessions) {
+// The sandbox started ahead once the pool has it ready: its processes
+// show before that, and the daemon says when.
+async function readyAhead(sessions = []) {
   const count = (text) => daemon.log.split(text).length - 1;
+  const ahead = await warm(sessions);
+  const ready = await waitFor(() => count('started ahead is ready') >
+    count('takes a sandbox started ahead') + count('another one starts'), { timeout: 15000 });
+  assert.ok(ready, 'no sandbox started ahead became ready');
+  return ahead;
+}
+
+async function takeAhead(args, sessions) {
   for (let attempt = 0; ; attempt++) {
-    const ahead = await warm(sessions);
-    // Its processes show before the pool has it ready: the daemon says when.
-    const ready = await waitFor(() => count('started ahead is ready') >
-      count('takes a sandbox started ahead') + count('another one starts'), { timeout: 15000 });
-    assert.ok(ready, 'no sandbox started ahead became ready');
+    const ahead = await readyAhead(sessions);
     const said = daemon.log.length;
     const { session } = await call('create_session', { template: 'base', ...args });
     sessions.push(session);
@@ -115,7 +121,8 @@ test('a file the host adds to /etc after the sandbox was started ahead is in the
 });
 
 test('a sandbox started ahead that ends while it waits is replaced before a session asks', async () => {
-  const ahead = await warm();
+  // Ready, not still starting: a start that fails is another case.
+  const ahead = await readyAhead();
   const said = daemon.log.length;
   for (const pid of processesInPidNamespace(ahead)) {
     try {
@@ -125,8 +132,8 @@ test('a sandbox started ahead that ends while it waits is replaced before a sess
   // No session asks meanwhile: the pool's own look finds it.
   const noticed = await waitFor(() => daemon.log.slice(said).includes('a sandbox started ahead has ended'), { timeout: 10000 });
   assert.ok(noticed, daemon.log.slice(said));
-  const next = await waitFor(() => [...sandboxes()].find((n) => n !== ahead) ?? null, { timeout: 15000 });
-  assert.ok(next, 'no other sandbox was started ahead');
+  const next = await waitFor(() => [...sandboxes()].find((n) => n !== ahead) ?? null, { timeout: 30000 });
+  assert.ok(next, `no other sandbox was started ahead:\n${daemon.log.slice(said)}`);
   assert.equal(processesInPidNamespace(ahead).length, 0);
   const sessions = [];
   try {
