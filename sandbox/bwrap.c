@@ -151,6 +151,10 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 {
 	a->n = 0;
 	a->overflow = false;
+	/* First, so that no command line can lack it: bwrap loads the filter
+	 * right before the init's exec wherever the option stands, and the
+	 * init and all it starts run under it. */
+	add(a, "--seccomp", "9", NULL);
 	/* A root daemon's sandbox joins the namespace the daemon made with
 	 * all of its ids mapped (userns.h); bwrap makes one that maps only
 	 * the daemon's user otherwise. */
@@ -221,9 +225,6 @@ static void build_bwrap_args(const struct sandbox *s, struct args *a, char links
 	if ((s->image_dir[0] && !sandbox_init_binary()->is_static) || s->root_fuse)
 		add(a, "--ro-bind", "/usr", HOST_USR);
 	add(a, "--chdir", s->inside_home, NULL);
-	/* Loaded last, right before the init's exec: the init and all it
-	 * starts run under it. */
-	add(a, "--seccomp", "9", NULL);
 }
 
 /* Inside, only these users exist; the host's names stay outside. */
@@ -348,15 +349,26 @@ bool sandbox_bwrap_send_args(struct sandbox *s, struct sandbox_bwrap_fds *fds, s
 		memcpy(serialized + len, a.v[i], item);
 		len += item;
 	}
-	/* A cut command line could leave out the system call filter (last):
-	 * bwrap then reads none and fails. Within a pipe's room, the write
-	 * is whole at once, read or not. */
-	bool sent = !a.overflow && write(to, serialized, len) == (ssize_t)len;
-	int saved = errno;
-	close(to);
-	if (a.overflow)
+	if (a.overflow) {
+		fds->args_write = to; /* the caller ends bwrap first, then closes it */
 		return error_set(err, 0, "the sandbox's bwrap command line does not fit");
-	return sent || error_set(err, saved, "cannot pass bwrap its command line");
+	}
+	/* Whole or not at all: bwrap reads to the end, so the end comes only
+	 * after the last byte. A pipe smaller than the line (a user's pipes
+	 * limited by pipe-user-pages-soft) takes it in parts as bwrap reads. */
+	for (size_t sent = 0; sent < len;) {
+		ssize_t n = write(to, serialized + sent, len - sent);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int saved = errno;
+			fds->args_write = to;
+			return error_set(err, saved, "cannot pass bwrap its command line");
+		}
+		sent += (size_t)n;
+	}
+	close(to);
+	return true;
 }
 
 void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds)

@@ -72,8 +72,8 @@ bool sandbox_bwrap_prepare(struct sandbox *s, int control, int seccomp_fd,
 			   struct sandbox_bwrap_fds *fds);
 /* Writes bwrap's options, now that everything they name is made, and
  * closes args_write. On a failure (a command line that does not fit, a
- * failed write) bwrap reads no options and exits, as it does when
- * args_write is closed without them. */
+ * failed write) args_write stays open: the caller kills bwrap, then
+ * closes it, so that bwrap never reads the end of a cut command line. */
 bool sandbox_bwrap_send_args(struct sandbox *s, struct sandbox_bwrap_fds *fds, struct error *err);
 /* Closes fd[] (what went to the child), not info_read. */
 void sandbox_bwrap_close_fds(struct sandbox_bwrap_fds *fds);
