@@ -96,7 +96,7 @@ pid_t sandbox_child_start(void (*fn)(void *), void *arg)
 #endif
 }
 
-int sandbox_reap(pid_t pid, int timeout_ms)
+static int reap(pid_t pid, int timeout_ms, bool group)
 {
 	/* A pidfd says when the child ends; without one (a kernel before
 	 * 5.3), short sleeps do. */
@@ -109,6 +109,8 @@ int sandbox_reap(pid_t pid, int timeout_ms)
 			break;
 		int64_t left = deadline - clock_monotonic_ms();
 		if (left <= 0) {
+			if (group)
+				kill(-pid, SIGKILL); /* while its id still names the group */
 			kill(pid, SIGKILL);
 			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 				;
@@ -123,4 +125,14 @@ int sandbox_reap(pid_t pid, int timeout_ms)
 	if (pidfd >= 0)
 		close(pidfd);
 	return status;
+}
+
+int sandbox_reap(pid_t pid, int timeout_ms)
+{
+	return reap(pid, timeout_ms, false);
+}
+
+int sandbox_reap_group(pid_t pid, int timeout_ms)
+{
+	return reap(pid, timeout_ms, true);
 }

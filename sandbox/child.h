@@ -26,5 +26,8 @@ void sandbox_child_setup(const struct sandbox_cgroup_join *join, uid_t uid, pid_
 /* Waits for a child to exit, killing it after timeout_ms: its wait
  * status, or -1 when it had to be killed (or was not the caller's). */
 int sandbox_reap(pid_t pid, int timeout_ms);
+/* The same for a child that leads its own process group: at the deadline
+ * the whole group is killed, before the child is reaped. */
+int sandbox_reap_group(pid_t pid, int timeout_ms);
 
 #endif

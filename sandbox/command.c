@@ -135,9 +135,7 @@ bool sandbox_command_run_in(const char *const *argv, int keep_fd, int userns, in
 	/* A command that closed its output may still run: the same deadline
 	 * holds for its end. */
 	int64_t left = deadline - clock_monotonic_ms();
-	int status = sandbox_reap(pid, left > 0 ? (int)left : 0);
-	if (status == -1)
-		kill(-pid, SIGKILL);
+	int status = sandbox_reap_group(pid, left > 0 ? (int)left : 0);
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return true;
 	for (size_t i = 0; i < used; i++)
