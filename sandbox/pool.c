@@ -4,6 +4,7 @@
 #include "sandbox/root.h"
 #include "sandbox/uid.h"
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -123,19 +124,6 @@ struct sandbox *sandbox_pool_take(const struct sandbox_options *o)
 	return s;
 }
 
-static struct timespec in_ms(int ms)
-{
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
-	return until;
-}
-
 /* Destroys the ready ones that have ended; called and
  * returns with pool.lock held, which it lets go while destroying. */
 static void prune(void)
@@ -199,7 +187,7 @@ static void *fill(void *unused)
 		if (pool.stopping)
 			break;
 		if (pool.count + pool.held >= pool.target) {
-			struct timespec until = in_ms(WATCH_MS);
+			struct timespec until = clock_deadline_ms(WATCH_MS);
 			pthread_cond_timedwait(&pool.changed, &pool.lock, &until);
 			continue;
 		}
@@ -221,7 +209,7 @@ static void *fill(void *unused)
 		}
 		log_warn("a sandbox started ahead failed (next try in %d s): %s", retry_ms / 1000,
 			 err.message);
-		struct timespec until = in_ms(retry_ms);
+		struct timespec until = clock_deadline_ms(retry_ms);
 		while (!pool.stopping &&
 		       pthread_cond_timedwait(&pool.changed, &pool.lock, &until) != ETIMEDOUT)
 			;
@@ -244,6 +232,8 @@ bool sandbox_pool_start(unsigned count, const struct sandbox_uid_range *uid_rang
 	pool.disk_bytes = disk_bytes;
 	pool.fuse = sandbox_root_uses_fuse();
 	pool.stopping = false;
+	/* Its waits are timed on the monotonic clock (clock_deadline_ms). */
+	clock_cond_init(&pool.changed);
 	int failed = pthread_create(&pool.thread, NULL, fill, NULL);
 	if (failed)
 		return error_set(err, failed,

@@ -215,26 +215,6 @@ static int compare_ids(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The numbers after a "Uid:", "Gid:" or "Groups:" label of /proc/PID/status. */
-static bool add_status_ids(struct id_set *set, const char *status, const char *label)
-{
-	const char *at = strstr(status, label);
-	if (!at)
-		return true;
-	at += strlen(label);
-	for (;;) {
-		while (*at == ' ' || *at == '\t')
-			at++;
-		if (*at < '0' || *at > '9')
-			return true; /* the line's end, or where the read stopped */
-		char *end;
-		unsigned long id = strtoul(at, &end, 10);
-		if (id <= UINT32_MAX && !id_set_add(set, (uint32_t)id))
-			return false;
-		at = end;
-	}
-}
-
 /* The text after a status line's name ("\nState:"), blanks skipped. */
 static const char *status_field(const char *status, const char *name)
 {
@@ -245,6 +225,22 @@ static const char *status_field(const char *status, const char *name)
 	while (*at == ' ' || *at == '\t')
 		at++;
 	return at;
+}
+
+/* The numbers after a "Uid:", "Gid:" or "Groups:" label of /proc/PID/status. */
+static bool add_status_ids(struct id_set *set, const char *status, const char *label)
+{
+	for (const char *at = status_field(status, label); at;) {
+		if (*at < '0' || *at > '9')
+			return true; /* the line's end, or where the read stopped */
+		char *end;
+		unsigned long id = strtoul(at, &end, 10);
+		if (id <= UINT32_MAX && !id_set_add(set, (uint32_t)id))
+			return false;
+		for (at = end; *at == ' ' || *at == '\t'; at++)
+			;
+	}
+	return true;
 }
 
 /* Whether a process has ended and only waits to be reaped (a zombie): it
@@ -276,7 +272,7 @@ static bool load_process_ids(struct id_set *set, struct error *err)
 		char path[300], status[4096];
 		snprintf(path, sizeof(path), "/proc/%.200s/status", entry->d_name);
 		if (io_read_small_file(path, status, sizeof(status)) < 0 || ended(status))
-			continue; /* gone meanwhile */
+			continue; /* gone meanwhile, or only waiting to be reaped */
 		ok = add_status_ids(set, status, "\nUid:") &&
 		     add_status_ids(set, status, "\nGid:") &&
 		     add_status_ids(set, status, "\nGroups:");
