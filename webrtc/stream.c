@@ -118,7 +118,8 @@ static void make_keyframe(struct webrtc_stream *s)
 	}
 }
 
-/* On webrtcbin's thread: a peer's statistics. */
+/* On webrtcbin's thread: a peer's statistics, while it holds the
+ * promise. */
 static void on_stats(GstPromise *promise, gpointer data)
 {
 	struct stats_context *context = data;
@@ -130,7 +131,6 @@ static void on_stats(GstPromise *promise, gpointer data)
 			s->worst_loss[context->codec] = loss;
 		pthread_mutex_unlock(&s->keyframe_lock);
 	}
-	gst_promise_unref(promise);
 }
 
 /* Each encoder's bitrate from what its receivers reported since the last
@@ -161,6 +161,10 @@ static void steer_bitrate(struct webrtc_stream *s)
 		GstPromise *promise = gst_promise_new_with_change_func(
 			on_stats, &s->stats_context[codecs[i]], NULL);
 		g_signal_emit_by_name(peers[i], "get-stats", NULL, promise);
+		/* Ours goes now: webrtcbin keeps its own until it replies, or
+		 * drops it unreplied when the peer ends meanwhile (on_stats is
+		 * then never called, and an unref there leaked it). */
+		gst_promise_unref(promise);
 		gst_object_unref(peers[i]);
 	}
 }
