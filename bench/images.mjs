@@ -14,9 +14,10 @@ import fs from 'node:fs';
 import { median, percentile } from './lib.mjs';
 import { startDaemon } from '../tests/lib/bridge.mjs';
 import { httpClient, strictCall } from '../tests/lib/mcp.mjs';
-import { tempDir } from '../tests/lib/process.mjs';
+import { tempDir, sleep } from '../tests/lib/process.mjs';
 
 const rounds = Number(process.argv[2] || 10);
+const SETTLE_MS = 1000; // between the interleaved starts
 const ms = (v) => `${v.toFixed(1)} ms`;
 const dataDir = tempDir('lizard-bench-images-');
 
@@ -44,11 +45,15 @@ const readOnly = await bridge({ LIZARD_BENCH_READ_ONLY_ROOT: '1' });
 const warm = await bridge({}, ['--warm-sandboxes', '1']);
 try {
   const times = { writable: [], readOnly: [], warm: [], changed: [], snapshot: [], restore: [], fork: [] };
-  // Interleaved, so that the machine's load falls on both alike.
+  // Interleaved, so that the machine's load falls on both alike, with a
+  // pause after each start: what a daemon does after one (formatting its
+  // next spare disk, refilling its pool) is then over before the next
+  // daemon's start, which it would otherwise slow.
   for (let i = 0; i < rounds; i++) {
-    times.writable.push(await startToExec(writable, 'base'));
-    times.readOnly.push(await startToExec(readOnly, 'base'));
-    times.warm.push(await startToExec(warm, 'base'));
+    for (const [name, b] of [['writable', writable], ['readOnly', readOnly], ['warm', warm]]) {
+      times[name].push(await startToExec(b, 'base'));
+      await sleep(SETTLE_MS);
+    }
   }
   const probe = `/etc/lizard-bench-${process.pid}`;
   try {

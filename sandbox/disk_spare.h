@@ -2,7 +2,8 @@
 /* A session's disk (disk.h) without waiting for mke2fs: the daemon keeps
  * one formatted image of each size it has given out in its own directory,
  * and a session takes it by renaming it into its private directory (same
- * file system), while a thread formats the next one. An image made ahead
+ * file system), while a thread formats the next one once no sandbox is
+ * starting (sandbox_disk_spare_hold). An image made ahead
  * is sparse: a few MiB on the host whatever its size. A session that finds
  * none (the first of its size, or one right after another) makes its own
  * as before. The thread also mounts the spare, detached (mounted nowhere,
@@ -25,5 +26,11 @@
 bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
 			     const char *name, uint64_t bytes, int *mount_fd, int *loop,
 			     struct error *err);
+
+/* A sandbox starts (hold) and has started or failed (release): spares
+ * are formatted between starts, not during one. Every hold has its
+ * release. */
+void sandbox_disk_spare_hold(void);
+void sandbox_disk_spare_release(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/disk.h"
+#include "sandbox/disk_spare.h"
 #include "sandbox/log.h"
 #include "sandbox/network.h"
 #include "sandbox/private_dir.h"
@@ -234,7 +235,7 @@ static void bwrap_child_main(void *data)
 	sandbox_bwrap_exec(c->s, c->bwrap, c->fds, c->parent, c->join);
 }
 
-struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *err)
+static struct sandbox *create(const struct sandbox_options *o, struct error *err)
 {
 	struct sandbox *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -411,6 +412,14 @@ fail:
 	/* What failed is in err already; what the cleanup meets is less. */
 	sandbox_destroy(s, NULL);
 	return NULL;
+}
+
+struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *err)
+{
+	sandbox_disk_spare_hold(); /* no spare is formatted meanwhile */
+	struct sandbox *s = create(o, err);
+	sandbox_disk_spare_release();
+	return s;
 }
 
 
