@@ -30,6 +30,7 @@
 // crossed (RTCP, STUN), keyframes, NACKs and PLIs.
 //
 // Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
+// (LIZARD_BENCH_CODEC=H264 has the WebRTC page ask for H.264 first)
 // (scripts/bench.sh runs all scenarios; the scenario "fan-out" runs only
 // the WebSocket viewers of "window moving")
 //
@@ -56,6 +57,10 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const COMMAND_MS = 10000; // an X client run on the desktop
 const run = (command, args, options) => promisify(execFile)(command, args, { timeout: COMMAND_MS, ...options });
 const seconds = Number(process.argv[2] || 10);
+// The codec the WebRTC page asks for first (LIZARD_BENCH_CODEC=H264 or
+// VP8); by default the browser's order, which puts VP8 first.
+const CODEC = process.env.LIZARD_BENCH_CODEC || '';
+let videoCodecs = [];
 const only = process.argv.slice(3);
 const LATENCY_SAMPLES = 9; // changes timed per page,
 const LATENCY_ROUNDS = 3; // in this many rounds per server, a page alone
@@ -549,7 +554,7 @@ try {
   viewURL.port = bridgeProxy.port;
   const viewers = {
     'lizard-bridge': { url: `${viewURL.href}&video=off`, pid: daemon.child.pid, proxy: bridgeProxy },
-    'lizard-bridge WebRTC': { url: viewURL.href, pid: daemon.child.pid, proxy: bridgeProxy, webrtc: true },
+    'lizard-bridge WebRTC': { url: CODEC ? `${viewURL.href}&codec=${CODEC}` : viewURL.href, pid: daemon.child.pid, proxy: bridgeProxy, webrtc: true },
     'noVNC + websockify': { url: `http://127.0.0.1:${novncProxy.port}/vnc_lite.html?port=${novncProxy.port}&path=websockify&view_only=true`, pid: websockify.pid, proxy: novncProxy },
   };
   // The page that scrolls itself, for the last scenario.
@@ -743,10 +748,12 @@ requestAnimationFrame(frame);
     }
   }
 } finally {
+  // The codecs the WebRTC pages got, as the daemon logged them.
+  videoCodecs = [...new Set([...(daemon?.log ?? '').matchAll(/a viewer's video started \((\w+)/g)].map((m) => m[1]))];
   await cleanup();
 }
 
-console.log(`\nRemote viewing, one browser viewer each (headless Chromium), 1280x800 Xvnc, ${seconds} s per run\n`);
+console.log(`\nRemote viewing, one browser viewer each (headless Chromium), 1280x800 Xvnc, ${seconds} s per run; WebRTC in ${videoCodecs.join(', ') || 'no codec'}\n`);
 console.log('| scenario | viewer | bytes/s | SSIM | glass-to-glass p50 / p95 (samples) | frames with new data/s | change latency (median) | server CPU (of a core) | payload bytes/s (inflated) |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
