@@ -3,8 +3,8 @@
  * one formatted image of each size it has given out in its own directory,
  * and a session takes it by renaming it into its private directory (same
  * file system), while a thread formats the next one once no sandbox is
- * starting (sandbox_disk_spare_hold). An image made ahead
- * is sparse: a few MiB on the host whatever its size. A session that finds
+ * starting (sandbox_disk_spare_hold). An image made ahead is sparse: a
+ * few MiB on the host whatever its size. A session that finds
  * none (the first of its size, or one right after another) makes its own
  * as before. The thread also mounts the spare, detached (mounted nowhere,
  * so a daemon that dies lets it go with its descriptor), and a session

@@ -422,7 +422,6 @@ struct sandbox *sandbox_create(const struct sandbox_options *o, struct error *er
 	return s;
 }
 
-
 void sandbox_kill(struct sandbox *s)
 {
 	if (!s)
