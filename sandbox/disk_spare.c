@@ -173,6 +173,17 @@ static void replenish(const char *daemon_dir, int daemon_fd, uint64_t bytes)
 	pthread_mutex_unlock(&making_lock);
 }
 
+void sandbox_disk_spare_remove_dir(const char *daemon_dir)
+{
+	pthread_mutex_lock(&making_lock);
+	bool busy = false;
+	for (size_t i = 0; i < MAKING_MAX; i++)
+		busy = busy || making[i];
+	if (!busy)
+		rmdir(daemon_dir); /* fails while it holds a spare or a session */
+	pthread_mutex_unlock(&making_lock);
+}
+
 bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *where,
 			     const char *name, uint64_t bytes, int *mount_fd, int *loop,
 			     struct error *err)

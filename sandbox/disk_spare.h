@@ -33,4 +33,9 @@ bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *whe
 void sandbox_disk_spare_hold(void);
 void sandbox_disk_spare_release(void);
 
+/* Removes daemon_dir when it is empty and no spare is being made there:
+ * a thread waiting to make one holds the directory's descriptor, and
+ * would find it gone (and every later start would format its own disk). */
+void sandbox_disk_spare_remove_dir(const char *daemon_dir);
+
 #endif

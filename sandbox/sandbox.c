@@ -508,7 +508,7 @@ bool sandbox_destroy(struct sandbox *s, struct error *err)
 	if (s->dir[0]) {
 		ok = keep_first(sandbox_subid_remove(s->dir, &failed), err, &failed) && ok;
 		/* The daemon's directory goes with its last session. */
-		rmdir(s->daemon_dir);
+		sandbox_disk_spare_remove_dir(s->daemon_dir);
 	}
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		free(s->env[i]);

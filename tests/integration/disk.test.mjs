@@ -109,6 +109,33 @@ test('the next session of a size takes a disk formatted ahead, of a few hundred 
   }
 });
 
+// A session whose root leaves nothing in the daemon's directory (the host's
+// root read-only here; a Debian release's template alike) empties it when it
+// ends, and the directory went then, under the thread about to make the next
+// spare: every later start formatted a disk of its own.
+test('the last session to end leaves the spare being made for the next', async () => {
+  const own = await startDaemon({ args: ['--sizes', 'small=1:1G:512:64M', '--data-dir', dataDir], env: { LIZARD_BENCH_READ_ONLY_ROOT: '1' } });
+  const ownClient = await httpClient(own);
+  try {
+    const created = await ownClient.call('create_session', { template: 'base', size: 'small' });
+    assert.equal(created.isError, false, textOf(created));
+    const { session } = created.structuredContent;
+    const daemonDir = path.dirname(path.dirname((await sandboxOf(ownClient, session)).dir));
+    await ownClient.call('kill_session', { session });
+    const spare = path.join(daemonDir, `spare-${LIMIT}.img`);
+    assert.ok(await waitFor(() => fs.existsSync(spare)), `${spare} was not made after the last session ended`);
+    const { ino } = fs.statSync(spare);
+    const next = await ownClient.call('create_session', { template: 'base', size: 'small' });
+    assert.equal(next.isError, false, textOf(next));
+    const image = path.join(path.dirname((await sandboxOf(ownClient, next.structuredContent.session)).dir), 'disk.img');
+    assert.equal(fs.statSync(image).ino, ino, 'the next session made a disk of its own');
+    await ownClient.call('kill_session', { session: next.structuredContent.session });
+  } finally {
+    await ownClient.close().catch(() => {});
+    await own.stop();
+  }
+});
+
 // The loop devices whose image is the file of inode ino.
 const loopsOf = (ino) => JSON.parse(execFileSync('losetup', ['--list', '--json', '-O', 'NAME,BACK-INO'], { encoding: 'utf8' }) || '{"loopdevices":[]}')
   .loopdevices.filter((d) => Number(d['back-ino']) === ino).map((d) => d.name);
