@@ -47,6 +47,9 @@ struct webrtc_stream {
 	pthread_cond_t keyframe_wanted_cond;
 	bool keyframe_wanted, stopping;
 	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
+	/* When the newest frame goes again for H.264 (0: not due); see
+	 * webrtc_stream_push. */
+	int64_t repeat_at_ms;
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */
 	double worst_loss[WEBRTC_CODECS];
