@@ -30,7 +30,8 @@
 // crossed (RTCP, STUN), keyframes, NACKs and PLIs.
 //
 // Usage: node bench/viewer.mjs [seconds per run] [scenario, ...]
-// (LIZARD_BENCH_CODEC=H264 has the WebRTC page ask for H.264 first)
+// (LIZARD_BENCH_CODEC=VP8 or H264 has the WebRTC page ask for that codec
+// first; without it the page asks for H.264 first, as it does for users)
 // (scripts/bench.sh runs all scenarios; the scenario "fan-out" runs only
 // the WebSocket viewers of "window moving")
 //
@@ -58,7 +59,7 @@ const COMMAND_MS = 10000; // an X client run on the desktop
 const run = (command, args, options) => promisify(execFile)(command, args, { timeout: COMMAND_MS, ...options });
 const seconds = Number(process.argv[2] || 10);
 // The codec the WebRTC page asks for first (LIZARD_BENCH_CODEC=H264 or
-// VP8); by default the browser's order, which puts VP8 first.
+// VP8); by default the page's own choice, H.264 where Chromium decodes it.
 const CODEC = process.env.LIZARD_BENCH_CODEC || '';
 let videoCodecs = [];
 const only = process.argv.slice(3);

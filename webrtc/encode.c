@@ -22,6 +22,13 @@
  * which needs the whole budget, stays at SSIM 0.988 (bench/viewer.mjs).
  * Text is made exact by the refresh once the motion stops. */
 #define VP8_MIN_QUANTIZER 36
+/* x264's, for the same reason (its scale, 0..51, is not VP8's). With
+ * x264's superfast preset and the uneven multi-hexagon motion search
+ * (a scrolled page moves further than ultrafast's diamond finds), a
+ * scrolling page took 49 KB/s at SSIM 0.987, where ultrafast without a
+ * floor took 214 KB/s; the animation kept SSIM 0.989 at 43% of a core,
+ * where VP8 takes 74% (bench/viewer.mjs, README). */
+#define H264_MIN_QP 32
 
 static const char *const codec_names[WEBRTC_CODECS] = { "VP8", "H264" };
 static bool codec_ok[WEBRTC_CODECS];
@@ -184,9 +191,10 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		encoder = webrtc_element(h264_encoder, err);
 		if (encoder && strcmp(h264_encoder, "x264enc") == 0) {
 			gst_util_set_object_arg(G_OBJECT(encoder), "tune", "zerolatency");
-			gst_util_set_object_arg(G_OBJECT(encoder), "speed-preset", "ultrafast");
+			gst_util_set_object_arg(G_OBJECT(encoder), "speed-preset", "superfast");
+			gst_util_set_object_arg(G_OBJECT(encoder), "me", "umh");
 			g_object_set(encoder, "bitrate", WEBRTC_BITRATE_START / 1000, "key-int-max",
-				     KEYFRAME_MAX_DISTANCE, NULL);
+				     KEYFRAME_MAX_DISTANCE, "qp-min", H264_MIN_QP, NULL);
 		}
 		GstElement *profile = webrtc_element("capsfilter", err);
 		if (profile) {

@@ -127,7 +127,7 @@ test('video frames decode and a colour painted on the desktop shows at its place
   await page.close();
 });
 
-test('H.264 (constrained baseline) is negotiated when the page asks for it first', async (t) => {
+test('H.264 (constrained baseline) is negotiated when the page asks for it first, and VP8 when it asks for that', async (t) => {
   if (skip) return t.skip(skip);
   const page = await openPage('about:blank');
   const decodes = await page.evaluate(() => RTCRtpReceiver.getCapabilities('video').codecs.some((c) => /h264/i.test(c.mimeType)));
@@ -148,6 +148,12 @@ test('H.264 (constrained baseline) is negotiated when the page asks for it first
     execFileSync('xsetroot', ['-solid', '#204080'], { env: xvnc.env });
   }
   await video.close();
+  // And VP8 when the page asks for it first.
+  const vp8 = await openVideo(`${links.url}&codec=VP8`);
+  assert.equal(await vp8.evaluate(() => window.lizardViewer.codec), 'VP8');
+  assert.ok(await showsColour(vp8, 340, 240, [0xe0, 0x10, 0x10]), `the marker shows in VP8: ${await videoPixel(vp8, 340, 240)}`);
+  assert.equal(await vp8.textContent('#transport'), 'WebRTC VP8');
+  await vp8.close();
 });
 
 test('a viewer that joins a still screen gets a picture, and a still screen sends no video', async (t) => {
@@ -362,7 +368,7 @@ test('the page\'s peer connection uses the ICE servers start_stream gave, and th
     { urls: iceServers[1].urls, username: 'viewer', credential: 'turn-secret-5c1e' },
   ], `the page's RTCPeerConnection has them: ${JSON.stringify(used)}`);
   assert.ok(!JSON.stringify(withIce).includes('turn-secret'), 'no link carries the credential');
-  assert.ok(await waitFor(() => /video started \(VP8, with 3 STUN and TURN URLs\)/.test(daemon.log)),
+  assert.ok(await waitFor(() => /video started \((H264|VP8), with 3 STUN and TURN URLs\)/.test(daemon.log)),
     'the daemon\'s own peer has them too (webrtcbin\'s STUN server and TURN servers)');
   assert.ok(!daemon.log.includes('turn-secret'), 'the daemon\'s log does not show the credential');
   await page.close();
