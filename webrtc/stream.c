@@ -375,8 +375,12 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 		return error_set(err, 0, "the video pipeline took no frame");
 	if (h264) { /* once, unless another frame comes first */
 		pthread_mutex_lock(&s->keyframe_lock);
+		/* A repeat already due wakes the thread earlier than this one,
+		 * and it then waits again for the new time: only a first one
+		 * needs a signal, not every frame of a motion. */
+		if (!s->repeat_at_ms)
+			pthread_cond_signal(&s->keyframe_wanted_cond);
 		s->repeat_at_ms = clock_monotonic_ms() + H264_REPEAT_MS;
-		pthread_cond_signal(&s->keyframe_wanted_cond);
 		pthread_mutex_unlock(&s->keyframe_lock);
 	}
 	return true;
