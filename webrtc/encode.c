@@ -155,6 +155,17 @@ static GstCaps *rtp_caps(enum webrtc_codec codec, bool for_offer)
 						"(string)1");
 }
 
+/* On the H.264 queue's thread: the frame the encode takes now. */
+static GstPadProbeReturn on_h264_taken(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+	(void)pad;
+	struct webrtc_stream *s = data;
+	GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+	if (buffer && gst_buffer_n_memory(buffer) > 0)
+		atomic_store(&s->h264_taken, (uintptr_t)gst_buffer_peek_memory(buffer, 0));
+	return GST_PAD_PROBE_OK;
+}
+
 /* Under s->lock: the encode for codec, made once. */
 bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct error *err)
 {
@@ -231,6 +242,11 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 	if (!gst_element_link(s->raw_tee, queue))
 		return error_set(err, 0, "GStreamer could not link the %s encode",
 				 codec_names[codec]);
+	if (codec == WEBRTC_H264) {
+		GstPad *taken = gst_element_get_static_pad(queue, "src");
+		gst_pad_add_probe(taken, GST_PAD_PROBE_TYPE_BUFFER, on_h264_taken, s, NULL);
+		gst_object_unref(taken);
+	}
 	b->encoder = encoder;
 	b->tee = tee;
 	b->bitrate = WEBRTC_BITRATE_START;

@@ -50,6 +50,10 @@ struct webrtc_stream {
 	/* When the newest frame goes again for H.264 (0: not due); see
 	 * webrtc_stream_push. */
 	int64_t repeat_at_ms;
+	int repeat_waits; /* times the repeat waited for the encode to take the frame */
+	/* The pixels of the frame the H.264 encode last took from its queue
+	 * (compared, never followed): set on the queue's thread. */
+	_Atomic(uintptr_t) h264_taken;
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */
 	double worst_loss[WEBRTC_CODECS];

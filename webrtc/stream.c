@@ -63,6 +63,11 @@
  * it, and one 5 ms after every frame took more CPU and made the bench's
  * glass-to-glass latency no shorter. */
 #define H264_REPEAT_MS 50
+/* The repeat goes only once the encode has taken the frame it repeats:
+ * its queue holds one frame and drops the older, so a repeat pushed while
+ * the frame still waited (a busy machine) replaced it, and the decoder
+ * held the only copy. How many times it waits again for that, at most. */
+#define H264_REPEAT_WAITS 20
 
 
 bool webrtc_init(struct error *err)
@@ -191,6 +196,15 @@ int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
 	return bitrate;
 }
 
+/* Whether the H.264 encode has taken the newest frame from its queue. */
+static bool newest_taken(struct webrtc_stream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	uintptr_t newest = s->newest ? (uintptr_t)gst_buffer_peek_memory(s->newest, 0) : 0;
+	pthread_mutex_unlock(&s->lock);
+	return newest == atomic_load(&s->h264_taken);
+}
+
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
@@ -214,7 +228,12 @@ static void *keyframe_main(void *arg)
 			continue;
 		}
 		if (s->repeat_at_ms && clock_monotonic_ms() >= s->repeat_at_ms) {
+			if (!newest_taken(s) && s->repeat_waits++ < H264_REPEAT_WAITS) {
+				s->repeat_at_ms = clock_monotonic_ms() + H264_REPEAT_MS;
+				continue;
+			}
 			s->repeat_at_ms = 0;
+			s->repeat_waits = 0;
 			pthread_mutex_unlock(&s->keyframe_lock);
 			push_again(s, false);
 			pthread_mutex_lock(&s->keyframe_lock);
@@ -381,6 +400,7 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 		if (!s->repeat_at_ms)
 			pthread_cond_signal(&s->keyframe_wanted_cond);
 		s->repeat_at_ms = clock_monotonic_ms() + H264_REPEAT_MS;
+		s->repeat_waits = 0;
 		pthread_mutex_unlock(&s->keyframe_lock);
 	}
 	return true;
