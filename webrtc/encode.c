@@ -161,8 +161,9 @@ static GstPadProbeReturn on_h264_taken(GstPad *pad, GstPadProbeInfo *info, gpoin
 	(void)pad;
 	struct webrtc_stream *s = data;
 	GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-	if (buffer && gst_buffer_n_memory(buffer) > 0)
-		atomic_store(&s->h264_taken, (uintptr_t)gst_buffer_peek_memory(buffer, 0));
+	uint64_t number = buffer ? webrtc_frame_number(buffer) : 0;
+	if (number)
+		atomic_store(&s->h264_taken, number);
 	return GST_PAD_PROBE_OK;
 }
 

@@ -51,15 +51,23 @@ struct webrtc_stream {
 	 * webrtc_stream_push. */
 	int64_t repeat_at_ms;
 	int repeat_waits; /* times the repeat waited for the encode to take the frame */
-	/* The pixels of the frame the H.264 encode last took from its queue
-	 * (compared, never followed): set on the queue's thread. */
-	_Atomic(uintptr_t) h264_taken;
+	/* Frames are numbered as they are pushed (webrtc_frame_number): the
+	 * last number given, the newest frame's, and the one the H.264 encode
+	 * last took from its queue (set on the queue's thread). Atomic, so
+	 * that the keyframe thread reads them under keyframe_lock without
+	 * taking lock, which others take before keyframe_lock. */
+	uint64_t frames_pushed; /* under lock */
+	_Atomic(uint64_t) newest_frame, h264_taken;
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */
 	double worst_loss[WEBRTC_CODECS];
 	struct stats_context stats_context[WEBRTC_CODECS];
 	pthread_t keyframe_thread;
 };
+
+/* The number webrtc_stream_push gave buffer's frame (a copy keeps it),
+ * or 0. */
+uint64_t webrtc_frame_number(GstBuffer *buffer);
 
 /* What a peer's callbacks (on GStreamer's threads) share with its owner;
  * counted, since a callback may still hold it after the peer is gone. */

@@ -199,10 +199,19 @@ int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
 /* Whether the H.264 encode has taken the newest frame from its queue. */
 static bool newest_taken(struct webrtc_stream *s)
 {
-	pthread_mutex_lock(&s->lock);
-	uintptr_t newest = s->newest ? (uintptr_t)gst_buffer_peek_memory(s->newest, 0) : 0;
-	pthread_mutex_unlock(&s->lock);
-	return newest == atomic_load(&s->h264_taken);
+	return atomic_load(&s->newest_frame) == atomic_load(&s->h264_taken);
+}
+
+/* A frame's number rides on it as a reference timestamp of a kind of
+ * its own, which buffer copies keep and nothing downstream reads. */
+static GstStaticCaps frame_number_caps = GST_STATIC_CAPS("timestamp/x-lizard-frame");
+
+uint64_t webrtc_frame_number(GstBuffer *buffer)
+{
+	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
+	GstReferenceTimestampMeta *meta = gst_buffer_get_reference_timestamp_meta(buffer, caps);
+	gst_caps_unref(caps);
+	return meta ? meta->timestamp : 0;
 }
 
 static void *keyframe_main(void *arg)
@@ -384,7 +393,12 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	}
 	if (s->newest)
 		gst_buffer_unref(s->newest);
+	GstCaps *number_caps = gst_static_caps_get(&frame_number_caps);
+	uint64_t number = ++s->frames_pushed;
+	gst_buffer_add_reference_timestamp_meta(buffer, number_caps, number, GST_CLOCK_TIME_NONE);
+	gst_caps_unref(number_caps);
 	s->newest = gst_buffer_ref(buffer);
+	atomic_store(&s->newest_frame, number);
 	bool h264 = s->branches[WEBRTC_H264].made;
 	pthread_mutex_unlock(&s->lock);
 	/* A copy (sharing the pixels): the appsrc stamps what it is given. */
