@@ -155,6 +155,25 @@ static GstCaps *rtp_caps(enum webrtc_codec codec, bool for_offer)
 						"(string)1");
 }
 
+/* A frame's number rides on it as a reference timestamp of a kind of
+ * its own, which buffer copies keep and nothing downstream reads. */
+static GstStaticCaps frame_number_caps = GST_STATIC_CAPS("timestamp/x-lizard-frame");
+
+void webrtc_frame_number_set(GstBuffer *buffer, uint64_t number)
+{
+	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
+	gst_buffer_add_reference_timestamp_meta(buffer, caps, number, GST_CLOCK_TIME_NONE);
+	gst_caps_unref(caps);
+}
+
+uint64_t webrtc_frame_number(GstBuffer *buffer)
+{
+	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
+	GstReferenceTimestampMeta *meta = gst_buffer_get_reference_timestamp_meta(buffer, caps);
+	gst_caps_unref(caps);
+	return meta ? meta->timestamp : 0;
+}
+
 /* On the H.264 queue's thread: the frame the encode takes now. */
 static GstPadProbeReturn on_h264_taken(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {

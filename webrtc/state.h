@@ -65,10 +65,6 @@ struct webrtc_stream {
 	pthread_t keyframe_thread;
 };
 
-/* The number webrtc_stream_push gave buffer's frame (a copy keeps it),
- * or 0. */
-uint64_t webrtc_frame_number(GstBuffer *buffer);
-
 /* What a peer's callbacks (on GStreamer's threads) share with its owner;
  * counted, since a callback may still hold it after the peer is gone. */
 struct mailbox {

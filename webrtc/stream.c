@@ -202,18 +202,6 @@ static bool newest_taken(struct webrtc_stream *s)
 	return atomic_load(&s->newest_frame) == atomic_load(&s->h264_taken);
 }
 
-/* A frame's number rides on it as a reference timestamp of a kind of
- * its own, which buffer copies keep and nothing downstream reads. */
-static GstStaticCaps frame_number_caps = GST_STATIC_CAPS("timestamp/x-lizard-frame");
-
-uint64_t webrtc_frame_number(GstBuffer *buffer)
-{
-	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
-	GstReferenceTimestampMeta *meta = gst_buffer_get_reference_timestamp_meta(buffer, caps);
-	gst_caps_unref(caps);
-	return meta ? meta->timestamp : 0;
-}
-
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
@@ -393,10 +381,8 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	}
 	if (s->newest)
 		gst_buffer_unref(s->newest);
-	GstCaps *number_caps = gst_static_caps_get(&frame_number_caps);
 	uint64_t number = ++s->frames_pushed;
-	gst_buffer_add_reference_timestamp_meta(buffer, number_caps, number, GST_CLOCK_TIME_NONE);
-	gst_caps_unref(number_caps);
+	webrtc_frame_number_set(buffer, number);
 	s->newest = gst_buffer_ref(buffer);
 	atomic_store(&s->newest_frame, number);
 	bool h264 = s->branches[WEBRTC_H264].made;
