@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -45,17 +46,73 @@ bool sandbox_base_dir(char *out, size_t size, struct error *err)
 	return true;
 }
 
-/* Whether pid is a lizard-bridge that is still running. */
-static bool daemon_alive(long pid)
+/* Each daemon holds a lock on <base>/<pid>.lock (made as <pid>.lock.new,
+ * then renamed) for its life, and its janitor holds the same lock until
+ * it has cleaned up: a directory whose lock nobody holds is a dead
+ * daemon's. Never by the pid's name alone, which a daemon run under
+ * another name (a renamed binary, a wrapper) does not have. */
+static const char *const lock_suffixes[] = { ".lock", ".lock.new" };
+
+/* Whether some process holds the lock of base/<pid><suffix>: 1 yes, 0 no,
+ * -1 no such file. */
+static int lock_held(const char *base, long pid, const char *suffix)
 {
+	char path[200];
+	snprintf(path, sizeof(path), "%s/%ld%s", base, pid, suffix);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -1 : 1; /* cannot tell: leave it */
+	int held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+	close(fd); /* and with it the lock, when it was ours */
+	return held;
+}
+
+/* Whether the daemon pid (or its janitor) is still there. A directory
+ * without a lock file is an older daemon's: then by the process's name. */
+static bool daemon_alive(const char *base, long pid)
+{
+	bool locked = false;
+	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++) {
+		int held = lock_held(base, pid, lock_suffixes[i]);
+		if (held == 1)
+			return true;
+		locked = locked || held == 0;
+	}
+	if (locked)
+		return false;
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return false;
 	bool ok = fgets(comm, sizeof(comm), f) != NULL;
 	fclose(f);
 	return ok && strncmp(comm, "lizard-bridge", 13) == 0;
+}
+
+/* The pid an entry of the base directory belongs to (its directory or
+ * its lock file), or 0. */
+static long entry_pid(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+	if (end == name || pid <= 0 || !(name[0] >= '0' && name[0] <= '9'))
+		return 0;
+	if (!*end)
+		return pid;
+	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++)
+		if (strcmp(end, lock_suffixes[i]) == 0)
+			return pid;
+	return 0;
+}
+
+static void remove_locks(const char *base, long pid)
+{
+	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++) {
+		char path[200];
+		snprintf(path, sizeof(path), "%s/%ld%s", base, pid, lock_suffixes[i]);
+		unlink(path);
+	}
 }
 
 /* A daemon killed while a sandbox ran may have left a volume bound or a
@@ -134,21 +191,47 @@ unsigned sandbox_remove_stale(struct error *err)
 	}
 	struct dirent *entry;
 	while ((entry = readdir(dir))) {
-		char *end;
-		long pid = strtol(entry->d_name, &end, 10);
-		if (end == entry->d_name || *end || pid <= 0 || pid == (long)getpid() ||
-		    daemon_alive(pid))
+		long pid = entry_pid(entry->d_name);
+		if (pid <= 0 || pid == (long)getpid() || daemon_alive(base, pid))
 			continue;
 		char path[400];
-		snprintf(path, sizeof(path), "%s/%.200s", base, entry->d_name);
+		snprintf(path, sizeof(path), "%s/%ld", base, pid);
 		struct error failed;
-		if (remove_daemon_dir(path, &failed))
+		if (access(path, F_OK) != 0) {
+			remove_locks(base, pid); /* its janitor was ended after its work */
+			continue;
+		}
+		if (remove_daemon_dir(path, &failed)) {
+			remove_locks(base, pid);
 			removed++;
-		else if (err && !err->message[0])
+		} else if (err && !err->message[0]) {
 			*err = failed;
+		}
 	}
 	closedir(dir);
 	return removed;
+}
+
+/* Makes base/<pid>.lock, locked, for this daemon's life (with a janitor
+ * or not): its descriptor. It is locked under a name of its own first,
+ * then renamed, so another daemon finds it free under neither name but
+ * in the moment between its open and its lock. */
+static int take_lock(const char *base, struct error *err)
+{
+	char part[200], path[200];
+	snprintf(part, sizeof(part), "%s/%ld.lock.new", base, (long)getpid());
+	snprintf(path, sizeof(path), "%s/%ld.lock", base, (long)getpid());
+	unlink(part); /* a dead daemon's of the same pid */
+	int fd = open(part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_set(err, errno, "cannot create %s", part), -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || rename(part, path) != 0) {
+		error_set(err, errno, "cannot take the lock %s", path);
+		unlink(part);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 bool sandbox_janitor_start(struct error *err)
@@ -157,6 +240,10 @@ bool sandbox_janitor_start(struct error *err)
 	if (!sandbox_base_dir(base, sizeof(base), err))
 		return false;
 	snprintf(mine, sizeof(mine), "%s/%ld", base, (long)getpid());
+	long daemon_pid = (long)getpid();
+	int lock = take_lock(base, err);
+	if (lock < 0)
+		return false;
 	int watch[2];
 	if (pipe2(watch, O_CLOEXEC) != 0)
 		return error_set(err, errno, "cannot create the janitor's pipe");
@@ -167,7 +254,8 @@ bool sandbox_janitor_start(struct error *err)
 		return error_set(err, errno, "cannot fork the janitor");
 	}
 	if (pid > 0) {
-		/* Held open, never written: its close is the daemon's end. */
+		/* Held open, never written: its close is the daemon's end. The
+		 * lock stays held, close-on-exec, for the daemon's life. */
 		close(watch[0]);
 		return true;
 	}
@@ -188,17 +276,18 @@ bool sandbox_janitor_start(struct error *err)
 		dup2(null_fd, STDOUT_FILENO);
 		dup2(null_fd, STDERR_FILENO);
 	}
-	int keep = fcntl(watch[0], F_DUPFD_CLOEXEC, 3);
-	if (keep != 3) {
-		dup2(watch[0], 3);
-		keep = 3;
-	}
-	close_range(4, ~0U, 0);
+	/* The pipe at 3 and the lock at 4, whatever they were. */
+	int keep = fcntl(watch[0], F_DUPFD_CLOEXEC, 10), held = fcntl(lock, F_DUPFD_CLOEXEC, 10);
+	if (keep < 0 || held < 0 || dup3(keep, 3, O_CLOEXEC) < 0 || dup3(held, 4, O_CLOEXEC) < 0)
+		_exit(1);
+	keep = 3;
+	close_range(5, ~0U, 0);
 	prctl(PR_SET_NAME, "lizard-janitor");
 	char byte;
 	ssize_t n;
 	while ((n = read(keep, &byte, 1)) < 0 && errno == EINTR)
 		;
 	remove_daemon_dir(mine, NULL);
+	remove_locks(base, daemon_pid);
 	_exit(0);
 }

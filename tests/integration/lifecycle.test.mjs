@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { waitFor, sleep, tempDir } from '../lib/process.mjs';
 import { connectBridge } from '../lib/mcp.mjs';
+import { bridgeBin } from '../lib/bridge.mjs';
 import { desktopFromLog } from '../lib/x11.mjs';
 import { janitorOf, sandboxPidNamespace, processesInPidNamespace } from '../lib/sandbox.mjs';
 
@@ -67,3 +68,32 @@ for (const how of ['stdin closed', 'SIGTERM', 'SIGINT', 'SIGKILL', 'SIGKILL of i
     await sleep(10);
   });
 }
+
+// A daemon tells a dead daemon's files from a live one's by a lock the
+// live one holds, not by its process's name: a bridge run under another
+// name (a renamed binary, a link) keeps its files and its sessions when
+// another bridge starts and clears what dead ones left.
+test('a bridge run under another name keeps its files when the next bridge starts', async () => {
+  const dir = tempDir('lizard-test-renamed-');
+  const renamed = path.join(dir, 'renamed-bridge');
+  fs.symlinkSync(bridgeBin, renamed);
+  const first = await connectBridge([], { bin: renamed });
+  let next;
+  try {
+    assert.equal(fs.readFileSync(`/proc/${first.pid}/comm`, 'utf8').trim(), 'renamed-bridge');
+    const desktop = desktopFromLog(first.log);
+    assert.ok(desktop, first.log);
+    next = await connectBridge(['--size', '320x240']);
+    // The next bridge has looked for dead daemons' files before it
+    // answers its first call.
+    const listed = await next.call('list_sessions', {});
+    assert.ok(!listed.isError, JSON.stringify(listed));
+    assert.ok(fs.existsSync(desktop.dir), `the first bridge's files were removed: ${next.log}`);
+    const ran = await first.call('exec', { command: 'echo still here' });
+    assert.equal(ran.structuredContent?.stdout, 'still here\n', JSON.stringify(ran));
+  } finally {
+    await next?.close();
+    await first.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
