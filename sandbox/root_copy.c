@@ -114,7 +114,7 @@ static bool each_entry(int dir, struct walk *w,
 				     struct walk *w, void *data),
 		       void *data)
 {
-	int listing = dup(dir);
+	int listing = fcntl(dir, F_DUPFD_CLOEXEC, 3); /* bwrap may start meanwhile */
 	DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
 	if (!d) {
 		if (listing >= 0)
