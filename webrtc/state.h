@@ -52,11 +52,11 @@ struct webrtc_stream {
 	int64_t repeat_at_ms;
 	int repeat_waits; /* times the repeat waited for the encode to take the frame */
 	/* Frames are numbered as they are pushed (webrtc_frame_number): the
-	 * last number given, the newest frame's, and the one the H.264 encode
-	 * last took from its queue (set on the queue's thread). Atomic, so
-	 * that the keyframe thread reads them under keyframe_lock without
-	 * taking lock, which others take before keyframe_lock. */
-	uint64_t frames_pushed; /* under lock */
+	 * newest frame's number (written under lock, by the push only), and
+	 * the one the H.264 encode last took from its queue (set on the
+	 * queue's thread). Atomic, so that the keyframe thread reads them
+	 * under keyframe_lock without taking lock, which others take before
+	 * keyframe_lock. */
 	_Atomic(uint64_t) newest_frame, h264_taken;
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */

@@ -381,7 +381,7 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	}
 	if (s->newest)
 		gst_buffer_unref(s->newest);
-	uint64_t number = ++s->frames_pushed;
+	uint64_t number = atomic_load(&s->newest_frame) + 1; /* written here only, under lock */
 	webrtc_frame_number_set(buffer, number);
 	s->newest = gst_buffer_ref(buffer);
 	atomic_store(&s->newest_frame, number);
