@@ -51,7 +51,8 @@ bool sandbox_base_dir(char *out, size_t size, struct error *err)
  * it has cleaned up: a directory whose lock nobody holds is a dead
  * daemon's. Never by the pid's name alone, which a daemon run under
  * another name (a renamed binary, a wrapper) does not have. */
-static const char *const lock_suffixes[] = { ".lock", ".lock.new" };
+#define LOCK_KINDS 2
+static const char *const lock_suffixes[LOCK_KINDS] = { ".lock", ".lock.new" };
 
 /* Whether some process holds the lock of base/<pid><suffix>: 1 yes, 0 no,
  * -1 no such file. */
@@ -72,7 +73,7 @@ static int lock_held(const char *base, long pid, const char *suffix)
 static bool daemon_alive(const char *base, long pid)
 {
 	bool locked = false;
-	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++) {
+	for (size_t i = 0; i < LOCK_KINDS; i++) {
 		int held = lock_held(base, pid, lock_suffixes[i]);
 		if (held == 1)
 			return true;
@@ -100,7 +101,7 @@ static long entry_pid(const char *name)
 		return 0;
 	if (!*end)
 		return pid;
-	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++)
+	for (size_t i = 0; i < LOCK_KINDS; i++)
 		if (strcmp(end, lock_suffixes[i]) == 0)
 			return pid;
 	return 0;
@@ -108,7 +109,7 @@ static long entry_pid(const char *name)
 
 static void remove_locks(const char *base, long pid)
 {
-	for (size_t i = 0; i < sizeof(lock_suffixes) / sizeof(lock_suffixes[0]); i++) {
+	for (size_t i = 0; i < LOCK_KINDS; i++) {
 		char path[200];
 		snprintf(path, sizeof(path), "%s/%ld%s", base, pid, lock_suffixes[i]);
 		unlink(path);
@@ -239,8 +240,9 @@ bool sandbox_janitor_start(struct error *err)
 	char base[128], mine[160];
 	if (!sandbox_base_dir(base, sizeof(base), err))
 		return false;
-	snprintf(mine, sizeof(mine), "%s/%ld", base, (long)getpid());
 	long daemon_pid = (long)getpid();
+	snprintf(mine, sizeof(mine), "%s/%ld", base, daemon_pid);
+	/* Held from here for the daemon's life, also when no janitor starts. */
 	int lock = take_lock(base, err);
 	if (lock < 0)
 		return false;
