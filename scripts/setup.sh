@@ -19,11 +19,12 @@ build_packages=(meson ninja-build pkg-config gcc libc6-dev libvncserver-dev libp
 # ipykernel, with numpy, pandas and matplotlib beside it, and runs
 # JavaScript with Node. --webrtc's video is GStreamer's webrtcbin (-bad),
 # with libnice's ICE (gstreamer1.0-nice), vp8enc and the RTP payloaders
-# (-good), x264enc (-ugly) and videoconvert (-base).
+# (-good), openh264enc (-bad, with Debian's libopenh264) and videoconvert
+# (-base).
 run_packages=(tigervnc-standalone-server openbox xclip chromium bubblewrap libseccomp2
   slirp4netns fuse-overlayfs uidmap e2fsprogs novnc python-is-python3 python3-ipykernel python3-numpy
   python3-pandas python3-matplotlib nodejs gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-nice)
+  gstreamer1.0-plugins-bad gstreamer1.0-nice)
 # The Python client's tests type-check it with Debian's mypy and install it
 # offline into a venv with Debian's setuptools and wheel; the code
 # interpreter's bench compares with jupyter_client; the port proxy's tests

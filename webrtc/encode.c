@@ -22,17 +22,19 @@
  * which needs the whole budget, stays at SSIM 0.988 (bench/viewer.mjs).
  * Text is made exact by the refresh once the motion stops. */
 #define VP8_MIN_QUANTIZER 36
-/* x264's, for the same reason (its scale, 0..51, is not VP8's). With
- * x264's superfast preset and the uneven multi-hexagon motion search
- * (a scrolled page moves further than ultrafast's diamond finds), a
- * scrolling page took 49 KB/s at SSIM 0.987, where ultrafast without a
- * floor took 214 KB/s; the animation kept SSIM 0.989 at 43% of a core,
- * where VP8 takes 74% (bench/viewer.mjs, README). */
-#define H264_MIN_QP 32
+/* H.264's, for the same reason (its scale is 0..51). H.264 is OpenH264's,
+ * not x264's: Chromium showed each frame of x264's stream only once the
+ * next one came (a frame behind, whatever x264's threads, slices or
+ * delimiters; x264 needed the last frame of a change sent twice), and
+ * OpenH264's at once. In one bench/viewer.mjs run with this floor, a
+ * scrolling page took 70 KB/s at SSIM 0.983 and p95 41 ms, the animation
+ * 193 KB/s at 0.987 and p95 78 ms for 42% of a core; x264 had taken
+ * 49 KB/s at p95 84 ms and 150 KB/s at p95 143 ms for 50%. A floor of 32
+ * took 87 KB/s while scrolling (README). */
+#define H264_MIN_QP 36
 
 static const char *const codec_names[WEBRTC_CODECS] = { "VP8", "H264" };
 static bool codec_ok[WEBRTC_CODECS];
-static const char *h264_encoder; /* x264enc, else openh264enc */
 
 static bool have(const char *element)
 {
@@ -54,12 +56,12 @@ bool webrtc_encode_init(struct error *err)
 				"base, -good, -bad and gstreamer1.0-nice",
 				needed[i]);
 	codec_ok[WEBRTC_VP8] = have("vp8enc") && have("rtpvp8pay");
-	h264_encoder = have("x264enc") ? "x264enc" : have("openh264enc") ? "openh264enc" : NULL;
-	codec_ok[WEBRTC_H264] = h264_encoder && have("rtph264pay") && have("h264parse");
+	codec_ok[WEBRTC_H264] = have("openh264enc") && have("rtph264pay") && have("h264parse");
 	if (!codec_ok[WEBRTC_VP8] && !codec_ok[WEBRTC_H264])
 		return error_set(err, 0,
 				 "GStreamer has neither a VP8 nor an H.264 encoder: install "
-				 "gstreamer1.0-plugins-good (vp8enc) or -ugly (x264enc)");
+				 "gstreamer1.0-plugins-good (vp8enc) or -bad with libopenh264 "
+				 "(openh264enc)");
 	return true;
 }
 
@@ -79,11 +81,8 @@ void webrtc_encode_set_bitrate(struct webrtc_stream *s, enum webrtc_codec codec,
 	b->bitrate = bits;
 	if (codec == WEBRTC_VP8)
 		g_object_set(b->encoder, "target-bitrate", bits, NULL);
-	else /* x264enc counts kbit/s, openh264enc bit/s */
-		g_object_set(b->encoder, "bitrate",
-			     strcmp(h264_encoder, "x264enc") == 0 ? (guint)bits / 1000
-								  : (guint)bits,
-			     NULL);
+	else
+		g_object_set(b->encoder, "bitrate", (guint)bits, NULL);
 }
 
 void webrtc_want_keyframe(struct webrtc_stream *s)
@@ -155,37 +154,6 @@ static GstCaps *rtp_caps(enum webrtc_codec codec, bool for_offer)
 						"(string)1");
 }
 
-/* A frame's number rides on it as a reference timestamp of a kind of
- * its own, which buffer copies keep and nothing downstream reads. */
-static GstStaticCaps frame_number_caps = GST_STATIC_CAPS("timestamp/x-lizard-frame");
-
-void webrtc_frame_number_set(GstBuffer *buffer, uint64_t number)
-{
-	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
-	gst_buffer_add_reference_timestamp_meta(buffer, caps, number, GST_CLOCK_TIME_NONE);
-	gst_caps_unref(caps);
-}
-
-uint64_t webrtc_frame_number(GstBuffer *buffer)
-{
-	GstCaps *caps = gst_static_caps_get(&frame_number_caps);
-	GstReferenceTimestampMeta *meta = gst_buffer_get_reference_timestamp_meta(buffer, caps);
-	gst_caps_unref(caps);
-	return meta ? meta->timestamp : 0;
-}
-
-/* On the H.264 queue's thread: the frame the encode takes now. */
-static GstPadProbeReturn on_h264_taken(GstPad *pad, GstPadProbeInfo *info, gpointer data)
-{
-	(void)pad;
-	struct webrtc_stream *s = data;
-	GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-	uint64_t number = buffer ? webrtc_frame_number(buffer) : 0;
-	if (number)
-		atomic_store(&s->h264_taken, number);
-	return GST_PAD_PROBE_OK;
-}
-
 /* Under s->lock: the encode for codec, made once. */
 bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct error *err)
 {
@@ -196,7 +164,7 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		   *convert = webrtc_element("videoconvert", err);
 	GstElement *encoder, *payloader, *rtp_filter = webrtc_element("capsfilter", err);
 	GstElement *tee = webrtc_element("tee", err);
-	GstElement *chain[8];
+	GstElement *chain[10];
 	int count = 0;
 	if (queue)
 		g_object_set(queue, "leaky", 2 /* downstream */, "max-size-buffers", 1,
@@ -219,13 +187,33 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 				     NULL);
 		chain[count++] = encoder;
 	} else {
-		encoder = webrtc_element(h264_encoder, err);
-		if (encoder && strcmp(h264_encoder, "x264enc") == 0) {
-			gst_util_set_object_arg(G_OBJECT(encoder), "tune", "zerolatency");
-			gst_util_set_object_arg(G_OBJECT(encoder), "speed-preset", "superfast");
-			gst_util_set_object_arg(G_OBJECT(encoder), "me", "umh");
-			g_object_set(encoder, "bitrate", WEBRTC_BITRATE_START / 1000, "key-int-max",
-				     KEYFRAME_MAX_DISTANCE, "qp-min", H264_MIN_QP, NULL);
+		encoder = webrtc_element("openh264enc", err);
+		/* Its camera mode, at low complexity, on one thread (one slice).
+		 * Its screen-content mode took a third of the bytes on a
+		 * scrolling page but half again the latency on the animation,
+		 * more CPU, and sent nothing for a change of a few levels of
+		 * colour (the root window's, back and forth). No keyframe of its
+		 * own on a scene change: a window that opens is no reason for a
+		 * frame many times the size of the others, and a peer that lost
+		 * a picture asks for one. */
+		if (encoder) {
+			gst_util_set_object_arg(G_OBJECT(encoder), "usage-type", "camera");
+			gst_util_set_object_arg(G_OBJECT(encoder), "complexity", "low");
+			gst_util_set_object_arg(G_OBJECT(encoder), "rate-control", "bitrate");
+			g_object_set(encoder, "bitrate", (guint)WEBRTC_BITRATE_START, "gop-size",
+				     (guint)KEYFRAME_MAX_DISTANCE, "qp-min", (guint)H264_MIN_QP,
+				     "multi-thread", (guint)1, "scene-change-detection", FALSE,
+				     NULL);
+		}
+		/* OpenH264 does not say which colours its YUV means, and
+		 * Chromium then takes BT.709's; videoconvert's default for a
+		 * screen under 720 lines is BT.601's, which turned a red of
+		 * (224, 16, 16) into (242, 36, 16). */
+		GstElement *colours = webrtc_element("capsfilter", err);
+		if (colours) {
+			GstCaps *caps = gst_caps_from_string("video/x-raw,colorimetry=bt709");
+			g_object_set(colours, "caps", caps, NULL);
+			gst_caps_unref(caps);
 		}
 		GstElement *profile = webrtc_element("capsfilter", err);
 		if (profile) {
@@ -241,6 +229,7 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 			gst_util_set_object_arg(G_OBJECT(payloader), "aggregate-mode",
 						"zero-latency");
 		}
+		chain[count++] = colours;
 		chain[count++] = encoder;
 		chain[count++] = profile;
 		chain[count++] = parse;
@@ -262,11 +251,6 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 	if (!gst_element_link(s->raw_tee, queue))
 		return error_set(err, 0, "GStreamer could not link the %s encode",
 				 codec_names[codec]);
-	if (codec == WEBRTC_H264) {
-		GstPad *taken = gst_element_get_static_pad(queue, "src");
-		gst_pad_add_probe(taken, GST_PAD_PROBE_TYPE_BUFFER, on_h264_taken, s, NULL);
-		gst_object_unref(taken);
-	}
 	b->encoder = encoder;
 	b->tee = tee;
 	b->bitrate = WEBRTC_BITRATE_START;

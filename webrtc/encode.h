@@ -34,9 +34,5 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
  * keyframe: a peer connected or its page has no picture. (A PLI needs no
  * repeat: stream.c says why.) */
 void webrtc_want_keyframe(struct webrtc_stream *s);
-/* Numbers a frame the stream pushes (buffer writable; its copies keep
- * the number), and reads that number back (0: none). */
-void webrtc_frame_number_set(GstBuffer *buffer, uint64_t number);
-uint64_t webrtc_frame_number(GstBuffer *buffer);
 
 #endif

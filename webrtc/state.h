@@ -47,17 +47,6 @@ struct webrtc_stream {
 	pthread_cond_t keyframe_wanted_cond;
 	bool keyframe_wanted, stopping;
 	bool latency_changed; /* a peer joined: the pipeline's latency is due again */
-	/* When the newest frame goes again for H.264 (0: not due); see
-	 * webrtc_stream_push. */
-	int64_t repeat_at_ms;
-	int repeat_waits; /* times the repeat waited for the encode to take the frame */
-	/* Frames are numbered as they are pushed (webrtc_frame_number): the
-	 * newest frame's number (written under lock, by the push only), and
-	 * the one the H.264 encode last took from its queue (set on the
-	 * queue's thread). Atomic, so that the keyframe thread reads them
-	 * under keyframe_lock without taking lock, which others take before
-	 * keyframe_lock. */
-	_Atomic(uint64_t) newest_frame, h264_taken;
 	/* The worst loss a codec's receivers reported since the last step
 	 * (-1: none), and what the replies need to say so. */
 	double worst_loss[WEBRTC_CODECS];

@@ -3,7 +3,7 @@
  *
  *   appsrc -> tee -+-> queue -> videoconvert -> vp8enc -> rtpvp8pay -> caps -> tee -+-> peer
  *                  |                                                                  +-> peer
- *                  +-> queue -> videoconvert -> x264enc -> caps -> rtph264pay -> caps -> tee -> ...
+ *                  +-> queue -> videoconvert -> openh264enc -> caps -> h264parse -> rtph264pay -> caps -> tee -> ...
  *
  * where each peer is a leaky queue in front of its own webrtcbin. An
  * encode is made when the first peer asks for its codec. The appsrc and
@@ -45,29 +45,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How often the peers' statistics are read to steer the bitrate. */
 #define STATS_INTERVAL_MS 1000
-/* How long after the last frame it goes again once, for H.264: Chromium's
- * H.264 decoder shows each frame only when the next one arrives (a frame
- * behind, found with bench/viewer.mjs: its last picture compared with the
- * frozen screen at SSIM 0.8 while VP8's did at 0.994), so the last frame
- * of a change stayed unseen until something else moved. The copy codes
- * as a few dozen bytes of skipped blocks. Longer than a frame of the 30
- * a second the viewer sends, so that moving content is not doubled: a
- * copy sent at once (its RTP timestamp that of the frame) was lost with
- * it, and one 5 ms after every frame took more CPU and made the bench's
- * glass-to-glass latency no shorter. */
-#define H264_REPEAT_MS 50
-/* The repeat goes only once the encode has taken the frame it repeats:
- * its queue holds one frame and drops the older, so a repeat pushed while
- * the frame still waited (a busy machine) replaced it, and the decoder
- * held the only copy. How many times it waits again for that, at most. */
-#define H264_REPEAT_WAITS 20
 
 
 bool webrtc_init(struct error *err)
@@ -112,13 +95,13 @@ void webrtc_stream_keyframe(struct webrtc_stream *s)
 	webrtc_want_keyframe(s);
 }
 
-/* Pushes the newest frame again; as a keyframe of every encoder when key. */
-static void push_again(struct webrtc_stream *s, bool key)
+/* Pushes the newest frame again, as a keyframe of every encoder. */
+static void push_keyframe(struct webrtc_stream *s)
 {
 	GstElement *encoders[WEBRTC_CODECS];
 	int count = 0;
 	pthread_mutex_lock(&s->lock);
-	for (int i = 0; key && i < WEBRTC_CODECS; i++)
+	for (int i = 0; i < WEBRTC_CODECS; i++)
 		if (s->branches[i].made)
 			encoders[count++] = gst_object_ref(s->branches[i].encoder);
 	GstBuffer *again = s->newest ? gst_buffer_copy(s->newest) : NULL;
@@ -196,12 +179,6 @@ int webrtc_stream_bitrate(struct webrtc_stream *s, enum webrtc_codec codec)
 	return bitrate;
 }
 
-/* Whether the H.264 encode has taken the newest frame from its queue. */
-static bool newest_taken(struct webrtc_stream *s)
-{
-	return atomic_load(&s->newest_frame) == atomic_load(&s->h264_taken);
-}
-
 static void *keyframe_main(void *arg)
 {
 	struct webrtc_stream *s = arg;
@@ -224,23 +201,8 @@ static void *keyframe_main(void *arg)
 			pthread_mutex_lock(&s->keyframe_lock);
 			continue;
 		}
-		if (s->repeat_at_ms && clock_monotonic_ms() >= s->repeat_at_ms) {
-			if (!newest_taken(s) && s->repeat_waits++ < H264_REPEAT_WAITS) {
-				s->repeat_at_ms = clock_monotonic_ms() + H264_REPEAT_MS;
-				continue;
-			}
-			s->repeat_at_ms = 0;
-			s->repeat_waits = 0;
-			pthread_mutex_unlock(&s->keyframe_lock);
-			push_again(s, false);
-			pthread_mutex_lock(&s->keyframe_lock);
-			continue;
-		}
 		if (!s->keyframe_wanted) {
-			int64_t until = s->repeat_at_ms && s->repeat_at_ms < next_stats
-						? s->repeat_at_ms
-						: next_stats;
-			int64_t wait = until - clock_monotonic_ms();
+			int64_t wait = next_stats - clock_monotonic_ms();
 			struct timespec deadline = clock_deadline_ms(wait > 0 ? wait : 0);
 			pthread_cond_timedwait(&s->keyframe_wanted_cond, &s->keyframe_lock,
 					       &deadline);
@@ -248,7 +210,7 @@ static void *keyframe_main(void *arg)
 		}
 		s->keyframe_wanted = false;
 		pthread_mutex_unlock(&s->keyframe_lock);
-		push_again(s, true);
+		push_keyframe(s);
 		pthread_mutex_lock(&s->keyframe_lock);
 	}
 	pthread_mutex_unlock(&s->keyframe_lock);
@@ -381,28 +343,13 @@ bool webrtc_stream_push(struct webrtc_stream *s, uint8_t *pixels, int width, int
 	}
 	if (s->newest)
 		gst_buffer_unref(s->newest);
-	uint64_t number = atomic_load(&s->newest_frame) + 1; /* written here only, under lock */
-	webrtc_frame_number_set(buffer, number);
 	s->newest = gst_buffer_ref(buffer);
-	atomic_store(&s->newest_frame, number);
-	bool h264 = s->branches[WEBRTC_H264].made;
 	pthread_mutex_unlock(&s->lock);
 	/* A copy (sharing the pixels): the appsrc stamps what it is given. */
 	GstBuffer *sent = gst_buffer_copy(buffer);
 	gst_buffer_unref(buffer);
 	if (gst_app_src_push_buffer(GST_APP_SRC(s->source), sent) != GST_FLOW_OK)
 		return error_set(err, 0, "the video pipeline took no frame");
-	if (h264) { /* once, unless another frame comes first */
-		pthread_mutex_lock(&s->keyframe_lock);
-		/* A repeat already due wakes the thread earlier than this one,
-		 * and it then waits again for the new time: only a first one
-		 * needs a signal, not every frame of a motion. */
-		if (!s->repeat_at_ms)
-			pthread_cond_signal(&s->keyframe_wanted_cond);
-		s->repeat_at_ms = clock_monotonic_ms() + H264_REPEAT_MS;
-		s->repeat_waits = 0;
-		pthread_mutex_unlock(&s->keyframe_lock);
-	}
 	return true;
 }
 
