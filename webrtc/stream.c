@@ -3,7 +3,8 @@
  *
  *   appsrc -> tee -+-> queue -> videoconvert -> vp8enc -> rtpvp8pay -> caps -> tee -+-> peer
  *                  |                                                                  +-> peer
- *                  +-> queue -> videoconvert -> openh264enc -> caps -> h264parse -> rtph264pay -> caps -> tee -> ...
+ *                  +-> queue -> videoconvert -> caps -> openh264enc -> caps -> h264parse
+ *                                -> rtph264pay -> caps -> tee -> ...
  *
  * where each peer is a leaky queue in front of its own webrtcbin. An
  * encode is made when the first peer asks for its codec. The appsrc and
@@ -51,7 +52,6 @@
 
 /* How often the peers' statistics are read to steer the bitrate. */
 #define STATS_INTERVAL_MS 1000
-
 
 bool webrtc_init(struct error *err)
 {
