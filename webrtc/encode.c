@@ -26,12 +26,11 @@
  * not x264's: Chromium showed each frame of x264's stream only once the
  * next one came (a frame behind, whatever x264's threads, slices or
  * delimiters; x264 needed the last frame of a change sent twice), and
- * OpenH264's at once. In one bench/viewer.mjs run with this floor, a
- * scrolling page took 70 KB/s at SSIM 0.983 and p95 41 ms, the animation
- * 193 KB/s at 0.987 and p95 78 ms for 42% of a core; x264 had taken
- * 49 KB/s at p95 84 ms and 150 KB/s at p95 143 ms for 50%. A floor of 32
- * took 87 KB/s while scrolling (README). */
-#define H264_MIN_QP 36
+ * OpenH264's at once. A floor of 36 took 70 KB/s on a scrolling page at
+ * SSIM 0.983, 11% of the WebSocket viewer's bytes; 37, with OpenH264's
+ * background detection off, 59 KB/s (9.8%) at 0.985; 38 fell to SSIM
+ * 0.976 (README). */
+#define H264_MIN_QP 37
 
 static const char *const codec_names[WEBRTC_CODECS] = { "VP8", "H264" };
 static bool codec_ok[WEBRTC_CODECS];
@@ -195,7 +194,8 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 		 * colour (the root window's, back and forth). No keyframe of its
 		 * own on a scene change: a window that opens is no reason for a
 		 * frame many times the size of the others, and a peer that lost
-		 * a picture asks for one. */
+		 * a picture asks for one. No background detection: with it, a
+		 * scrolling page took 7% more bytes (README). */
 		if (encoder) {
 			gst_util_set_object_arg(G_OBJECT(encoder), "usage-type", "camera");
 			gst_util_set_object_arg(G_OBJECT(encoder), "complexity", "low");
@@ -203,7 +203,7 @@ bool webrtc_make_branch(struct webrtc_stream *s, enum webrtc_codec codec, struct
 			g_object_set(encoder, "bitrate", (guint)WEBRTC_BITRATE_START, "gop-size",
 				     (guint)KEYFRAME_MAX_DISTANCE, "qp-min", (guint)H264_MIN_QP,
 				     "multi-thread", (guint)1, "scene-change-detection", FALSE,
-				     NULL);
+				     "background-detection", FALSE, NULL);
 		}
 		/* OpenH264 does not say which colours its YUV means, and
 		 * Chromium then takes BT.709's; videoconvert's default for a
