@@ -2,6 +2,7 @@
 #include "sandbox/disk_spare.h"
 
 #include "sandbox/disk.h"
+#include "sandbox/root.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -114,6 +115,8 @@ static void *make_spare(void *arg)
 		/* Mounted while it is still the thread's own. */
 		mount_fd = sandbox_disk_mount_detached(job->daemon_fd, job->daemon_dir, part, &loop,
 						       &ignored);
+		if (mount_fd >= 0)
+			sandbox_root_prepare_disk(mount_fd);
 		pthread_mutex_lock(&ready_lock);
 		struct ready *slot = NULL;
 		for (size_t i = 0; i < MAKING_MAX && !slot; i++)

@@ -276,12 +276,65 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		goto out;
 	}
 	s->root_mounted = true;
+	/* Closing a detached mount waits for an RCU grace period (a few
+	 * milliseconds on a busy virtual machine), which six of them added
+	 * to every start: the overlay holds its own reference, and the
+	 * descriptor goes with the sandbox. */
+	s->root_trees[s->root_tree_count++] = lower;
+	lower = -1;
 	ok = true;
 out:
 	for (int *fd = (int[]){ lower, upper, work, merged }, i = 0; i < 4; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
 	return ok;
+}
+
+void sandbox_root_prepare_disk(int disk)
+{
+	struct error ignored;
+	if (!sandbox_root_available(&ignored) || sandbox_root_uses_fuse())
+		return;
+	mkdirat(disk, "rootfs", 0700);
+	mkdirat(disk, "layers", 0700);
+	mkdirat(disk, "layers/upper", 0700);
+	mkdirat(disk, "layers/work", 0700);
+	for (size_t i = 0; sandbox_root_overlaid[i]; i++) {
+		char flat[128], path[160];
+		sandbox_root_flat(sandbox_root_overlaid[i], flat, sizeof(flat));
+		snprintf(path, sizeof(path), "layers/upper/%s", flat);
+		mkdirat(disk, path, 0700);
+		snprintf(path, sizeof(path), "layers/work/%s", flat);
+		mkdirat(disk, path, 0700);
+		/* rootfs/var, rootfs/var/lib, then rootfs/var/lib/dpkg */
+		snprintf(path, sizeof(path), "rootfs/%s/", sandbox_root_overlaid[i]);
+		for (char *slash = strchr(path + strlen("rootfs/"), '/'); slash;
+		     slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			mkdirat(disk, path, 0700);
+			*slash = '/';
+		}
+	}
+}
+
+/* Binds rootfs on itself, so that the overlays mounted in it go with one
+ * unmount, and one grace period, instead of one each; rootfs_fd is then
+ * the bind's. */
+static bool bind_rootfs(struct sandbox *s, struct error *err)
+{
+	int tree = open_tree(s->rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0)
+		return error_set(err, errno, "cannot bind %s", s->rootfs);
+	if (move_mount(tree, "", s->rootfs_fd, "",
+		       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+		error_set(err, errno, "cannot bind %s", s->rootfs);
+		close(tree); /* never attached: it goes with its descriptor */
+		return false;
+	}
+	close(s->rootfs_fd);
+	s->rootfs_fd = tree; /* attached now: its descriptor is the bind's root */
+	s->root_mounted = true;
+	return true;
 }
 
 bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err)
@@ -301,8 +354,10 @@ bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error 
 	}
 	if (restore_dir && !sandbox_snapshot_restore(s, restore_dir, err))
 		goto out;
-	ok = true;
 	s->root_fuse = sandbox_root_uses_fuse();
+	if (!s->image_dir[0] && !s->root_fuse && !bind_rootfs(s, err))
+		goto out;
+	ok = true;
 	if (s->image_dir[0] && s->root_fuse)
 		ok = error_set(err, 0,
 			       "a template built from a Debian release needs a daemon run as root "
@@ -322,6 +377,9 @@ out:
 
 void sandbox_root_release_copies(struct sandbox *s)
 {
+	for (int i = 0; i < s->root_tree_count; i++)
+		close(s->root_trees[i]);
+	s->root_tree_count = 0;
 	for (int i = 0; i < s->root_copy_count; i++)
 		sandbox_root_copy_release(s->root_copies[i]);
 	s->root_copy_count = 0;
@@ -331,14 +389,13 @@ void sandbox_root_release_host(struct sandbox *s)
 {
 	if (!s->root_mounted)
 		return;
-	/* Nothing of the sandbox has run yet, so nothing has moved these. */
-	if (s->image_dir[0])
-		umount2(s->rootfs, MNT_DETACH | UMOUNT_NOFOLLOW);
-	for (size_t i = 0; !s->image_dir[0] && sandbox_root_overlaid[i]; i++) {
-		char path[400];
-		snprintf(path, sizeof(path), "%s/%s", s->rootfs, sandbox_root_overlaid[i]);
-		umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW); /* some were never mounted */
-	}
+	if (s->rootfs_fd >= 0)
+		close(s->rootfs_fd);
+	s->rootfs_fd = -1;
+	/* The bind with every overlay in it, or an image's one overlay, at
+	 * once: rootfs is a directory of the daemon's (what the sandbox sees
+	 * as / is what is mounted there). */
+	umount2(s->rootfs, MNT_DETACH | UMOUNT_NOFOLLOW);
 	s->root_mounted = false;
 }
 

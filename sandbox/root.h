@@ -26,10 +26,11 @@
  * missing when neither works; the host's system directories stay
  * read-only then, as before.
  *
- * The overlays are mounted on the host under the private directory and
- * unmounted there as soon as bwrap holds its own copy, before any program
- * of the sandbox runs: from then on they live only in the sandbox's mount
- * namespace and go with it, even when the daemon is killed. Private to
+ * The overlays are mounted on the host in rootfs, itself bound on itself,
+ * and unmounted there all at once (one unmount of that bind) as soon as
+ * bwrap holds its own copy, before any program of the sandbox runs: from
+ * then on they live only in the sandbox's mount namespace and go with it,
+ * even when the daemon is killed. Private to
  * sandbox/. */
 #ifndef LIZARD_SANDBOX_ROOT_H
 #define LIZARD_SANDBOX_ROOT_H
@@ -48,6 +49,15 @@ bool sandbox_root_available(struct error *err);
  * fills s->rootfs. With restore_dir, the snapshot's files (snapshot.h) go
  * into the layers and the sandbox's directories first. */
 bool sandbox_root_make(struct sandbox *s, const char *restore_dir, struct error *err);
+
+/* Makes, empty, the directories a writable root is made of on disk, the
+ * root of a session's disk formatted ahead (disk_spare.h); a start that
+ * takes it gives them their owners and modes. ext4 spreads the directories
+ * at its top over its block groups, and the first allocation in a group
+ * reads that group's bitmap through the loop device: about a millisecond
+ * each, most of making a root on a fresh disk, now spent ahead. Nothing
+ * when this daemon's roots are not overlays it mounts itself. */
+void sandbox_root_prepare_disk(int disk);
 
 /* Unmounts the host's copies of the overlays (bwrap has its own, or the
  * sandbox failed); nothing when there are none. */

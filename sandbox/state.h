@@ -44,11 +44,16 @@ struct sandbox {
 	bool has_volume; /* /workspace is a volume's */
 	/* A writable root (root.h): rootfs is bound at /, the overlays' layers
 	 * are in layers; rootfs_fd is -1 and rootfs "" with a read-only one.
-	 * root_mounted: the host still has its copies of the overlays. */
+	 * root_mounted: the host still has its copies of the overlays, in
+	 * rootfs bound on itself (or, an image's, on rootfs).
+	 * root_trees: the idmapped lowers' detached mounts, closed with the
+	 * sandbox (root.c says why not sooner). */
 	char rootfs[240], layers[240];
 	char image_dir[512]; /* a Debian release's root under everything; "" */
 	int rootfs_fd;
 	bool root_mounted;
+	int root_trees[SANDBOX_ROOT_OVERLAID];
+	int root_tree_count;
 	/* A root of fuse-overlayfs processes inside the sandbox (root_fuse.h);
 	 * root_lower[i]: what bwrap stages as the lower of
 	 * sandbox_root_overlaid[i], "" when the host has no such directory. */

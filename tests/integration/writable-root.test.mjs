@@ -61,7 +61,14 @@ test('root inside installs a package with dpkg -i; the host and another session 
     assert.deepEqual([map[0], map[2]], [0, 65536]);
     assert.equal(map[1] % 65536, 0, 'a block starts at a multiple of its size');
     const { dir } = await sandboxOf(client, session);
-    const onHost = fs.statSync(path.join(dir, 'rootfs', 'var', 'cache', PACKAGE));
+    // The host keeps none of the root's mounts once the sandbox runs: its
+    // overlays, and the bind of rootfs they were made in, are the
+    // sandbox's alone.
+    const rootfs = path.join(dir, 'rootfs');
+    const hostMounts = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+      .map((l) => l.split(' ')[4]).filter((at) => at === rootfs || at?.startsWith(`${rootfs}/`));
+    assert.deepEqual(hostMounts, []);
+    const onHost = fs.statSync(path.join(rootfs, 'var', 'cache', PACKAGE));
     assert.deepEqual([onHost.uid, onHost.gid], [map[1] + 6, map[1] + 12]);
     // The host's /usr and dpkg database did not change.
     assert.equal(fs.existsSync(`/usr/bin/${PACKAGE}`), false);
