@@ -300,7 +300,13 @@ void sandbox_root_prepare_disk(int disk)
 	mkdirat(disk, "layers/upper", 0700);
 	mkdirat(disk, "layers/work", 0700);
 	for (size_t i = 0; sandbox_root_overlaid[i]; i++) {
-		char flat[128], path[160];
+		/* A host without the directory has no overlay there, and its
+		 * sandbox's root makes it itself: not one of the daemon's. */
+		char host_path[64], flat[128], path[160];
+		struct stat st;
+		snprintf(host_path, sizeof(host_path), "/%s", sandbox_root_overlaid[i]);
+		if (stat(host_path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
 		sandbox_root_flat(sandbox_root_overlaid[i], flat, sizeof(flat));
 		snprintf(path, sizeof(path), "layers/upper/%s", flat);
 		mkdirat(disk, path, 0700);
