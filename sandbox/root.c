@@ -295,30 +295,22 @@ void sandbox_root_prepare_disk(int disk)
 	struct error ignored;
 	if (!sandbox_root_available(&ignored) || sandbox_root_uses_fuse())
 		return;
-	mkdirat(disk, "rootfs", 0700);
-	mkdirat(disk, "layers", 0700);
-	mkdirat(disk, "layers/upper", 0700);
-	mkdirat(disk, "layers/work", 0700);
 	for (size_t i = 0; sandbox_root_overlaid[i]; i++) {
 		/* A host without the directory has no overlay there, and its
 		 * sandbox's root makes it itself: not one of the daemon's. */
-		char host_path[64], flat[128], path[160];
+		char host_path[64], flat[128], path[3][160];
 		struct stat st;
 		snprintf(host_path, sizeof(host_path), "/%s", sandbox_root_overlaid[i]);
 		if (stat(host_path, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
 		sandbox_root_flat(sandbox_root_overlaid[i], flat, sizeof(flat));
-		snprintf(path, sizeof(path), "layers/upper/%s", flat);
-		mkdirat(disk, path, 0700);
-		snprintf(path, sizeof(path), "layers/work/%s", flat);
-		mkdirat(disk, path, 0700);
-		/* rootfs/var, rootfs/var/lib, then rootfs/var/lib/dpkg */
-		snprintf(path, sizeof(path), "rootfs/%s/", sandbox_root_overlaid[i]);
-		for (char *slash = strchr(path + strlen("rootfs/"), '/'); slash;
-		     slash = strchr(slash + 1, '/')) {
-			*slash = '\0';
-			mkdirat(disk, path, 0700);
-			*slash = '/';
+		snprintf(path[0], sizeof(path[0]), "layers/upper/%s", flat);
+		snprintf(path[1], sizeof(path[1]), "layers/work/%s", flat);
+		snprintf(path[2], sizeof(path[2]), "rootfs/%s", sandbox_root_overlaid[i]);
+		for (int k = 0; k < 3; k++) {
+			int fd = make_path(disk, path[k], geteuid(), &ignored);
+			if (fd >= 0)
+				close(fd);
 		}
 	}
 }

@@ -30,8 +30,7 @@
  * and unmounted there all at once (one unmount of that bind) as soon as
  * bwrap holds its own copy, before any program of the sandbox runs: from
  * then on they live only in the sandbox's mount namespace and go with it,
- * even when the daemon is killed. Private to
- * sandbox/. */
+ * even when the daemon is killed. Private to sandbox/. */
 #ifndef LIZARD_SANDBOX_ROOT_H
 #define LIZARD_SANDBOX_ROOT_H
 
