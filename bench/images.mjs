@@ -6,7 +6,9 @@
 // first exec; and the first start after the host's /etc changed, which
 // copies what others may read of it (sandbox/root_copy.h); and
 // fork_session of a desktop to the fork's first screenshot; and the base
-// start again with a sandbox started ahead (--warm-sandboxes 1).
+// start again with a sandbox started ahead (--warm-sandboxes 1). The
+// first exec of each start is also reported alone: what running through
+// the overlays costs.
 //
 // Usage: node bench/images.mjs [rounds]   (scripts/bench.sh runs it)
 // Needs a root daemon (a writable root needs idmapped mounts).
@@ -28,12 +30,15 @@ async function bridge(env = {}, args = []) {
   return { call, close: async () => { await client.close(); await daemon.stop(); } };
 }
 
-// Milliseconds from create_session to the end of its first exec.
-async function startToExec(b, template) {
+// Milliseconds from create_session to the end of its first exec; the
+// exec's own into execs, when given.
+async function startToExec(b, template, execs) {
   const t0 = performance.now();
   const { session } = await b.call('create_session', { template });
+  const t1 = performance.now();
   await b.call('exec', { session, command: 'true' });
   const took = performance.now() - t0;
+  execs?.push(performance.now() - t1);
   await b.call('kill_session', { session });
   return took;
 }
@@ -45,6 +50,7 @@ const readOnly = await bridge({ LIZARD_BENCH_READ_ONLY_ROOT: '1' });
 const warm = await bridge({}, ['--warm-sandboxes', '1']);
 try {
   const times = { writable: [], readOnly: [], warm: [], changed: [], snapshot: [], restore: [], fork: [] };
+  const execs = { writable: [], readOnly: [], warm: [] };
   const daemons = [['writable', writable], ['readOnly', readOnly], ['warm', warm]];
   // One start each first, not counted: the writable daemon's first start
   // copies the host's /etc (the row after a change of /etc measures that),
@@ -64,7 +70,7 @@ try {
   for (let i = 0; i < startRounds; i++) {
     for (let j = 0; j < daemons.length; j++) {
       const [name, b] = daemons[(i + j) % daemons.length];
-      times[name].push(await startToExec(b, 'base'));
+      times[name].push(await startToExec(b, 'base', execs[name]));
       await sleep(SETTLE_MS);
     }
   }
@@ -106,11 +112,13 @@ try {
   }
 
   const overhead = (median(times.writable) / median(times.readOnly) - 1) * 100;
+  const execOverhead = (median(execs.writable) / median(execs.readOnly) - 1) * 100;
   console.log('\nWritable roots, snapshots and restores (one run)\n');
   console.log('| measurement | median | p95 | goal | notes |');
   console.log('|---|---:|---:|---:|---|');
   console.log(`| \`create_session template=base\` to first \`exec\`, writable root | ${ms(median(times.writable))} | ${ms(percentile(times.writable, 95))} | < 50 ms | ${times.writable.length} runs over HTTP, interleaved with the next two rows; fastest ${ms(Math.min(...times.writable))} |`);
   console.log(`| the same, read-only host root (LIZARD_BENCH_READ_ONLY_ROOT=1) | ${ms(median(times.readOnly))} | ${ms(percentile(times.readOnly, 95))} | | writable root adds ${overhead.toFixed(0)}% (goal < 10%); fastest ${ms(Math.min(...times.readOnly))} |`);
+  console.log(`| of which the first \`exec\` alone, writable root | ${ms(median(execs.writable))} | ${ms(percentile(execs.writable, 95))} | | through the overlays; read-only host root ${ms(median(execs.readOnly))} (p95 ${ms(percentile(execs.readOnly, 95))}): writable adds ${execOverhead.toFixed(0)}% |`);
   console.log(`| the same, with \`--warm-sandboxes 1\` | ${ms(median(times.warm))} | ${ms(percentile(times.warm, 95))} | < 50 ms | a sandbox started ahead, taken by the session |`);
   console.log(`| the same, just after a change of the host's \`/etc\` | ${ms(median(times.changed))} | ${ms(percentile(times.changed, 95))} | | a copy of what others may read of \`/etc\` (${rounds} runs) |`);
   console.log(`| \`snapshot_session\`, 100 MB changed | ${ms(median(times.snapshot))} | ${ms(percentile(times.snapshot, 95))} | < 2 s | ${times.snapshot.length} runs, processes frozen for the copy |`);

@@ -3,6 +3,7 @@
 
 #include "sandbox/disk.h"
 #include "sandbox/disk_spare.h"
+#include "sandbox/root_ahead.h"
 #include "sandbox/log.h"
 #include "sandbox/stale.h"
 #include "sandbox/state.h"
@@ -107,22 +108,28 @@ bool sandbox_private_dir_mount_volume_image(struct sandbox *s, const char *image
 }
 
 /* The session's own disk, mounted at dir/disk: where its directories go. */
-static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
+static bool make_disk(struct sandbox *s, const struct sandbox_disk_want *want, struct error *err)
 {
-	int mounted = -1, loop = -1;
-	if (!sandbox_disk_spare_take(s->daemon_dir, s->dir_fd, s->dir, "disk.img", bytes, &mounted,
-				     &loop, err))
+	struct sandbox_disk_taken taken;
+	if (!sandbox_disk_spare_take(s->daemon_dir, s->dir_fd, s->dir, "disk.img", want, &taken,
+				     err))
 		return false;
 	snprintf(s->disk_mount, sizeof(s->disk_mount), "%s/disk", s->dir);
 	bool ok = mkdirat(s->dir_fd, "disk", 0700) == 0 ||
 		  error_set(err, errno, "cannot create %s", s->disk_mount);
-	if (ok && mounted >= 0 && (ok = sandbox_disk_attach(mounted, s->disk_mount, err)))
-		s->disk_loop = loop;
+	if (ok && taken.mount_fd >= 0 &&
+	    (ok = sandbox_disk_attach(taken.mount_fd, s->disk_mount, err)))
+		s->disk_loop = taken.loop;
 	else if (ok)
 		ok = sandbox_disk_mount(s->dir_fd, s->dir, "disk.img", s->disk_mount, &s->disk_loop,
 					err);
-	if (mounted >= 0)
-		close(mounted);
+	/* Attached, its root is the session's (its mounts are in the disk's). */
+	if (ok && taken.root)
+		sandbox_root_ahead_adopt(s, taken.root);
+	else
+		sandbox_root_ahead_free(taken.root);
+	if (taken.mount_fd >= 0)
+		close(taken.mount_fd);
 	if (!ok)
 		return false;
 	s->on_disk = true;
@@ -134,7 +141,8 @@ static bool make_disk(struct sandbox *s, uint64_t bytes, struct error *err)
 	return true;
 }
 
-bool sandbox_private_dir_make(struct sandbox *s, uint64_t disk_bytes, struct error *err)
+bool sandbox_private_dir_make(struct sandbox *s, const struct sandbox_disk_want *disk,
+			      struct error *err)
 {
 	char base[128];
 	if (!sandbox_base_dir(base, sizeof(base), err))
@@ -160,8 +168,11 @@ bool sandbox_private_dir_make(struct sandbox *s, uint64_t disk_bytes, struct err
 	s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0 || fchmod(s->dir_fd, 0711) != 0)
 		return error_set(err, errno, "cannot open %s", s->dir);
-	if (disk_bytes && !make_disk(s, disk_bytes, err))
-		return false;
+	return !disk->bytes || make_disk(s, disk, err);
+}
+
+bool sandbox_private_dir_fill(struct sandbox *s, struct error *err)
+{
 	int parent = s->on_disk ? s->disk_fd : s->dir_fd;
 	const char *under = s->on_disk ? s->disk_mount : s->dir;
 	snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", under);

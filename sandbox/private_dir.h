@@ -17,10 +17,15 @@
 
 struct sandbox;
 
-/* Makes the private directory and, on a disk of disk_bytes (0: none) or
- * beside it, the sandbox's directories given to its host uid, and opens
- * the log; fills the paths and descriptors of s. */
-bool sandbox_private_dir_make(struct sandbox *s, uint64_t disk_bytes, struct error *err);
+struct sandbox_disk_want;
+
+/* Makes the private directory and in it the disk (disk->bytes 0: none),
+ * which may come with a root made ahead, then s's (root_ahead.h). */
+bool sandbox_private_dir_make(struct sandbox *s, const struct sandbox_disk_want *disk,
+			      struct error *err);
+/* Then, on the disk or beside it, the sandbox's directories given to its
+ * host uid, and opens the log; fills the paths and descriptors of s. */
+bool sandbox_private_dir_fill(struct sandbox *s, struct error *err);
 /* Takes the volume directory at s->workspace: gives its files to the
  * sandbox's host uid (the last session that used it had another) and, for
  * an isolated sandbox under a uid of its own, binds it at dir/volume,

@@ -180,6 +180,44 @@ static bool fuse_resolv_conf(struct sandbox *s, int etc_upper, struct error *err
 	return ok || error_set(err, saved, "cannot write the layer's resolv.conf");
 }
 
+/* Mounts an overlay of lower, upper and work (directories) on merged, a
+ * directory of a mounted tree or of a detached one (a spare disk's, for a
+ * root made ahead: root_ahead.h), where mount(2) cannot mount but
+ * move_mount can. False with errno. */
+static bool mount_overlay(int lower, int upper, int work, int merged)
+{
+	static const char *const fixed[][2] = { { "redirect_dir", "off" },
+						{ "index", "off" },
+						{ "metacopy", "off" },
+						{ "xino", "off" } };
+	const struct {
+		const char *key;
+		int fd;
+	} layers[] = { { "lowerdir", lower }, { "upperdir", upper }, { "workdir", work } };
+	int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	bool ok = fs >= 0;
+	for (size_t i = 0; ok && i < sizeof(layers) / sizeof(layers[0]); i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", layers[i].fd);
+		ok = fsconfig(fs, FSCONFIG_SET_STRING, layers[i].key, path, 0) == 0;
+	}
+	for (size_t i = 0; ok && i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		ok = fsconfig(fs, FSCONFIG_SET_STRING, fixed[i][0], fixed[i][1], 0) == 0;
+	ok = ok && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0;
+	int mount_fd = ok ? fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : -1;
+	ok = mount_fd >= 0 && move_mount(mount_fd, "", merged, "",
+					 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0;
+	int saved = errno;
+	/* Attached now, the descriptor is only a reference: closing it
+	 * unmounts nothing. */
+	if (mount_fd >= 0)
+		close(mount_fd);
+	if (fs >= 0)
+		close(fs);
+	errno = saved;
+	return ok;
+}
+
 /* Mounts an overlay of the host's /name over the merged directory of
  * rootfs, its upper layer layers/upper/<flat> and its work directory
  * layers/work/<flat>; with an image (a Debian release's root), the image
@@ -264,13 +302,7 @@ static bool overlay_one(struct sandbox *s, const char *name, int ns, int upper_f
 		ok = true;
 		goto out;
 	}
-	char options[256], target[64];
-	snprintf(options, sizeof(options),
-		 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
-		 "redirect_dir=off,index=off,metacopy=off,xino=off",
-		 lower, upper, work);
-	snprintf(target, sizeof(target), "/proc/self/fd/%d", merged);
-	if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options) != 0) {
+	if (!mount_overlay(lower, upper, work, merged)) {
 		error_set(err, errno, "cannot mount an overlay of %s at %s/%s", host_path,
 			  s->rootfs, name);
 		goto out;

@@ -253,22 +253,13 @@ static struct sandbox *create(const struct sandbox_options *o, struct error *err
 	s->isolated = !(bench && strcmp(bench, "1") == 0);
 	s->host_uid = geteuid();
 	s->id_count = 1;
-	struct sandbox_subids subids;
-	if (s->isolated && geteuid() == 0) {
-		uint32_t width = sandbox_uid_width(o->uid_range);
-		if (!sandbox_uid_acquire(o->uid_range, width, &s->host_uid, err))
-			goto fail;
-		s->uid_held = true;
-		s->id_count = width;
-		if ((s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) < 0 ||
-		    (s->netns_fd = sandbox_netns_make(s->userns_fd, err)) < 0)
-			goto fail;
-	} else if (s->isolated && sandbox_subids(&subids)) {
-		/* Root inside is still the daemon's uid; other ids are its
-		 * subordinate ones (subid.h). bwrap makes the network. */
-		if ((s->userns_fd = sandbox_subid_userns(&subids, err)) < 0)
-			goto fail;
-	}
+	bool root_daemon = s->isolated && geteuid() == 0;
+	/* The benchmark's comparison with the read-only root of before. */
+	const char *bench_read_only = getenv("LIZARD_BENCH_READ_ONLY_ROOT");
+	bool writable = !(bench_read_only && strcmp(bench_read_only, "1") == 0);
+	struct error read_only;
+	error_set(&read_only, 0, "LIZARD_BENCH_READ_ONLY_ROOT=1 keeps the host's root read-only");
+	bool make_root = s->isolated && writable && sandbox_root_available(&read_only);
 	const char *bwrap = NULL;
 	if (s->isolated) {
 		if (!(bwrap = sandbox_bwrap_path())) {
@@ -290,7 +281,32 @@ static struct sandbox *create(const struct sandbox_options *o, struct error *err
 			goto fail;
 		}
 	}
-	if (!sandbox_private_dir_make(s, s->isolated ? o->disk_bytes : 0, err))
+	/* A root daemon's session on the host's directories may find its
+	 * ids, namespaces and root made ahead with its disk (root_ahead.h). */
+	struct sandbox_disk_want disk = {
+		.bytes = s->isolated ? o->disk_bytes : 0,
+		.root = root_daemon && make_root && !o->image_dir && !o->restore_dir &&
+			!sandbox_root_uses_fuse(),
+		.range = o->uid_range,
+	};
+	if (!sandbox_private_dir_make(s, &disk, err))
+		goto fail;
+	struct sandbox_subids subids;
+	if (root_daemon && !s->root_ahead) {
+		/* A root made ahead and waiting gives back its ids when no
+		 * others are left. */
+		bool ids = sandbox_userns_take_ids(s, o->uid_range, err);
+		if (!ids && err && err->code == EUSERS && sandbox_disk_spare_drop_roots())
+			ids = sandbox_userns_take_ids(s, o->uid_range, err);
+		if (!ids)
+			goto fail;
+	} else if (s->isolated && !root_daemon && sandbox_subids(&subids)) {
+		/* Root inside is still the daemon's uid; other ids are its
+		 * subordinate ones (subid.h). bwrap makes the network. */
+		if ((s->userns_fd = sandbox_subid_userns(&subids, err)) < 0)
+			goto fail;
+	}
+	if (!sandbox_private_dir_fill(s, err))
 		goto fail;
 	bool early_network = s->isolated && s->network && s->netns_fd >= 0;
 	if (early_network && !start_network_early(s, o, err))
@@ -308,12 +324,6 @@ static struct sandbox *create(const struct sandbox_options *o, struct error *err
 		snprintf(s->image_dir, sizeof(s->image_dir), "%s", o->image_dir);
 	else if (o->restore_dir)
 		sandbox_snapshot_image(o->restore_dir, s->image_dir, sizeof(s->image_dir));
-	/* The benchmark's comparison with the read-only root of before. */
-	const char *bench_read_only = getenv("LIZARD_BENCH_READ_ONLY_ROOT");
-	bool writable = !(bench_read_only && strcmp(bench_read_only, "1") == 0);
-	struct error read_only;
-	error_set(&read_only, 0, "LIZARD_BENCH_READ_ONLY_ROOT=1 keeps the host's root read-only");
-	bool make_root = s->isolated && writable && sandbox_root_available(&read_only);
 	/* bwrap's command line says how the init starts on it (bwrap.h). */
 	s->root_fuse = make_root && sandbox_root_uses_fuse();
 
@@ -351,7 +361,7 @@ static struct sandbox *create(const struct sandbox_options *o, struct error *err
 	}
 	s->pid = pid;
 
-	if (make_root && !sandbox_root_make(s, o->restore_dir, err))
+	if (make_root && !s->root_ahead && !sandbox_root_make(s, o->restore_dir, err))
 		goto started_fail;
 	if ((o->restore_dir || s->image_dir[0]) && !s->rootfs[0]) {
 		error_set(err, 0, "restoring a snapshot needs a writable root: %s",

@@ -24,17 +24,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sandbox/inside.h"
 #include "util/error.h"
 
 struct sandbox;
 struct sandbox_cgroup;
 struct sandbox_uid_range;
 
-
-/* Paths inside the sandbox. */
-#define SANDBOX_HOME "/home/user"
-#define SANDBOX_WORKSPACE "/workspace"
-#define SANDBOX_RUN_DIR "/run/lizard"
 
 struct sandbox_options {
 	bool network;            /* true: out through slirp4netns; false: loopback only */

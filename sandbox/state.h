@@ -54,6 +54,9 @@ struct sandbox {
 	bool root_mounted;
 	int root_trees[SANDBOX_ROOT_OVERLAID];
 	int root_tree_count;
+	/* The root, the ids and the namespaces came made ahead with the
+	 * disk (root_ahead.h). */
+	bool root_ahead;
 	/* A root of fuse-overlayfs processes inside the sandbox (root_fuse.h);
 	 * root_lower[i]: what bwrap stages as the lower of
 	 * sandbox_root_overlaid[i], "" when the host has no such directory. */

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/userns.h"
 
+#include "sandbox/state.h"
+#include "sandbox/uid.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -207,4 +210,16 @@ int sandbox_netns_make(int userns, struct error *err)
 			  "cannot create the sandbox's network namespace with its loopback up");
 	finish_maker(&st);
 	return ns;
+}
+
+bool sandbox_userns_take_ids(struct sandbox *s, const struct sandbox_uid_range *range,
+			     struct error *err)
+{
+	uint32_t width = sandbox_uid_width(range);
+	if (!sandbox_uid_acquire(range, width, &s->host_uid, err))
+		return false;
+	s->uid_held = true;
+	s->id_count = width;
+	return (s->userns_fd = sandbox_userns_make(s->host_uid, width, err)) >= 0 &&
+	       (s->netns_fd = sandbox_netns_make(s->userns_fd, err)) >= 0;
 }

@@ -34,4 +34,14 @@ int sandbox_userns_make_own(bool (*write_maps)(pid_t pid, void *arg, struct erro
  * descriptor (close-on-exec), or -1 and err. */
 int sandbox_netns_make(int userns, struct error *err);
 
+struct sandbox;
+struct sandbox_uid_range;
+
+/* A root daemon's ids for s: a block from range (uid.h; NULL: the
+ * default), the user namespace that maps it and a network namespace of
+ * that one; in s->host_uid, id_count, uid_held, userns_fd and netns_fd,
+ * which sandbox_destroy lets go of. */
+bool sandbox_userns_take_ids(struct sandbox *s, const struct sandbox_uid_range *range,
+			     struct error *err);
+
 #endif

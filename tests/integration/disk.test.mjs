@@ -87,12 +87,14 @@ test('HOME, /tmp and /workspace stop at the size\'s disk limit, and the session 
   }
 });
 
-test('the next session of a size takes a disk formatted ahead, of a few hundred KiB on the host', async () => {
+// A root daemon's session on the host's system directories takes the
+// spare with its root, ids and namespaces made in it ahead (root_ahead.h).
+test('the next session of a size takes a disk formatted ahead, of a few hundred KiB on the host, with its root made in it', async () => {
   const first = await create({ size: 'small' });
   let second;
   try {
     const privateDir = path.dirname((await sandboxOf(client, first)).dir);
-    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}.img`);
+    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}-root.img`);
     assert.ok(await waitFor(() => fs.existsSync(spare)), `${spare} was not made`);
     const { ino, size } = fs.statSync(spare);
     assert.equal(size, LIMIT);
@@ -101,6 +103,20 @@ test('the next session of a size takes a disk formatted ahead, of a few hundred 
     const image = path.join(path.dirname((await sandboxOf(client, second)).dir), 'disk.img');
     assert.equal(fs.statSync(image).ino, ino, 'the second session made a disk of its own');
     assert.equal((await exec(second, 'echo on the spare > ~/note && cat ~/note')).stdout, 'on the spare\n');
+    // Its root is writable by its own root, owned by its own ids, and not
+    // the host's or the first session's.
+    const probe = `/usr/lib/lizard-ahead-${process.pid}`;
+    const asRoot = async (session, command) => {
+      const r = await client.call('exec', { session, user: 'root', command });
+      assert.equal(r.isError, false, textOf(r));
+      return r.structuredContent;
+    };
+    const wrote = await asRoot(second, `touch ${probe} && stat -c %u:%g ${probe} && stat -c %U /usr/bin/env`);
+    assert.equal(wrote.stdout, '0:0\nroot\n', wrote.stderr);
+    assert.equal(fs.existsSync(probe), false, 'the host sees the file');
+    assert.equal((await asRoot(first, `test -e ${probe}; echo $?`)).stdout, '1\n', 'the first session sees the file');
+    const hostIds = async (session) => (await asRoot(session, 'cat /proc/self/uid_map')).stdout.trim().split(/\s+/)[1];
+    assert.notEqual(await hostIds(first), await hostIds(second), 'the two sessions share their ids');
     // And the next spare is made for the session after.
     assert.ok(await waitFor(() => fs.existsSync(spare) && fs.statSync(spare).ino !== ino), 'no next spare');
   } finally {
@@ -147,7 +163,7 @@ test('a spare disk is mounted ahead but nowhere, and a SIGKILLed bridge leaves n
     const created = await own.call('create_session', { template: 'bare', screen: '320x240', size: 'small' });
     assert.equal(created.isError, false, textOf(created));
     const privateDir = path.dirname((await sandboxOf(own, created.structuredContent.session)).dir);
-    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}.img`);
+    const spare = path.join(path.dirname(privateDir), `spare-${LIMIT}-root.img`);
     assert.ok(await waitFor(() => fs.existsSync(spare)), `${spare} was not made`);
     const { ino } = fs.statSync(spare);
     // A loop device holds it (its mount is ready), but no mount table

@@ -787,6 +787,38 @@ test('a root daemon gives each session a block of 65536 host ids, skipping a blo
   }
 });
 
+// A root daemon makes the next session's root ahead with a block of ids
+// (root_ahead.h); a session that cannot use that root (a restored
+// snapshot's root is the snapshot's) gets the block back from it when the
+// range has no other.
+test('a root made ahead gives its ids to a session that cannot use it when the range has no others', async () => {
+  const first = Math.ceil((uidBase + 600000) / 65536) * 65536;
+  await withDaemon({ args: ['--uid-range', `${first}:${2 * 65536}`] }, async (client) => {
+    const created = await client.call('create_session', { template: 'base' });
+    assert.equal(created.isError, false, textOf(created));
+    const { session } = created.structuredContent;
+    const hostIds = async (id) => {
+      const r = await client.call('exec', { session: id, user: 'root', command: 'cat /proc/self/uid_map' });
+      assert.equal(r.isError, false, textOf(r));
+      return Number(r.structuredContent.stdout.trim().split(/\s+/)[1]);
+    };
+    const own = await hostIds(session);
+    const snapshot = await client.call('snapshot_session', { session });
+    assert.equal(snapshot.isError, false, textOf(snapshot));
+    const daemonDir = path.dirname(path.dirname((await sandboxOf(client, session)).dir));
+    const rootSpare = () => fs.readdirSync(daemonDir).some((name) => /^spare-\d+-root\.img$/.test(name));
+    assert.ok(await waitFor(rootSpare), 'no root was made ahead with the other block');
+    const restored = await client.call('create_session', { template: snapshot.structuredContent.snapshot });
+    assert.equal(restored.isError, false, textOf(restored));
+    const other = restored.structuredContent.session;
+    assert.deepEqual([own, await hostIds(other)].sort(), [first, first + 65536]);
+    assert.equal(rootSpare(), false, 'the root made ahead is still there');
+    // Its files are the snapshot's.
+    const r = await client.call('exec', { session: other, command: 'test -d /home/user && echo restored' });
+    assert.equal(r.structuredContent.stdout, 'restored\n', textOf(r));
+  });
+});
+
 test('a --uid-range of one uid that a process has refuses sessions, naming the range and the option', async () => {
   const only = uidBase + 10;
   const holder = await holdUid(only);
