@@ -23,7 +23,8 @@
 // its frames are frames decoded, and its latency is read from the decoded
 // video while it is shown, else from the canvas.
 // Each page's picture quality: SSIM of what it has against a screenshot
-// taken with the motion frozen (frozenQuality says how), and its
+// taken with the motion frozen (frozenQuality says how; the median of
+// QUALITY_MOMENTS such moments), and its
 // glass-to-glass latency: the desktop shows the clock as blocks
 // (viewer-clock.py) and the page reads them back from what it shows
 // (clockLatencies). A table of WebRTC's transport follows: RTP, what else
@@ -83,6 +84,11 @@ const SESSION_MS = 6 * 3600 * 1000;
 const CLOCK = { x: 96, y: 16, block: 16, bits: 24, checkBits: 8 };
 const CLOCK_MS = 8000;
 const SETTLE_MS = 5000; // the screen settling after motion is frozen
+// Moments each page's picture is compared at (frozenQuality), the motion
+// going on for MOTION_BETWEEN_MS between them; the median is reported: one
+// moment's frame is one sample of an encoder that varies frame to frame.
+const QUALITY_MOMENTS = 3;
+const MOTION_BETWEEN_MS = 1000;
 
 const freePort = () => new Promise((resolve) => {
   const probe = net.createServer();
@@ -672,7 +678,14 @@ requestAnimationFrame(frame);
       for (const [name, viewer] of Object.entries(viewers)) {
         if (failed.has(name)) continue;
         try {
-          quality[name] = await withPage(name, viewer, (o) => frozenQuality(o.page, viewer.webrtc));
+          quality[name] = await withPage(name, viewer, async (o) => {
+            const moments = [];
+            for (let i = 0; i < QUALITY_MOMENTS; i++) {
+              if (i) await sleep(MOTION_BETWEEN_MS);
+              moments.push(await frozenQuality(o.page, viewer.webrtc));
+            }
+            return moments.some((m) => m === null) ? null : median(moments);
+          });
         } catch (e) {
           skipped(scenario, `${name} (SSIM)`, e);
         }
