@@ -241,7 +241,8 @@ bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *whe
 	pthread_mutex_lock(&ready_lock);
 	bool ok = daemon_fd >= 0 &&
 		  renameat2(daemon_fd, spare, dir_fd, name, RENAME_NOREPLACE) == 0;
-	for (size_t i = 0; i < MAKING_MAX; i++) {
+	/* Without the directory nothing was renamed: the spares stay. */
+	for (size_t i = 0; daemon_fd >= 0 && i < MAKING_MAX; i++) {
 		if (!same_kind(ready[i].kind, kind))
 			continue;
 		if (ok) {
@@ -255,6 +256,12 @@ bool sandbox_disk_spare_take(const char *daemon_dir, int dir_fd, const char *whe
 		break;
 	}
 	pthread_mutex_unlock(&ready_lock);
+	/* A root's image without its root (a dead daemon's, say) holds
+	 * another root's layers: not this session's either. */
+	if (ok && kind.root && !taken->root) {
+		unlinkat(dir_fd, name, 0);
+		ok = false;
+	}
 	/* A root made for other ids, or before the host's /etc changed, is
 	 * not this session's: neither is its disk, which holds its layers. */
 	if (ok && taken->root && !sandbox_root_ahead_fits(taken->root, want->range)) {
@@ -284,10 +291,10 @@ bool sandbox_disk_spare_drop_roots(void)
 		spare_name(spare, sizeof(spare), ready[i].kind, "");
 		int dir = open(ready[i].daemon_dir,
 			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dir >= 0) {
-			unlinkat(dir, spare, 0);
-			close(dir);
-		}
+		if (dir < 0)
+			continue; /* kept whole: its image could not go */
+		unlinkat(dir, spare, 0);
+		close(dir);
 		close(ready[i].mount_fd);
 		sandbox_root_ahead_free(ready[i].root);
 		ready[i] = (struct ready){ .kind = { 0 } };
