@@ -38,6 +38,10 @@ build_suite() { # builddir [meson options...]: sets up once, then builds
   ninja -C "$dir" >&2
 }
 
+tap_total() { # file word: the number on node's "# word N" line, if any
+  grep -oE "^# $2 [0-9]+" "$1" | grep -oE '[0-9]+' | tail -1
+}
+
 test_suite() { # builddir: its C unit tests, then the integration tests
   local dir=$1 out
   out=$(mktemp)
@@ -52,12 +56,40 @@ test_suite() { # builddir: its C unit tests, then the integration tests
     passed && /^SKIP: / { n++ } END { print n + 0 }' "$dir/meson-logs/testlog.txt")
   skipped=$((skipped + partial))
 
-  LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" \
-    node --test --test-concurrency=1 --test-reporter=tap tests/integration/ 2>&1 | tee "$out" >&2
-  count "$out" '^# pass [0-9]+' '^# fail [0-9]+' '^# skipped [0-9]+'
-  grep -E '^ *not ok ' "$out" | sed "s|^|$dir: |" >>"$failures"
+  local file status pass fail skip p=0 f=0 s=0
+  for file in tests/integration/*.test.mjs; do
+    LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" timeout -k 15 "$FILE_LIMIT" \
+      node --test --test-timeout="$TEST_LIMIT" --test-reporter=tap "$file" 2>&1 | tee "$out" >&2
+    status=${PIPESTATUS[0]}
+    pass=$(tap_total "$out" pass)
+    fail=$(tap_total "$out" fail)
+    skip=$(tap_total "$out" skipped)
+    p=$((p + ${pass:-0}))
+    f=$((f + ${fail:-0}))
+    s=$((s + ${skip:-0}))
+    grep -E '^ *not ok ' "$out" | sed "s|^|$dir: $file: |" >>"$failures"
+    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+      # A file that hangs is one failure, not the end of the run; the
+      # last test it reported says where it hung.
+      echo "not ok - $file did not finish within $FILE_LIMIT s" >&2
+      echo "$dir: $file did not finish within $FILE_LIMIT s" >>"$failures"
+      f=$((f + 1))
+    elif [ -z "$pass" ]; then
+      echo "$dir: $file ended (status $status) before reporting" >>"$failures"
+      f=$((f + 1))
+    fi
+  done
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
   rm -f "$out"
 }
+
+# Each integration file runs on its own under a deadline, and each test
+# under a shorter one: a hang fails that file and the run goes on. The
+# slowest file takes about 3 minutes under the sanitizers.
+FILE_LIMIT=900
+TEST_LIMIT=300000
 
 sanitize=(-Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug)
 

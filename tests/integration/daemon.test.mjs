@@ -216,7 +216,7 @@ test('when the daemon dies, even by SIGKILL, its desktops go with it', async () 
   assert.ok(await waitFor(() => sandbox.processes().length >= 4), 'bwrap, init, Xvnc, openbox and xterm run');
   await a.close().catch(() => {});
   doomed.child.kill('SIGKILL');
-  await doomed.exited;
+  await doomed.ended();
   assert.ok(await waitFor(() => sandbox.processes().length === 0, { timeout: 10000 }),
     `left behind: ${sandbox.processes()}`);
   // Its files go too, and the disk they were on: the daemon's janitor

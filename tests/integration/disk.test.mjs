@@ -182,7 +182,7 @@ test('a spare disk is mounted ahead but nowhere, and a SIGKILLed bridge leaves n
     assert.ok(janitor, 'the bridge has a janitor');
     process.kill(janitor, 'SIGKILL');
     process.kill(killed.child.pid, 'SIGKILL');
-    await killed.exited;
+    await killed.ended();
     // The detached mount went with the process's descriptors, and the
     // loop device with its last user.
     assert.ok(await waitFor(() => loopsOf(ino).length === 0, { timeout: 10000 }), `${loopsOf(ino)} still holds the spare`);

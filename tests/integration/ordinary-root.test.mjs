@@ -228,7 +228,7 @@ test('a SIGKILLed ordinary daemon leaves no FUSE server behind', { skip }, async
   await client.close();
   client = null;
   daemon.child.kill('SIGKILL');
-  await daemon.exited;
+  await daemon.ended();
   const killed = daemon;
   daemon = null;
   const gone = await waitFor(() => sandbox.processes().length === 0, { timeout: 15000 });

@@ -173,7 +173,7 @@ test('a bridge killed with its janitor leaves no mount and no layer once the nex
   assert.ok(janitor, 'the bridge has a janitor');
   process.kill(janitor, 'SIGKILL');
   process.kill(killed.child.pid, 'SIGKILL');
-  await killed.exited;
+  await killed.ended();
   await own.close().catch(() => {});
   const mountsUnder = () => fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
     .filter((l) => l.split(' ')[4]?.startsWith(`${daemonDir}/`));

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killAtExit, sleep, tempDir, waitFor } from './process.mjs';
+import { killAtExit, stuckReport, tempDir, waitFor, within } from './process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const bridgeBin =
@@ -62,12 +62,21 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
     },
     fdCount: () => fs.readdirSync(`/proc/${child.pid}/fd`).length,
     rssKiB: () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]),
+    // Ends it: SIGTERM, then SIGKILL after 10 s. One that outlives
+    // SIGKILL by 10 s is stuck in the kernel: that fails the caller with
+    // where, and never hangs the test file.
     async stop() {
       child.kill('SIGTERM');
-      const done = await Promise.race([exited, sleep(10000).then(() => null)]);
-      if (!done) child.kill('SIGKILL');
+      if (!(await within(exited, 10000))) child.kill('SIGKILL');
       forget();
-      return exited;
+      return this.ended();
+    },
+    // What exited resolves to; a daemon still there after ms fails the
+    // caller with where it is stuck.
+    async ended(ms = 10000) {
+      const done = await within(exited, ms);
+      if (!done) throw new Error(`the daemon did not end within ${ms} ms:\n${stuckReport(child.pid)}`);
+      return done;
     },
   };
 }

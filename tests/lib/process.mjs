@@ -23,6 +23,36 @@ export async function waitFor(probe, { timeout = 10000, interval = 50 } = {}) {
   }
 }
 
+// Where a process that will not end is: each thread's state and the
+// kernel function it sleeps in (a D state there is the kernel's, not ours).
+export function stuckReport(pid) {
+  const read = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      return `(${e.code})`;
+    }
+  };
+  let tasks;
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch (e) {
+    return `pid ${pid}: ${e.code}`;
+  }
+  return tasks.map((tid) => {
+    const at = `/proc/${pid}/task/${tid}`;
+    const state = /^\S+ \(.*\) (\S)/.exec(read(`${at}/stat`))?.[1];
+    return `thread ${tid} ${read(`${at}/comm`)} state ${state} in ${read(`${at}/wchan`)}\n${read(`${at}/stack`)}`;
+  }).join('\n');
+}
+
+// Resolves with what exited resolves to, or with null once ms passed.
+export const within = (promise, ms) => {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, null); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+};
+
 export function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
