@@ -52,6 +52,13 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
     if (process.env.LIZARD_TEST_VERBOSE) process.stderr.write(d);
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // What exited resolves to; a daemon still there after ms fails the
+  // caller with where it is stuck.
+  const ended = async (ms = 10000) => {
+    const done = await within(exited, ms);
+    if (!done) throw new Error(`the daemon did not end within ${ms} ms:\n${stuckReport(child.pid)}`);
+    return done;
+  };
   const up = await waitFor(() => log.includes('serving MCP on') || child.exitCode !== null, { timeout: 15000 });
   if (!up || child.exitCode !== null) throw new Error(`daemon did not start: ${log}`);
   const url = listen.startsWith('/') ? `unix:${listen}` : `http://${listen}`;
@@ -69,15 +76,9 @@ export async function startDaemon({ listen, key = `test-key-${randomBytes(12).to
       child.kill('SIGTERM');
       if (!(await within(exited, 10000))) child.kill('SIGKILL');
       forget();
-      return this.ended();
+      return ended();
     },
-    // What exited resolves to; a daemon still there after ms fails the
-    // caller with where it is stuck.
-    async ended(ms = 10000) {
-      const done = await within(exited, ms);
-      if (!done) throw new Error(`the daemon did not end within ${ms} ms:\n${stuckReport(child.pid)}`);
-      return done;
-    },
+    ended,
   };
 }
 
