@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/userns.h"
 
+#include "sandbox/child.h"
 #include "sandbox/state.h"
 #include "sandbox/uid.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -21,9 +23,38 @@
 struct maker {
 	uid_t owner;
 	int userns; /* a network namespace's maker: the user namespace to own it */
-	int ready, done, done_write;
+	int ready, done;
 	_Alignas(16) char stack[16384];
 };
+
+/* How long a maker may take to answer, and then to end once let go. */
+#define MAKER_TIMEOUT_MS 5000
+
+/* The first thing each maker does: it closes every descriptor but stdio
+ * and its own (ready, done and a network maker's userns). Its table is a
+ * copy of the daemon's, taken at the clone, so it holds the pipes of any
+ * maker another thread started in the same moment; two makers each
+ * holding the other's `done` would each wait for the other to end, and
+ * their threads for them, for ever. */
+static void keep_own_descriptors(const struct maker *m)
+{
+	int keep[3] = { m->ready, m->done, m->userns };
+	for (int i = 1; i < 3; i++) /* sorted, three at most */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	unsigned next = 3;
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < (int)next)
+			continue; /* unset (0), stdio, or a repeat */
+		if ((unsigned)keep[i] > next)
+			syscall(SYS_close_range, next, (unsigned)keep[i] - 1, 0);
+		next = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, next, ~0U, 0);
+}
 
 /* Runs in a child that shares the daemon's memory (a fork of the daemon
  * would copy its page tables: tens of ms). Its uid changes by raw system
@@ -33,7 +64,7 @@ struct maker {
 static int maker_main(void *arg)
 {
 	struct maker *m = arg;
-	close(m->done_write);
+	keep_own_descriptors(m);
 	char byte = 'u';
 	if (syscall(SYS_setgroups, 0, NULL) != 0 ||
 	    syscall(SYS_setresgid, m->owner, m->owner, m->owner) != 0 ||
@@ -59,10 +90,12 @@ static bool write_map(pid_t pid, const char *file, const char *map, struct error
 				    (int)strcspn(map, "\n"), map);
 }
 
-/* A maker child under way: its pid, and the pipes it talks on. */
+/* A maker child under way: its pid, the pipes it talks on, and whether it
+ * did not answer in time (err then says so). */
 struct started {
 	pid_t pid;
 	int ready_read, done_write;
+	bool late;
 };
 
 /* Starts a child running fn on m's stack; false (err set) when it did not
@@ -81,7 +114,6 @@ static bool start_maker(int (*fn)(void *), struct maker *m, char want, struct st
 	}
 	m->ready = ready[1];
 	m->done = done[0];
-	m->done_write = done[1];
 	st->pid = clone(fn, m->stack + sizeof(m->stack), CLONE_VM | SIGCHLD, m);
 	int saved = errno;
 	close(ready[1]);
@@ -91,10 +123,19 @@ static bool start_maker(int (*fn)(void *), struct maker *m, char want, struct st
 	if (st->pid < 0)
 		return error_set(err, saved, "cannot start a process to make a namespace");
 	char byte = 0;
+	struct pollfd answer = { .fd = ready[0], .events = POLLIN };
+	int polled;
+	while ((polled = poll(&answer, 1, MAKER_TIMEOUT_MS)) < 0 && errno == EINTR)
+		;
+	st->late = polled == 0;
+	if (st->late)
+		return error_set(err, ETIMEDOUT,
+				 "the process making a namespace did not answer within %d s",
+				 MAKER_TIMEOUT_MS / 1000);
 	return read(ready[0], &byte, 1) == 1 && byte == want;
 }
 
-/* Lets the child go and waits for it. */
+/* Lets the child go and waits for it (killed at the deadline). */
 static void finish_maker(struct started *st)
 {
 	if (st->ready_read >= 0)
@@ -102,8 +143,7 @@ static void finish_maker(struct started *st)
 	if (st->done_write >= 0)
 		close(st->done_write);
 	if (st->pid > 0)
-		while (waitpid(st->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		sandbox_reap(st->pid, MAKER_TIMEOUT_MS);
 }
 
 /* The namespace `kind` of the maker, opened while it waits. */
@@ -125,7 +165,7 @@ int sandbox_userns_make(uid_t first, uint32_t count, struct error *err)
 	char map[64];
 	snprintf(map, sizeof(map), "0 %u %u\n", (unsigned)first, (unsigned)count);
 	if (!start_maker(maker_main, &m, 'u', &st, err)) {
-		if (st.pid > 0)
+		if (st.pid > 0 && !st.late)
 			error_set(err, 0,
 				  "cannot create a user namespace as uid %u (are unprivileged user "
 				  "namespaces allowed? sysctl kernel.unprivileged_userns_clone)",
@@ -142,7 +182,7 @@ int sandbox_userns_make(uid_t first, uint32_t count, struct error *err)
 static int own_maker_main(void *arg)
 {
 	struct maker *m = arg;
-	close(m->done_write);
+	keep_own_descriptors(m);
 	char byte = syscall(SYS_unshare, CLONE_NEWUSER) == 0 ? 'o' : 'e';
 	(void)!write(m->ready, &byte, 1);
 	(void)!read(m->done, &byte, 1);
@@ -156,7 +196,7 @@ int sandbox_userns_make_own(bool (*write_maps)(pid_t pid, void *arg, struct erro
 	struct started st;
 	int ns = -1;
 	if (!start_maker(own_maker_main, &m, 'o', &st, err)) {
-		if (st.pid > 0)
+		if (st.pid > 0 && !st.late)
 			error_set(
 				err, 0,
 				"cannot create a user namespace (are unprivileged user namespaces "
@@ -188,7 +228,7 @@ static bool loopback_up(void)
 static int net_maker_main(void *arg)
 {
 	struct maker *m = arg;
-	close(m->done_write);
+	keep_own_descriptors(m);
 	char byte = 'n';
 	if (setns(m->userns, CLONE_NEWUSER) != 0 || syscall(SYS_unshare, CLONE_NEWNET) != 0 ||
 	    !loopback_up())
@@ -205,7 +245,7 @@ int sandbox_netns_make(int userns, struct error *err)
 	int ns = -1;
 	if (start_maker(net_maker_main, &m, 'n', &st, err))
 		ns = open_namespace(&st, "net", err);
-	else if (st.pid > 0)
+	else if (st.pid > 0 && !st.late)
 		error_set(err, 0,
 			  "cannot create the sandbox's network namespace with its loopback up");
 	finish_maker(&st);
