@@ -59,7 +59,7 @@ test_suite() { # builddir: its C unit tests, then the integration tests
   local file status pass fail skip p=0 f=0 s=0
   for file in tests/integration/*.test.mjs; do
     LIZARD_BRIDGE_BIN="$PWD/$dir/lizard-bridge" timeout -k 15 "$FILE_LIMIT" \
-      node --test --test-timeout="$TEST_LIMIT" --test-reporter=tap "$file" 2>&1 | tee "$out" >&2
+      node --test "${NODE_TEST_FLAGS[@]}" --test-reporter=tap "$file" 2>&1 | tee "$out" >&2
     status=${PIPESTATUS[0]}
     pass=$(tap_total "$out" pass)
     fail=$(tap_total "$out" fail)
@@ -86,10 +86,13 @@ test_suite() { # builddir: its C unit tests, then the integration tests
 }
 
 # Each integration file runs on its own under a deadline, and each test
-# under a shorter one: a hang fails that file and the run goes on. The
-# slowest file takes about 3 minutes under the sanitizers.
+# under a shorter one: a hang fails that file and the run goes on (the
+# slowest file took 86 s under the sanitizers on 2026-12-04).
+# A file whose tests are done but which left a handle open (a socket, a
+# timer) ends anyway, where Node has the flag for it (20.14 and later).
 FILE_LIMIT=900
-TEST_LIMIT=300000
+NODE_TEST_FLAGS=(--test-timeout=300000)
+if node --help | grep -q -- --test-force-exit; then NODE_TEST_FLAGS+=(--test-force-exit); fi
 
 sanitize=(-Db_sanitize=address,undefined -Db_lundef=false --buildtype=debug)
 
