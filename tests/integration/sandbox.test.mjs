@@ -61,6 +61,22 @@ test('exec returns stdout, stderr and the exit code exactly', async () => {
   assert.equal(piped.exit_code, 0);
 });
 
+test('a base session has no X server: its screen tools say so, and its commands run', async () => {
+  const session = await createSession({ template: 'base' });
+  try {
+    for (const [tool, args] of [['screenshot', {}], ['click', { x: 1, y: 1 }], ['type', { text: 'x' }], ['screen_size', {}]]) {
+      const r = await bridge.call(tool, { session, ...args });
+      assert.equal(r.isError, true, `${tool}: ${textOf(r)}`);
+      assert.match(textOf(r), new RegExp(`session ${session} has template base, which has no screen`));
+    }
+    const ps = await exec({ command: 'ps -eo comm' }, session);
+    assert.doesNotMatch(ps.stdout, /Xvnc|openbox/);
+    assert.match(ps.stdout, /^ps$/m);
+  } finally {
+    await bridge.call('kill_session', { session });
+  }
+});
+
 test('exec of a missing program or working directory says so, and the next exec runs', async () => {
   for (const user of ['user', 'root']) {
     const missing = await bridge.call('exec', { argv: ['no-such-program-here'], user });
