@@ -43,7 +43,9 @@ bool sandbox_port_dial_start(struct sandbox *sandbox, int port, int *pending, st
 					   .fd3 = answer[1] };
 	/* Detached: it ends by itself once it has answered, and the channel,
 	 * whose news we do not need, can close at once. */
-	bool sent = sandbox_send_request(sandbox, &command, true, channel[1], err);
+	/* No wait for room in the init's queue: this runs on the port
+	 * proxy's one thread, which every session's connections share. */
+	bool sent = sandbox_send_request(sandbox, &command, true, channel[1], 0, err);
 	close(channel[0]);
 	close(channel[1]);
 	close(answer[1]);

@@ -20,7 +20,8 @@
 struct sandbox;
 
 /* Asks the sandbox to dial port (1..65535). *pending is the caller's to
- * poll (readable: the answer came) and to close after finish. */
+ * poll (readable: the answer came) and to close after finish. Never waits:
+ * when the init's queue has no room, it fails with err->code ENOBUFS. */
 bool sandbox_port_dial_start(struct sandbox *sandbox, int port, int *pending, struct error *err);
 /* The connected socket (non-blocking, close-on-exec), or -1 with err
  * (err->code ECONNREFUSED: nothing listens on the port). */

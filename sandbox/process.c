@@ -68,8 +68,31 @@ static bool put_env(struct sandbox *s, const struct sandbox_command *c, char *bu
 	return true;
 }
 
+/* Sends msg on the control socket, waiting up to timeout_ms for room (0:
+ * not at all); -1 with errno ETIMEDOUT when there was none. The init's
+ * queue holds what the socket's send buffer holds (about 170 requests),
+ * and an init that stopped taking them (the sandbox's root can stop it
+ * with ptrace) must not hold the caller for ever. */
+static ssize_t send_within(int fd, const struct msghdr *msg, int timeout_ms)
+{
+	int64_t deadline = clock_monotonic_ms() + timeout_ms;
+	for (;;) {
+		ssize_t n = sendmsg(fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return n;
+		if (errno == EINTR)
+			continue;
+		int64_t left = deadline - clock_monotonic_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		poll(&(struct pollfd){ .fd = fd, .events = POLLOUT }, 1, (int)left);
+	}
+}
+
 bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bool detached,
-			  int channel, struct error *err)
+			  int channel, int wait_ms, struct error *err)
 {
 	char *buffer = malloc(SANDBOX_MAX_REQUEST);
 	if (!buffer) {
@@ -97,11 +120,17 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 	};
 	request.fd_count = c->fd3 >= 0 ? 5 : 4;
 
+	/* The environment is read, and the control socket taken, under the
+	 * lock; the wait for room is not, so that one stopped init holds no
+	 * other caller behind it. kill's shutdown of the socket ends the
+	 * wait on this copy too. */
 	pthread_mutex_lock(&s->lock);
 	fits = fits && put_env(s, c, buffer, &used, &request.envc);
+	int control = s->control >= 0 ? fcntl(s->control, F_DUPFD_CLOEXEC, 0) : -1;
+	pthread_mutex_unlock(&s->lock);
 	bool sent = false;
-	int send_errno = 0;
-	if (fits && null_fd >= 0) {
+	int send_errno = EPIPE;
+	if (fits && null_fd >= 0 && control >= 0) {
 		memcpy(buffer, &request, sizeof(request));
 		char control_data[CMSG_SPACE(sizeof(fds))];
 		memset(control_data, 0, sizeof(control_data));
@@ -116,13 +145,12 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 		cmsg->cmsg_type = SCM_RIGHTS;
 		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * request.fd_count);
 		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * request.fd_count);
-		ssize_t n;
-		while ((n = sendmsg(s->control, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-			;
+		ssize_t n = send_within(control, &msg, wait_ms);
 		sent = n == (ssize_t)used;
 		send_errno = errno;
 	}
-	pthread_mutex_unlock(&s->lock);
+	if (control >= 0)
+		close(control);
 	free(buffer);
 	if (null_fd >= 0)
 		close(null_fd);
@@ -130,6 +158,20 @@ bool sandbox_send_request(struct sandbox *s, const struct sandbox_command *c, bo
 		error_set(err, 0,
 			  "the command, its arguments and environment take more than %d KiB",
 			  SANDBOX_MAX_REQUEST / 1024);
+		return false;
+	}
+	if (!sent && send_errno == ETIMEDOUT) {
+		if (wait_ms > 0)
+			error_set(err, 0,
+				  "cannot start %s: the sandbox's init has taken no request for "
+				  "%d ms (stopped, or its queue full)",
+				  c->name, wait_ms);
+		else
+			error_set(err, 0,
+				  "cannot start %s: the sandbox's init is not taking requests "
+				  "(stopped, or its queue full)",
+				  c->name);
+		err->code = ENOBUFS;
 		return false;
 	}
 	if (!sent) {
@@ -169,7 +211,7 @@ static bool start(struct sandbox *s, const struct sandbox_command *c, bool detac
 		error_set(err, errno, "cannot start %s: socketpair", c->name);
 		return false;
 	}
-	bool sent = sandbox_send_request(s, c, detached, pair[1], err);
+	bool sent = sandbox_send_request(s, c, detached, pair[1], START_TIMEOUT_MS, err);
 	close(pair[1]);
 	if (!sent) {
 		close(pair[0]);

@@ -66,9 +66,11 @@ void sandbox_process_signal(struct sandbox_process *process, int sig);
 void sandbox_process_stop(struct sandbox_process *process);
 
 /* Sends the request that starts command to the sandbox's init, with
- * channel for its answers (detached: it lives on when the channel closes).
- * Inside sandbox/ only (run.c, files.c). */
+ * channel for its answers (detached: it lives on when the channel closes),
+ * waiting up to wait_ms for room in the init's queue (0: not at all); a
+ * full queue fails with err->code ENOBUFS. Inside sandbox/ only (process.c,
+ * port.c). */
 bool sandbox_send_request(struct sandbox *sandbox, const struct sandbox_command *command,
-			  bool detached, int channel, struct error *err);
+			  bool detached, int channel, int wait_ms, struct error *err);
 
 #endif

@@ -77,6 +77,10 @@ struct port_conn {
 	int64_t last_activity_ms, state_since_ms;
 	bool client_eof, upstream_eof, upstream_shut, client_shut;
 	bool upgraded;
+	/* Dialling, but the sandbox's init had no room for the request: it
+	 * is tried again each turn until the dial's deadline. */
+	bool redial;
+	bool answer_html; /* the client takes HTML (its Accept) */
 	bool dead;
 	int poll_at[3];       /* the proxy's poll set: client, upstream, pending (-1: none) */
 	const char *why_dead; /* for the log, when unusual */

@@ -33,6 +33,8 @@
 
 /* An answer of ours must be read within this, or the connection goes. */
 #define ANSWER_FLUSH_MS 5000
+/* How often a dial the init had no room for is tried again. */
+#define REDIAL_MS 20
 
 struct incoming {
 	int fd;
@@ -385,15 +387,36 @@ static void authorize(struct port_proxy *p, struct port_conn *c, const struct po
 	struct error err;
 	bool dialling = bridge_session_dial_port(s, route->port, &c->pending, &err);
 	bridge_registry_release(p->options->registry, s);
-	if (!dialling) {
+	bool queue_full = !dialling && err.code == ENOBUFS;
+	if (!dialling && !queue_full) {
 		answer(c, err.code == EAGAIN ? 503 : 502, err.message, html);
 		return;
 	}
 	c->route = *route;
 	c->state = PORT_DIALING;
+	c->redial = queue_full;
+	c->answer_html = html;
 	uncount_unauthorized(p, &c->address);
 	c->unauthorized = false;
 	c->state_since_ms = clock_monotonic_ms();
+}
+
+/* A dial the sandbox's init had no room for, tried again. The proxy never
+ * waits for that room: one stopped init would hold every session's
+ * connections behind it. */
+static void redial(struct port_proxy *p, struct port_conn *c)
+{
+	struct bridge_session *s = bridge_registry_acquire(p->options->registry, c->route.session,
+							   NULL);
+	struct error err = { 0 };
+	bool dialling = s && bridge_session_dial_port(s, c->route.port, &c->pending, &err);
+	bridge_registry_release(p->options->registry, s);
+	if (dialling)
+		c->redial = false;
+	else if (!s)
+		c->dead = true; /* check_routes would say the same */
+	else if (err.code != ENOBUFS)
+		answer(c, err.code == EAGAIN ? 503 : 502, err.message, c->answer_html);
 }
 
 static bool loose_port_host(struct port_proxy *p, const struct port_conn *c)
@@ -565,7 +588,10 @@ static void expire(struct port_proxy *p, struct port_conn *c, int64_t now)
 {
 	if (now < deadline_of(p, c))
 		return;
-	if (c->state == PORT_DIALING)
+	if (c->state == PORT_DIALING && c->redial)
+		answer(c, 503, "the sandbox's init took no request in time (stopped, or busy)",
+		       c->answer_html);
+	else if (c->state == PORT_DIALING)
 		answer(c, 504, "the sandbox did not open the connection in time", false);
 	else
 		c->dead = true;
@@ -735,6 +761,10 @@ static void *run(void *arg)
 		size_t n = 1;
 		int64_t next_deadline = now + 1000;
 		for (struct port_conn *c = p->conns; c; c = c->next) {
+			if (c->redial && !c->dead)
+				redial(p, c);
+			if (c->redial && !c->dead && now + REDIAL_MS < next_deadline)
+				next_deadline = now + REDIAL_MS;
 			short events[3];
 			interest(c, events);
 			/* Only descriptors that exist: poll refuses more entries

@@ -42,7 +42,8 @@ void bridge_session_describe_ports(struct bridge_session *session, struct cJSON 
 /* Dials port inside the session's sandbox (sandbox/port.h): *pending
  * becomes readable when the answer is there, then dial_finish gives the
  * connected socket. Fails with a message a person can act on: the session
- * has no sandbox, is not ready, or is paused (err->code EAGAIN). */
+ * has no sandbox, is not ready, or is paused (err->code EAGAIN), or its
+ * init has no room for the request now (ENOBUFS: try again shortly). */
 bool bridge_session_dial_port(struct bridge_session *session, int port, int *pending,
 			      struct error *err);
 /* -1 with err (err->code ECONNREFUSED: nothing listens on the port). */

@@ -15,6 +15,7 @@ import { launchChromium } from '../lib/browser.mjs';
 import { httpClient, textOf } from '../lib/mcp.mjs';
 import { sleep, waitFor } from '../lib/process.mjs';
 import { expose, portRequest, sessionServing, waitForService } from '../lib/ports.mjs';
+import { stopInit } from '../lib/sandbox.mjs';
 
 const PAGE = 8000; // python3 -m http.server over /tmp/site
 const ECHO = 8001; // echo_server.py
@@ -190,6 +191,39 @@ test('a wrong session 404, a port not exposed 404, nothing listening 502, a paus
     assert.match(JSON.parse(r.body).error, /paused/);
   } finally {
     await client.call('resume_session', { session });
+  }
+  assert.equal((await portRequest(daemon, { host: page.host, headers: withToken() })).status, 200);
+});
+
+// The port proxy is one thread for every session's connections. Each
+// connection asks the session's init to dial, and the init's queue holds
+// what its socket's buffer holds (about 170 requests here): with the init
+// stopped (root inside may, with ptrace), the connections past that wait
+// for room without the proxy waiting, and fail at the dial's deadline;
+// every other session's ports serve meanwhile.
+test('a session whose root stopped its init fails its connections at the deadline; other sessions still serve', async () => {
+  const made = await client.call('create_session', { template: 'base' });
+  assert.equal(made.isError, false, textOf(made));
+  const stuck = made.structuredContent.session;
+  try {
+    const target = await expose(client, stuck, 8000);
+    assert.ok(await stopInit(client, stuck), 'the init was not stopped');
+    const headers = { 'X-Lizard-Access-Token': target.token };
+    const answers = Array.from({ length: 240 }, () =>
+      portRequest(daemon, { host: target.host, headers, timeout: 60000 }).catch((e) => ({ status: 0, body: Buffer.from(String(e)) })));
+    // While they wait, another session's service answers.
+    await sleep(1000);
+    assert.equal((await portRequest(daemon, { host: page.host, headers: withToken() })).status, 200);
+    // Each gets its answer at the dial's deadline: queued (504), or still
+    // waiting for room in the queue (503).
+    const all = await Promise.all(answers);
+    assert.deepEqual(all.filter((r) => r.status !== 503 && r.status !== 504).map((r) => `${r.status} ${r.body}`), []);
+    assert.ok(all.some((r) => r.status === 504), 'none was queued');
+    const full = all.find((r) => r.status === 503);
+    assert.ok(full, 'the queue never filled');
+    assert.match(JSON.parse(full.body).error, /the sandbox's init took no request in time/);
+  } finally {
+    await client.call('kill_session', { session: stuck });
   }
   assert.equal((await portRequest(daemon, { host: page.host, headers: withToken() })).status, 200);
 });

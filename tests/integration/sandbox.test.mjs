@@ -13,7 +13,7 @@ import { bridgeBin, bridgeEnv, startDaemon } from '../lib/bridge.mjs';
 import { connectBridge, textOf, httpClient } from '../lib/mcp.mjs';
 import { desktopFromLog, startXvnc } from '../lib/x11.mjs';
 import { decodePng, pixelAt } from '../lib/png.mjs';
-import { sandboxPidNamespace, processesInPidNamespace, sandboxOf } from '../lib/sandbox.mjs';
+import { sandboxPidNamespace, processesInPidNamespace, sandboxOf, stopInit } from '../lib/sandbox.mjs';
 import { startPageServer, skipWithoutPages } from '../lib/pages.mjs';
 import { startTestHost, testHostUnavailable } from '../lib/testhost.mjs';
 
@@ -74,6 +74,27 @@ test('a base session has no X server: its screen tools say so, and its commands 
     assert.match(ps.stdout, /^ps$/m);
   } finally {
     await bridge.call('kill_session', { session });
+  }
+});
+
+// Root inside may stop the session's init with ptrace: its calls then
+// fail at their deadline, and nothing else waits on it.
+test('calls to a sandbox whose root stopped its init fail at a deadline; the daemon and other sessions go on', async () => {
+  const session = await createSession({ template: 'base' });
+  const other = await createSession({ template: 'base' });
+  try {
+    const stopped = await stopInit(bridge, session);
+    assert.ok(stopped, 'the init was not stopped');
+    const call = bridge.call('exec', { session, command: 'echo never', timeout_ms: 2000 });
+    // While it waits, the daemon and another session answer.
+    assert.equal((await exec({ command: 'echo fine' }, other)).stdout, 'fine\n');
+    assert.equal((await bridge.call('list_sessions', {})).isError, false);
+    const r = await call;
+    assert.equal(r.isError, true, textOf(r));
+    assert.match(textOf(r), /cannot start .*the sandbox did not answer within 15000 ms/);
+  } finally {
+    await bridge.call('kill_session', { session });
+    await bridge.call('kill_session', { session: other });
   }
 });
 

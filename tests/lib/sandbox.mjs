@@ -102,3 +102,38 @@ export const janitorOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.
     return false;
   }
 });
+
+// Root inside a root daemon's sandbox stops the session's init with
+// ptrace (the system call filter allows it: debuggers need it) and holds
+// it stopped: run with exec as user root, not awaited; it ends with the
+// session. stopInit starts it and resolves once the host sees the init
+// stopped (null if it never is), with the exec's promise as `tracer`.
+const STOP_INIT = `python3 -c "
+import ctypes, os, time
+def comm(p):
+    try:
+        return open('/proc/%s/comm' % p).read().strip()
+    except OSError:
+        return ''
+init = next(int(p) for p in os.listdir('/proc') if p.isdigit() and comm(p) == 'lizard-init')
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.ptrace(16, init, 0, 0) == 0, os.strerror(ctypes.get_errno())
+os.waitpid(init, 0x40000000)
+time.sleep(600)
+"`;
+
+export async function stopInit(client, session) {
+  const { processes } = await sandboxOf(client, session);
+  const tracer = client.client
+    .callTool({ name: 'exec', arguments: { session, user: 'root', command: STOP_INIT, timeout_ms: 600000 } }, undefined, { timeout: 700000 })
+    .catch(() => null);
+  const stopped = await waitFor(() => processes().some((pid) => {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      return /^Name:\s+lizard-init$/m.test(status) && /^State:\s+t /m.test(status);
+    } catch {
+      return false;
+    }
+  }), { timeout: 10000 });
+  return stopped ? { tracer } : null;
+}
