@@ -411,11 +411,12 @@ static void redial(struct port_proxy *p, struct port_conn *c)
 	struct error err = { 0 };
 	bool dialling = s && bridge_session_dial_port(s, c->route.port, &c->pending, &err);
 	bridge_registry_release(p->options->registry, s);
-	if (dialling)
-		c->redial = false;
-	else if (!s)
+	if (!dialling && s && err.code == ENOBUFS)
+		return; /* still no room */
+	c->redial = false;
+	if (!s)
 		c->dead = true; /* check_routes would say the same */
-	else if (err.code != ENOBUFS)
+	else if (!dialling)
 		answer(c, err.code == EAGAIN ? 503 : 502, err.message, c->answer_html);
 }
 
@@ -588,10 +589,11 @@ static void expire(struct port_proxy *p, struct port_conn *c, int64_t now)
 {
 	if (now < deadline_of(p, c))
 		return;
-	if (c->state == PORT_DIALING && c->redial)
+	if (c->state == PORT_DIALING && c->redial) {
+		c->redial = false;
 		answer(c, 503, "the sandbox's init took no request in time (stopped, or busy)",
 		       c->answer_html);
-	else if (c->state == PORT_DIALING)
+	} else if (c->state == PORT_DIALING)
 		answer(c, 504, "the sandbox did not open the connection in time", false);
 	else
 		c->dead = true;
@@ -761,9 +763,10 @@ static void *run(void *arg)
 		size_t n = 1;
 		int64_t next_deadline = now + 1000;
 		for (struct port_conn *c = p->conns; c; c = c->next) {
-			if (c->redial && !c->dead)
+			bool waiting = c->redial && c->state == PORT_DIALING && !c->dead;
+			if (waiting)
 				redial(p, c);
-			if (c->redial && !c->dead && now + REDIAL_MS < next_deadline)
+			if (waiting && c->redial && now + REDIAL_MS < next_deadline)
 				next_deadline = now + REDIAL_MS;
 			short events[3];
 			interest(c, events);
