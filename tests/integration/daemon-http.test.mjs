@@ -190,7 +190,15 @@ test('the 4 MiB limit is exact: a message of the limit is served, one byte more 
 test('clients that disconnect mid-call leave no stuck worker and no descriptor', async () => {
   const setup = await httpClient(daemon);
   const s = JSON.parse(textOf(await setup.call('create_session', { template: 'bare', size: '320x240' })));
-  const baseline = daemon.fdCount();
+  // A start leaves the next session's spare disk and root being made
+  // behind it: the baseline is the count once that is done, when it has
+  // held for a second.
+  let baseline = daemon.fdCount(), since = Date.now();
+  await waitFor(() => {
+    const now = daemon.fdCount();
+    if (now !== baseline) [baseline, since] = [now, Date.now()];
+    return Date.now() - since >= 1000;
+  }, { timeout: 15000, interval: 100 });
   // More disconnected waits than there are workers: none may stay stuck.
   for (let i = 0; i < 12; i++) {
     const { ws } = await upgrade(`/mcp?access_token=${daemon.key}`);
